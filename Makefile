@@ -1,0 +1,42 @@
+# Every target installs what it needs: a fresh clone runs `make dev` or `make test` directly.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export UV_PYTHON_DOWNLOADS := never
+UV ?= $(shell command -v uv 2>/dev/null || echo "$(HOME)/.local/bin/uv")
+PY := python3
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+$(UV):
+	$(PY) -m pip install --quiet --user uv || $(PY) -m pip install --quiet uv
+
+.venv/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --all-groups
+	@touch $@
+
+.PHONY: install
+install: .venv/.synced ## create .venv from the lock file
+
+.PHONY: dev
+dev: install ## run the platform locally (embedded PostgreSQL and NATS)
+	$(UV) run --frozen spades dev
+
+.PHONY: test
+test: install ## run the whole test suite against real PostgreSQL and NATS
+	$(UV) run --frozen pytest
+
+.PHONY: lint
+lint: install ## ruff, the stdlib-only rule for engine/, and strict mypy on engine/ and events/
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+	$(UV) run --frozen mypy
+
+.PHONY: bench
+bench: install ## engine and store benchmarks (figures are ratios to raw baselines in the same run)
+	$(UV) run --frozen python -m benchmarks
+
+.PHONY: clean
+clean: ## remove the virtualenv and local server data
+	rm -rf .venv .spades

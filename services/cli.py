@@ -1,0 +1,70 @@
+"""The `spades` command: one entry point for every tool and service of the platform.
+
+Each subcommand imports its module only when it runs, so `spades simulate` does not pay
+for asyncpg or NATS, and a service image runs `spades serve NAME` with nothing else loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+# subcommand -> "module:function"; the function takes the parsed namespace and returns an exit code.
+_COMMANDS: dict[str, str] = {
+    "simulate": "services.simulate:run",
+    "dev": "services.dev:run",
+    "infra": "services.infra:run",
+    "migrate": "events.migrations:run",
+    "serve": "services.serve:run",
+}
+
+SERVICES = ("gateway", "table", "matchmaking", "rating", "relay")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser for every subcommand of `spades`."""
+    parser = argparse.ArgumentParser(prog="spades", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sim = sub.add_parser("simulate", help="bots play whole games and print a summary")
+    sim.add_argument("--games", type=int, default=100)
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument(
+        "--rules",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="ruleset option, repeatable (e.g. --rules players=2 --rules nil_value=50)",
+    )
+    sim.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    dev = sub.add_parser("dev", help="run the whole platform locally on embedded servers")
+    dev.add_argument("--port", type=int, default=8000, help="gateway HTTP port")
+
+    infra = sub.add_parser("infra", help="start or stop the embedded PostgreSQL and NATS")
+    infra.add_argument("action", choices=("up", "down", "status"))
+
+    sub.add_parser("migrate", help="apply the event store's schema migrations")
+
+    serve = sub.add_parser("serve", help="run one service in the foreground")
+    serve.add_argument("service", choices=SERVICES)
+    return parser
+
+
+def _resolve(target: str) -> Callable[[argparse.Namespace], int]:
+    module_name, _, func_name = target.partition(":")
+    module = importlib.import_module(module_name)
+    func: Callable[[argparse.Namespace], int] = getattr(module, func_name)
+    return func
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `spades` with argv and return its exit code."""
+    args = build_parser().parse_args(argv)
+    return _resolve(_COMMANDS[args.command])(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
