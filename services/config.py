@@ -1,0 +1,69 @@
+"""Settings of every service, read from environment variables with documented defaults.
+
+| variable | default | meaning |
+|---|---|---|
+| SPADES_DATABASE_URL | from .spades/infra.env | PostgreSQL DSN of the event store |
+| SPADES_NATS_URL | from .spades/infra.env | NATS server URL(s), comma separated |
+| SPADES_SUBJECT_PREFIX | spades | prefix of every NATS subject and stream (test isolation) |
+| SPADES_HTTP_PORT | 8000 | gateway HTTP/WebSocket port |
+| SPADES_OPS_PORT | 9000 | /livez, /readyz, /metrics of a service (0 = any free port) |
+| SPADES_LOG_LEVEL | info | debug, info, warning, error |
+| SPADES_LOG_FORMAT | json | json, or console for people at a terminal |
+| SPADES_TURN_SECONDS | 25 | seconds a seat has for one action before the bot plays it |
+| SPADES_ABANDON_STREAK | 3 | consecutive timeouts after which a bot takes the seat over |
+| SPADES_TABLE_PARTITIONS | 16 | game partitions shared out among table replicas |
+| SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+INFRA_ENV = Path(".spades") / "infra.env"
+
+
+def _infra_env() -> dict[str, str]:
+    """Return the URLs `spades infra up` wrote, if a local stack is running."""
+    try:
+        text = INFRA_ENV.read_text()
+    except OSError:
+        return {}
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting a service reads; see the module docstring for the variables."""
+
+    database_url: str = ""
+    nats_url: str = ""
+    subject_prefix: str = "spades"
+    http_port: int = 8000
+    ops_port: int = 9000
+    log_level: str = "info"
+    log_format: str = "json"
+    turn_seconds: float = 25.0
+    abandon_streak: int = 3
+    table_partitions: int = 16
+    jwt_secret: str = ""
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Return settings from ``environ`` (default os.environ), then .spades/infra.env."""
+        env = {**_infra_env(), **(os.environ if environ is None else environ)}
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            raw = env.get(f"SPADES_{f.name.upper()}")
+            if raw is None:
+                continue
+            kind = type(f.default)
+            try:
+                values[f.name] = kind(raw)
+            except ValueError:
+                raise ValueError(
+                    f"SPADES_{f.name.upper()}={raw!r} is not a valid {kind.__name__}"
+                ) from None
+        return cls(**values)  # type: ignore[arg-type]
