@@ -69,9 +69,9 @@ def test_every_table_is_full_mutual_and_nobody_sits_twice(
     assert len(seated) == len(set(seated)) == seats * len(tables)
     by_id = {q.player_id: q for q in queue}
     t_now = max(now, float(len(mus)))
-    for player in seated:
-        for other in seated:
-            same_table = any(player in sum(t.teams, ()) and other in sum(t.teams, ()) for t in tables)
-            if same_table:
+    for table in tables:
+        players = [p for team in table.teams for p in team]
+        for player in players:
+            for other in players:
                 gap = abs(by_id[player].rating.mu - by_id[other].rating.mu)
                 assert gap <= window(t_now - by_id[player].joined_at) + 1e-9
