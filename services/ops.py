@@ -1,0 +1,411 @@
+"""The operational surface of every service: liveness, readiness and Prometheus metrics.
+
+Every service, the gateway included, serves three paths on its ops port
+(``SPADES_OPS_PORT``, default 9000), which the Kubernetes probes and Prometheus use and
+which no Ingress routes to:
+
+| path       | answers                                                              |
+|------------|----------------------------------------------------------------------|
+| ``/livez`` | 200 while the process's event loop runs                              |
+| ``/readyz``| 200 when every readiness check passes; 503 and a JSON body naming    |
+|            | the checks that failed otherwise                                     |
+| ``/metrics``| the Prometheus text exposition of the platform's metrics            |
+
+A service without an HTTP API of its own (table, matchmaking, rating, relay) wraps its
+run in ``ops_server``::
+
+    async with ops_server(settings.ops_port, checks={
+        "postgres": postgres_check(pool),
+        "nats": nats_check(nc),
+    }):
+        await stop.wait()
+
+The gateway may run the same ``ops_server`` from its litestar lifespan (that is the port
+the manifests probe), and may also mount ``ops_router(checks)`` to answer the same paths
+on its API port, e.g. for ``spades dev`` where one port is simpler.
+
+The metric objects of the whole platform are defined here, once, so that services import
+and update them and the names stay the ones dashboards and alerts use. Never put a game,
+player or request id in a label: ids go in log lines, labels stay low-cardinality.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+
+LIVEZ = "/livez"
+READYZ = "/readyz"
+METRICS = "/metrics"
+PATHS = (LIVEZ, READYZ, METRICS)
+
+DEFAULT_OPS_PORT = 9000
+OPS_PORT_ENV = "SPADES_OPS_PORT"
+
+# A readiness check is "up" when it returns anything but False without raising in time.
+Check = Callable[[], Awaitable[object]]
+CHECK_TIMEOUT_SECONDS = 2.0
+
+# A probe's request is one line and a few headers; anything larger is not a probe.
+_MAX_REQUEST_BYTES = 8192
+_READ_TIMEOUT_SECONDS = 5.0
+
+log = structlog.get_logger("spades.ops")
+
+# No *_created series: Prometheus derives resets itself, and they double every counter's series.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+# --- the platform's metrics --------------------------------------------------------------
+
+COMMANDS_HANDLED = Counter(
+    "spades_commands_handled",
+    "Commands the table service accepted and turned into events, by command type.",
+    ["command"],
+)
+COMMANDS_REJECTED = Counter(
+    "spades_commands_rejected",
+    "Commands refused without any event appended, by command type and the engine's reason "
+    "(e.g. out_of_turn, illegal_card, not_seated, malformed).",
+    ["command", "reason"],
+)
+APPEND_LATENCY = Histogram(
+    "spades_event_append_seconds",
+    "Time to append one command's events to the PostgreSQL event store, by outcome "
+    "(ok, or conflict when another writer won the expected version).",
+    ["outcome"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+RELAY_LAG_EVENTS = Gauge(
+    "spades_relay_lag_events",
+    "Events committed to the event store and not yet published to JetStream.",
+)
+RELAY_LAG_SECONDS = Gauge(
+    "spades_relay_lag_seconds",
+    "Age of the oldest event committed to the event store and not yet published to JetStream.",
+)
+CONSUMER_LAG = Gauge(
+    "spades_consumer_lag_messages",
+    "Messages pending for a JetStream durable consumer of this service, by consumer name.",
+    ["consumer"],
+)
+ACTIVE_GAMES = Gauge(
+    "spades_active_games",
+    "Games in progress that this table replica owns (has loaded and runs timers for).",
+)
+QUEUE_SIZE = Gauge(
+    "spades_matchmaking_queue_size",
+    "Players waiting in a matchmaking queue, by ladder.",
+    ["ladder"],
+)
+QUEUE_WAIT = Histogram(
+    "spades_matchmaking_wait_seconds",
+    "Time a player waited in a matchmaking queue before being seated, by ladder.",
+    ["ladder"],
+    buckets=(1, 2, 5, 10, 20, 30, 60, 120, 300, 600),
+)
+WEBSOCKET_CONNECTIONS = Gauge(
+    "spades_websocket_connections",
+    "Open WebSocket connections on this gateway replica, by role (player, spectator, bot).",
+    ["role"],
+)
+RATING_UPDATES = Counter(
+    "spades_rating_updates",
+    "Finished games the rating service processed, by outcome "
+    "(applied, or duplicate when a redelivered GameFinished changed nothing).",
+    ["outcome"],
+)
+
+PLATFORM_METRICS = (
+    COMMANDS_HANDLED,
+    COMMANDS_REJECTED,
+    APPEND_LATENCY,
+    RELAY_LAG_EVENTS,
+    RELAY_LAG_SECONDS,
+    CONSUMER_LAG,
+    ACTIVE_GAMES,
+    QUEUE_SIZE,
+    QUEUE_WAIT,
+    WEBSOCKET_CONNECTIONS,
+    RATING_UPDATES,
+)
+
+
+def metric_names() -> tuple[str, ...]:
+    """Return the exposition names (as a scrape shows them) of the platform's metrics."""
+    # prometheus_client keeps a counter's name without the _total a scrape shows.
+    return tuple(
+        f"{m._name}_total" if isinstance(m, Counter) else m._name for m in PLATFORM_METRICS
+    )
+
+
+# --- readiness ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    """The result of running every readiness check once."""
+
+    down: Mapping[str, str]
+    checked: tuple[str, ...]
+
+    @property
+    def ready(self) -> bool:
+        """Return True when no check failed."""
+        return not self.down
+
+    def body(self) -> dict[str, Any]:
+        """Return the JSON document /readyz answers with."""
+        return {
+            "status": "ready" if self.ready else "unavailable",
+            "checks": {name: self.down.get(name, "ok") for name in self.checked},
+            "down": sorted(self.down),
+        }
+
+
+async def _run_check(check: Check, limit_seconds: float) -> str | None:
+    """Return None when the check passes, else a short reason (no message text)."""
+    try:
+        async with asyncio.timeout(limit_seconds):
+            result = await check()
+    except TimeoutError:
+        return "timeout"
+    except Exception as exc:  # a check's failure is data here, not a crash
+        # The type only: a driver's message can carry a DSN, and /readyz is unauthenticated.
+        return type(exc).__name__
+    return "failed" if result is False else None
+
+
+async def run_checks(
+    checks: Mapping[str, Check], limit_seconds: float = CHECK_TIMEOUT_SECONDS
+) -> Readiness:
+    """Return the readiness of ``checks``, run concurrently, each within ``limit_seconds``."""
+    names = tuple(checks)
+    results = await asyncio.gather(*(_run_check(checks[n], limit_seconds) for n in names))
+    down = {name: reason for name, reason in zip(names, results, strict=True) if reason}
+    if down:
+        log.warning("not ready", down=down)
+    return Readiness(down=down, checked=names)
+
+
+class _Pool(Protocol):
+    async def fetchval(self, query: str) -> object: ...
+
+
+class _Nats(Protocol):
+    @property
+    def is_connected(self) -> bool: ...
+
+    async def flush(self, timeout: int = ...) -> None: ...  # noqa: ASYNC109 - nats.py's API
+
+
+def postgres_check(pool: _Pool) -> Check:
+    """Return a check that PostgreSQL answers a query through ``pool`` (an asyncpg Pool)."""
+
+    async def check() -> bool:
+        return await pool.fetchval("SELECT 1") == 1
+
+    return check
+
+
+def nats_check(nc: _Nats) -> Check:
+    """Return a check that ``nc`` (a nats.py client) is connected and the server answers."""
+
+    async def check() -> bool:
+        if not nc.is_connected:
+            return False
+        await nc.flush(timeout=1)  # a PING/PONG round trip: the server, not just the socket
+        return True
+
+    return check
+
+
+# --- the asyncio ops server --------------------------------------------------------------
+
+
+def ops_port_from_env(environ: Mapping[str, str] | None = None) -> int:
+    """Return the ops port from SPADES_OPS_PORT, or the default 9000."""
+    raw = (os.environ if environ is None else environ).get(OPS_PORT_ENV, "")
+    return int(raw) if raw.strip() else DEFAULT_OPS_PORT
+
+
+@dataclass(frozen=True, slots=True)
+class _Response:
+    status: int
+    content_type: str
+    body: bytes
+
+
+_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
+_JSON = "application/json"
+
+
+def _json(status: int, doc: object) -> _Response:
+    return _Response(status, _JSON, json.dumps(doc).encode())
+
+
+async def _respond(
+    path: str,
+    checks: Mapping[str, Check],
+    registry: CollectorRegistry,
+    check_timeout: float = CHECK_TIMEOUT_SECONDS,
+) -> _Response:
+    """Return the answer to a GET of ``path`` (query string already removed)."""
+    if path == LIVEZ:
+        return _json(200, {"status": "alive"})
+    if path == READYZ:
+        readiness = await run_checks(checks, check_timeout)
+        return _json(200 if readiness.ready else 503, readiness.body())
+    if path == METRICS:
+        return _Response(200, CONTENT_TYPE_LATEST, generate_latest(registry))
+    return _json(404, {"error": "not found", "paths": list(PATHS)})
+
+
+class OpsServer:
+    """A minimal HTTP/1.1 server for the three ops paths (one request per connection)."""
+
+    def __init__(
+        self,
+        checks: Mapping[str, Check],
+        registry: CollectorRegistry = REGISTRY,
+        check_timeout: float = CHECK_TIMEOUT_SECONDS,
+    ) -> None:
+        self.checks = dict(checks)
+        self.registry = registry
+        self.check_timeout = check_timeout
+        self._server: asyncio.Server | None = None
+
+    @property
+    def port(self) -> int:
+        """Return the port the server listens on (useful after binding port 0)."""
+        if self._server is None:
+            raise RuntimeError("ops server is not started")
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    async def start(self, port: int, host: str = "0.0.0.0") -> None:  # probes come from the kubelet
+        """Start listening on ``host:port``."""
+        self._server = await asyncio.start_server(
+            self._handle, host, port, limit=_MAX_REQUEST_BYTES
+        )
+
+    async def stop(self) -> None:
+        """Stop listening and wait for the server to close."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(_READ_TIMEOUT_SECONDS):
+                head = await reader.readuntil(b"\r\n\r\n")
+            method, target = self._parse(head)
+            if method not in ("GET", "HEAD"):
+                response = _json(405, {"error": "method not allowed"})
+            else:
+                path = target.split("?", 1)[0]
+                response = await _respond(path, self.checks, self.registry, self.check_timeout)
+            self._write(writer, response, head_only=method == "HEAD")
+            await writer.drain()
+        except (TimeoutError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass  # a half-open or garbage connection: close it, answer nothing
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    @staticmethod
+    def _parse(head: bytes) -> tuple[str, str]:
+        request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        parts = request_line.split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+            raise ValueError(f"bad request line {request_line!r}")
+        return parts[0], parts[1]
+
+    @staticmethod
+    def _write(writer: asyncio.StreamWriter, response: _Response, *, head_only: bool) -> None:
+        reason = _REASONS.get(response.status, "")
+        headers = (
+            f"HTTP/1.1 {response.status} {reason}\r\n"
+            f"Content-Type: {response.content_type}\r\n"
+            f"Content-Length: {len(response.body)}\r\n"
+            "Cache-Control: no-store\r\n"
+            "Connection: close\r\n\r\n"
+        )
+        writer.write(headers.encode("latin-1"))
+        if not head_only:
+            writer.write(response.body)
+
+
+@contextlib.asynccontextmanager
+async def ops_server(
+    port: int | None = None,
+    checks: Mapping[str, Check] | None = None,
+    *,
+    host: str = "0.0.0.0",  # probes come from the kubelet
+    registry: CollectorRegistry = REGISTRY,
+    check_timeout: float = CHECK_TIMEOUT_SECONDS,
+) -> AsyncIterator[OpsServer]:
+    """Yield a running ops server on ``port`` (default SPADES_OPS_PORT; 0 = any free port)."""
+    server = OpsServer(checks or {}, registry, check_timeout)
+    await server.start(ops_port_from_env() if port is None else port, host)
+    log.info("ops server listening", port=server.port, checks=sorted(server.checks))
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+# --- the same paths for the litestar gateway ---------------------------------------------
+
+
+def ops_router(
+    checks: Mapping[str, Check] | None = None, registry: CollectorRegistry = REGISTRY
+) -> Any:
+    """Return a litestar Router answering /livez, /readyz and /metrics like ``ops_server``."""
+    from litestar import Response, Router, get  # only the gateway pays for litestar
+
+    bound = dict(checks or {})
+
+    def to_litestar(answer: _Response) -> Response[bytes]:
+        # litestar appends the charset to text/* itself; don't say it twice.
+        media_type = answer.content_type.replace("; charset=utf-8", "")
+        return Response(answer.body, status_code=answer.status, media_type=media_type)
+
+    @get(LIVEZ, include_in_schema=False)
+    async def livez() -> Response[bytes]:
+        return to_litestar(await _respond(LIVEZ, bound, registry))
+
+    @get(READYZ, include_in_schema=False)
+    async def readyz() -> Response[bytes]:
+        return to_litestar(await _respond(READYZ, bound, registry))
+
+    @get(METRICS, include_in_schema=False)
+    async def metrics() -> Response[bytes]:
+        return to_litestar(await _respond(METRICS, bound, registry))
+
+    # Annotations are strings here (PEP 563): litestar resolves them in this namespace.
+    return Router(
+        path="/",
+        route_handlers=[livez, readyz, metrics],
+        signature_namespace={"Response": Response},
+    )
