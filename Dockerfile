@@ -1,0 +1,56 @@
+# syntax=docker/dockerfile:1
+# One image for every service: `spades serve gateway|table|matchmaking|rating|relay`, `spades migrate`.
+# Build: docker build -t ghcr.io/spades-ladder/spades:$(git rev-parse --short HEAD) .
+
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
+# --- builder: resolve nothing, install exactly what uv.lock says ------------------------
+FROM ${PYTHON_IMAGE} AS builder
+
+# uv itself is pinned like any other build input.
+RUN pip install --no-cache-dir uv==0.13.9
+
+ENV UV_COMPILE_BYTECODE=1 \
+    UV_LINK_MODE=copy \
+    UV_PYTHON_DOWNLOADS=never \
+    UV_PYTHON=/usr/local/bin/python3.11 \
+    UV_PROJECT_ENVIRONMENT=/opt/spades/venv
+
+WORKDIR /src
+
+# Dependencies first, from the lock file alone: this layer is reused until uv.lock changes.
+COPY pyproject.toml uv.lock README.md ./
+RUN uv sync --frozen --no-dev --no-install-project
+
+# Then the project itself, installed into the venv (not editable: the source stays here).
+COPY engine ./engine
+COPY events ./events
+COPY services ./services
+RUN uv sync --frozen --no-dev --no-editable
+
+# --- runtime: the interpreter and the venv, nothing that compiles -----------------------
+FROM ${PYTHON_IMAGE} AS runtime
+
+# A fixed UID/GID so Kubernetes can check runAsNonRoot and volumes can be owned by it.
+RUN groupadd --system --gid 10001 spades \
+ && useradd --system --uid 10001 --gid spades --no-create-home \
+    --home-dir /nonexistent --shell /usr/sbin/nologin spades
+
+# Owned by root and not writable by the service: the root filesystem can be read-only.
+COPY --from=builder /opt/spades/venv /opt/spades/venv
+
+# Bytecode was compiled in the builder; nothing writes outside /tmp (an emptyDir in Kubernetes).
+ENV PATH=/opt/spades/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    HOME=/tmp \
+    TMPDIR=/tmp \
+    SPADES_HTTP_PORT=8000 \
+    SPADES_OPS_PORT=9000
+
+USER 10001:10001
+WORKDIR /tmp
+EXPOSE 8000 9000
+
+ENTRYPOINT ["spades"]
+CMD ["serve", "gateway"]
