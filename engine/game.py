@@ -1,0 +1,469 @@
+"""The rules: ``decide`` turns a command into events or a typed rejection.
+
+>>> from engine import StartGame, PlaceBid, Ruleset, decide, replay, legal_actions
+>>> events = decide(replay([]), StartGame(Ruleset(), seed=1))
+>>> [type(e).__name__ for e in events]
+['GameStarted', 'HandDealt']
+>>> state = replay(events)
+>>> state.phase, state.turn
+('bid', 1)
+>>> legal_actions(state, 1)[:2]
+[PlaceBid(seat=1, tricks=0, blind=False), PlaceBid(seat=1, tricks=1, blind=False)]
+>>> decide(state, PlaceBid(seat=0, tricks=3))
+Traceback (most recent call last):
+...
+engine.errors.OutOfTurn: out of turn: seat 1 (E) is to bid, not seat 0 (N)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from itertools import combinations
+from typing import Any
+
+from engine import errors
+from engine.cards import CLUBS, SPADES, SUIT_SYMBOLS, TWO_OF_CLUBS, card_str, seat_name
+from engine.model import (
+    BidPlaced,
+    BlindNilDeclared,
+    BlindNilDeclined,
+    CardDrawn,
+    CardPlayed,
+    CardsPassed,
+    Command,
+    DeclareBlindNil,
+    DeclineBlindNil,
+    DrawCard,
+    Event,
+    GameFinished,
+    GameStarted,
+    HandDealt,
+    HandScored,
+    PassCards,
+    PlaceBid,
+    PlayCard,
+    StartGame,
+    TrickWon,
+)
+from engine.rules import Ruleset, Tables, tables
+from engine.state import (
+    BID,
+    DRAW,
+    NEW,
+    OVER,
+    PASS,
+    PLAY,
+    GameState,
+    blind_bid_open,
+    blind_nil_open,
+    is_nil,
+)
+
+# Commands and events for a card are interned: they are frozen, and building a
+# dataclass costs more than the rest of a legal-move check.
+_PLAY = tuple(tuple(PlayCard(s, c) for c in range(54)) for s in range(4))
+_PLAYED = tuple(tuple(CardPlayed(s, c) for c in range(54)) for s in range(4))
+
+
+def deal(rules: Ruleset, t: Tables, seed: int, hand: int, dealer: int) -> HandDealt:
+    """Return hand number ``hand``'s deal, derived from (seed, hand) only."""
+    deck = list(t.deck)
+    random.Random(f"{seed}/{hand}").shuffle(deck)
+    n = t.players
+    if rules.deal == "draw":
+        return HandDealt(hand=hand, dealer=dealer, hands=((),) * n, stock=tuple(deck))
+    # One card at a time, starting at dealer's left.
+    hands = tuple(tuple(sorted(deck[(s - dealer - 1) % n : n * t.tricks : n])) for s in range(n))
+    return HandDealt(hand=hand, dealer=dealer, hands=hands)
+
+
+def first_dealer(seed: int, players: int) -> int:
+    """Return the first dealer drawn from the game's seed."""
+    return random.Random(f"{seed}/dealer").randrange(players)
+
+
+# ---------------------------------------------------------------- legal moves
+
+
+def legal_cards(state: GameState, seat: int) -> tuple[int, ...]:
+    """Return the cards ``seat`` may play now, ascending (empty if not its turn)."""
+    if state.phase != PLAY or seat != state.turn:
+        return ()
+    hand = state.hands[seat]
+    suit = state.tables.suit
+    trick = state.trick
+    first = not state.tricks
+    if first and state.rules.first_lead == "lowest_club":
+        # Seed 003: everyone plays his lowest club to the first trick.
+        clubs = [c for c in hand if suit[c] == CLUBS]
+        if clubs:
+            return (min(clubs, key=state.tables.power.__getitem__),)
+        if trick:
+            follow = tuple(c for c in hand if suit[c] == suit[trick[0]])
+            if follow:
+                return follow
+        return tuple(c for c in hand if suit[c] != SPADES) or hand
+    if not trick:
+        if first:
+            lead = state.rules.first_lead
+            if lead == "two_of_clubs":
+                # The holder of the two of clubs leads it.
+                return (TWO_OF_CLUBS,)
+            if lead == "any":
+                return hand
+        if state.broken:
+            return hand
+        # Spades may not be led until broken, unless the leader holds only spades.
+        return tuple(c for c in hand if suit[c] != SPADES) or hand
+    # Follow suit if able; otherwise any card.
+    led = suit[trick[0]]
+    return tuple(c for c in hand if suit[c] == led) or hand
+
+
+def legal_bids(state: GameState, seat: int) -> tuple[int, ...]:
+    """Return the numbers ``seat`` may bid (0 = nil where allowed), ascending."""
+    r = state.rules
+    top = state.tables.tricks
+    bids = list(range(r.min_bid, top + 1))
+    if r.nil_allowed:
+        bids.insert(0, 0)
+    if state.tables.players != 4:
+        return tuple(bids)
+    partner = state.bids[(seat + 2) % 4]
+    if r.suicide:
+        # One nil and one bid of at least four per partnership.
+        if partner < 0:
+            bids = [b for b in bids if b == 0 or b >= 4]
+        elif partner == 0:
+            bids = [b for b in bids if b >= 4]
+        else:
+            bids = [0]
+    if r.team_min_bid and partner >= 0:
+        # The second partner brings the contract up to the team minimum.
+        bids = [b for b in bids if b + partner >= r.team_min_bid]
+    return tuple(bids)
+
+
+def _command_key(command: Command) -> tuple[int, tuple[object, ...]]:
+    order = _COMMAND_ORDER[type(command)]
+    return order, tuple(getattr(command, f) for f in command.__slots__)
+
+
+_COMMAND_ORDER = {
+    cls: i
+    for i, cls in enumerate(
+        (StartGame, DrawCard, DeclareBlindNil, DeclineBlindNil, PlaceBid, PassCards, PlayCard)
+    )
+}
+
+
+def legal_actions(state: GameState, seat: int) -> list[Command]:
+    """Return every command ``seat`` may send now, sorted by kind then fields."""
+    if seat != state.turn:
+        return []
+    phase = state.phase
+    if phase == PLAY:
+        row = _PLAY[seat]
+        return [row[c] for c in legal_cards(state, seat)]
+    if phase == BID:
+        if state.seen[seat]:
+            return [PlaceBid(seat, b) for b in legal_bids(state, seat)]
+        choices: list[Command] = []
+        bids = legal_bids(state, seat)
+        if blind_nil_open(state, seat) and 0 in bids:
+            choices.append(DeclareBlindNil(seat))
+        choices.append(DeclineBlindNil(seat))
+        if blind_bid_open(state, seat):
+            choices += [PlaceBid(seat, b, True) for b in bids if not is_nil(state.rules, b)]
+        return sorted(choices, key=_command_key)
+    if phase == PASS:
+        k = state.rules.blind_nil_exchange
+        return [PassCards(seat, combo) for combo in combinations(state.hands[seat], k)]
+    if phase == DRAW:
+        return [DrawCard(seat, False), DrawCard(seat, True)]
+    return []
+
+
+# ---------------------------------------------------------------- decide
+
+
+def decide(state: GameState, command: Command) -> list[Event]:
+    """Return the events a command causes, or raise a `RuleViolation` naming the rule."""
+    kind = type(command)
+    if kind is PlayCard:
+        return _decide_play(state, command)  # type: ignore[arg-type]
+    if kind is StartGame:
+        return _decide_start(state, command)  # type: ignore[arg-type]
+    handler: Callable[[GameState, Any], list[Event]] | None = _HANDLERS.get(kind)
+    if handler is None:
+        raise errors.UnknownCommand(f"unknown command {command!r}")
+    _check_turn(state, command.seat, _PHASE_OF[kind])  # type: ignore[union-attr]
+    return handler(state, command)
+
+
+def _check_turn(state: GameState, seat: int, phase: str) -> None:
+    if state.phase == NEW:
+        raise errors.GameNotStarted("the game has not started: send StartGame first")
+    if state.phase == OVER:
+        raise errors.GameOver(f"the game is over ({state.reason}): no more moves")
+    n = state.tables.players
+    if not isinstance(seat, int) or not 0 <= seat < n:
+        raise errors.NotYourSeat(f"no seat {seat!r} at a {n}-player table")
+    if state.phase != phase:
+        raise errors.WrongPhase(f"wrong phase: the hand is in its {state.phase} phase, not {phase}")
+    if seat != state.turn:
+        raise errors.OutOfTurn(
+            f"out of turn: seat {state.turn} ({seat_name(state.turn, n)}) is to {phase},"
+            f" not seat {seat} ({seat_name(seat, n)})"
+        )
+
+
+def _decide_start(state: GameState, command: StartGame) -> list[Event]:
+    if state.phase != NEW:
+        raise errors.GameAlreadyStarted("the game has already started")
+    rules = command.ruleset
+
+    dealer = first_dealer(command.seed, rules.players)
+    return [
+        GameStarted(ruleset=rules, seed=command.seed, dealer=dealer),
+        deal(rules, tables(rules), command.seed, 1, dealer),
+    ]
+
+
+def _decide_draw(state: GameState, command: DrawCard) -> list[Event]:
+    top, second = state.stock[0], state.stock[1]
+    if command.keep:
+        return [CardDrawn(command.seat, kept=top, discarded=second)]
+    return [CardDrawn(command.seat, kept=second, discarded=top)]
+
+
+def _decide_blind_nil(state: GameState, command: DeclareBlindNil) -> list[Event]:
+    seat = command.seat
+    if state.seen[seat]:
+        raise errors.BlindNilNotAllowed("blind nil must be bid before seeing the hand")
+    if not state.rules.blind_nil:
+        raise errors.BlindNilNotAllowed("blind nil is not played at this table")
+    if not blind_nil_open(state, seat):
+        raise errors.BlindNilNotAllowed(
+            f"blind nil needs the side to trail by {state.rules.blind_nil_deficit} points"
+        )
+    if 0 not in legal_bids(state, seat):
+        _reject_bid(state, seat, 0)
+    return [BlindNilDeclared(seat)]
+
+
+def _decide_decline(state: GameState, command: DeclineBlindNil) -> list[Event]:
+    if state.seen[command.seat]:
+        raise errors.BlindNilNotAllowed("no blind choice is pending: the hand is already seen")
+    return [BlindNilDeclined(command.seat)]
+
+
+def _decide_bid(state: GameState, command: PlaceBid) -> list[Event]:
+    seat, tricks = command.seat, command.tricks
+    if command.blind:
+        if state.seen[seat]:
+            raise errors.BlindBidNotAllowed("a blind bid must be made before seeing the hand")
+        if not state.rules.blind_bids:
+            raise errors.BlindBidNotAllowed("blind bids are not played at this table")
+        if not blind_bid_open(state, seat):
+            raise errors.BlindBidNotAllowed(
+                f"a blind bid needs the side to trail by {state.rules.blind_bid_deficit} points"
+            )
+        if is_nil(state.rules, tricks):
+            raise errors.BlindBidNotAllowed("a blind bid of 0 is blind nil: send DeclareBlindNil")
+    elif not state.seen[seat]:
+        raise errors.BlindChoicePending(
+            "blind choice pending: bid blind (nil or tricks) or decline to see the hand first"
+        )
+    if not isinstance(tricks, int) or tricks not in legal_bids(state, seat):
+        _reject_bid(state, seat, tricks)
+    return [BidPlaced(seat, tricks, command.blind)]
+
+
+def _reject_bid(state: GameState, seat: int, tricks: object) -> None:
+    r = state.rules
+    top = state.tables.tricks
+    if not isinstance(tricks, int) or not 0 <= tricks <= top:
+        raise errors.BidOutOfRange(f"bid out of range: bids are whole numbers 0..{top}")
+    if tricks == 0 and not r.nil_allowed and r.min_bid > 0:
+        raise errors.NilNotAllowed(f"nil is not allowed here: the minimum bid is {r.min_bid}")
+    if 0 < tricks < r.min_bid or (tricks == 0 and not r.nil_allowed):
+        raise errors.BidOutOfRange(f"bid out of range: the minimum bid is {r.min_bid}")
+    if r.suicide:
+        raise errors.SuicideBid("suicide: each partnership bids one nil and one bid of at least 4")
+    raise errors.TeamMinimumBid(
+        f"team minimum: the partnership's contract must be at least {r.team_min_bid}"
+    )
+
+
+def _decide_pass(state: GameState, command: PassCards) -> list[Event]:
+    seat = command.seat
+    k = state.rules.blind_nil_exchange
+    cards = tuple(command.cards)
+    if len(cards) != k or len(set(cards)) != k:
+        raise errors.InvalidPass(f"the blind-nil exchange gives exactly {k} different cards")
+    for c in cards:
+        if c not in state.hands[seat]:
+            raise errors.InvalidPass(f"card not in hand: {_name(c)} cannot be passed")
+    receiver = state.pending[0][1]
+    return [CardsPassed(seat, receiver, tuple(sorted(cards)))]
+
+
+def _name(card: object) -> str:
+    try:
+        return card_str(card)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return repr(card)
+
+
+def _decide_play(state: GameState, command: PlayCard) -> list[Event]:
+    seat, card = command.seat, command.card
+    if state.phase != PLAY or seat != state.turn:
+        _check_turn(state, seat, PLAY)
+    legal = legal_cards(state, seat)
+    if card not in legal:
+        _reject_play(state, seat, card)
+    t = state.tables
+    n = t.players
+    events: list[Event] = [_PLAYED[seat][card]]
+    trick = (*state.trick, card)
+    if len(trick) < n:
+        return events
+    # A trick with a trump is won by the highest trump, else by the highest card led.
+    suit, power = t.suit, t.power
+    led = suit[trick[0]]
+    best, best_i = -1, 0
+    for i, c in enumerate(trick):
+        if suit[c] == led or suit[c] == SPADES:
+            p = power[c]
+            if p > best:
+                best, best_i = p, i
+    winner = (state.leader + best_i) % n
+    events.append(TrickWon(winner, trick))
+    if len(state.tricks) + 1 < t.tricks:
+        return events
+    taken = list(state.taken)
+    taken[winner] += 1
+    events += _end_of_hand(state, tuple(taken))
+    return events
+
+
+def _reject_play(state: GameState, seat: int, card: object) -> None:
+    hand = state.hands[seat]
+    if card not in hand:
+        raise errors.CardNotInHand(f"card not in hand: seat {seat} does not hold {_name(card)}")
+    assert isinstance(card, int)
+    suit = state.tables.suit
+    first_lead = state.rules.first_lead
+    if not state.tricks and first_lead == "lowest_club":
+        raise errors.FirstLeadRule(
+            "first trick: everyone plays his lowest club (else follows suit, else no spade)"
+        )
+    if state.trick:
+        led = suit[state.trick[0]]
+        raise errors.MustFollowSuit(
+            f"must follow suit: {SUIT_SYMBOLS[led]} was led and seat {seat} holds one"
+        )
+    if not state.tricks and first_lead == "two_of_clubs":
+        raise errors.FirstLeadRule("first lead: the holder of the two of clubs must lead it")
+    raise errors.SpadesNotBroken(
+        "spades not broken: a spade may not be led until one was played on another suit"
+        " (or the leader holds only spades)"
+    )
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def score_hand(
+    state: GameState, taken: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
+    """Return (points, scores, bags, Boston-winning side or -1) for a finished hand."""
+    r = state.rules
+    t = state.tables
+    points: list[int] = []
+    scores: list[int] = []
+    bags: list[int] = []
+    boston_side = -1
+    for side in range(t.teams):
+        members = [s for s in range(t.players) if t.team[s] == side]
+        bidders = [s for s in members if not is_nil(r, state.bids[s])]
+        gained = 0
+        new_bags = 0
+        if bidders:
+            contract = sum(state.bids[s] for s in bidders)
+            made = sum(taken[s] for s in bidders)
+            blind_part = sum(state.bids[s] for s in bidders if state.blind[s])
+            boston = r.boston and contract == t.tricks
+            if made >= contract:
+                if boston:
+                    boston_side = side
+                    gained += 10 * contract
+                elif blind_part:
+                    # Blind bids: 20 per blind trick, no points and no bags for overtricks.
+                    gained += 10 * contract + 10 * blind_part
+                elif r.ten_for_two_hundred and contract >= 10:
+                    gained += 20 * contract
+                else:
+                    gained += 10 * contract
+                if not blind_part:
+                    gained += made - contract
+                    new_bags += made - contract
+            else:
+                gained -= 250 if boston else 10 * contract
+        for s in members:
+            if s in bidders:
+                continue
+            value = r.nil_value * (2 if state.blind[s] else 1)
+            gained += value if taken[s] == 0 else -value
+            # A nil bidder's tricks never help the partner's bid, but they are bags.
+            gained += taken[s]
+            new_bags += taken[s]
+        total_bags = state.bags[side]
+        if r.bags:
+            total_bags += new_bags
+            while total_bags >= r.bag_limit:
+                gained -= r.bag_penalty
+                total_bags -= r.bag_limit
+        points.append(gained)
+        scores.append(state.scores[side] + gained)
+        bags.append(total_bags)
+    return tuple(points), tuple(scores), tuple(bags), boston_side
+
+
+def _end_of_hand(state: GameState, taken: tuple[int, ...]) -> list[Event]:
+    r = state.rules
+    points, scores, bags, boston_side = score_hand(state, taken)
+    events: list[Event] = [HandScored(state.hand, taken, points, scores, bags)]
+    top = max(scores)
+    leaders = [side for side, s in enumerate(scores) if s == top]
+    unique_top = leaders[0] if len(leaders) == 1 else -1
+    if boston_side >= 0:
+        events.append(GameFinished(boston_side, "boston", scores))
+    elif r.mercy and min(scores) <= r.mercy:
+        events.append(GameFinished(unique_top, "mercy", scores))
+    elif top >= r.target and unique_top >= 0:
+        events.append(GameFinished(unique_top, "target", scores))
+    elif state.hand >= r.hand_cap:
+        events.append(GameFinished(unique_top, "hand_cap", scores))
+    else:
+        dealer = (state.dealer + 1) % state.tables.players
+        events.append(deal(r, state.tables, state.seed, state.hand + 1, dealer))
+    return events
+
+
+_HANDLERS: dict[type, Callable[[GameState, Any], list[Event]]] = {
+    DrawCard: _decide_draw,
+    DeclareBlindNil: _decide_blind_nil,
+    DeclineBlindNil: _decide_decline,
+    PlaceBid: _decide_bid,
+    PassCards: _decide_pass,
+}
+_PHASE_OF = {
+    DrawCard: DRAW,
+    DeclareBlindNil: BID,
+    DeclineBlindNil: BID,
+    PlaceBid: BID,
+    PassCards: PASS,
+}

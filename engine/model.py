@@ -1,0 +1,220 @@
+"""Commands (requests from a seat) and events (facts, past tense): frozen dataclasses.
+
+Field types stay plain (int, bool, str, tuples of ints, Ruleset) so a wire codec can
+map them to msgspec Structs field by field; ``COMMAND_TYPES`` and ``EVENT_TYPES``
+name every class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.rules import Ruleset
+
+# ---------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True, slots=True)
+class StartGame:
+    """Start a game with a ruleset; the seed drives every shuffle and the first dealer."""
+
+    ruleset: Ruleset
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class DrawCard:
+    """Two-player draw deal: keep the top card of the stock (and discard the next) or not."""
+
+    seat: int
+    keep: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeclareBlindNil:
+    """Bid blind nil before seeing the hand."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeclineBlindNil:
+    """Turn down every blind option and see the hand."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceBid:
+    """Bid a number of tricks (0 = nil where nil is allowed); ``blind`` before seeing cards."""
+
+    seat: int
+    tricks: int
+    blind: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PassCards:
+    """Give cards to the partner in the blind-nil exchange."""
+
+    seat: int
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayCard:
+    """Play a card to the current trick."""
+
+    seat: int
+    card: int
+
+
+Command = StartGame | DrawCard | DeclareBlindNil | DeclineBlindNil | PlaceBid | PassCards | PlayCard
+SeatCommand = DrawCard | DeclareBlindNil | DeclineBlindNil | PlaceBid | PassCards | PlayCard
+
+# ---------------------------------------------------------------- events
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    """A game started with this ruleset, secret seed and first dealer."""
+
+    ruleset: Ruleset
+    seed: int
+    dealer: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandDealt:
+    """Hand number ``hand`` was dealt by ``dealer``; the dealt cards are recorded here.
+
+    ``hands`` holds each seat's cards (empty in the two-player draw deal, where
+    ``stock`` holds the shuffled deck to draw from instead).
+    """
+
+    hand: int
+    dealer: int
+    hands: tuple[tuple[int, ...], ...]
+    stock: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn:
+    """In the draw deal a seat took two cards from the stock: kept one, discarded one."""
+
+    seat: int
+    kept: int
+    discarded: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlindNilDeclared:
+    """A seat bid blind nil without having seen its hand."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlindNilDeclined:
+    """A blind candidate turned the blind options down and now sees its hand."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class BidPlaced:
+    """A seat bid a number of tricks (``blind``: before seeing its hand)."""
+
+    seat: int
+    tricks: int
+    blind: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CardsPassed:
+    """Blind-nil exchange: ``seat`` gave ``cards`` to ``to_seat``."""
+
+    seat: int
+    to_seat: int
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CardPlayed:
+    """A seat played a card to the current trick."""
+
+    seat: int
+    card: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrickWon:
+    """A trick was completed; ``seat`` won it and leads next. ``cards`` in play order."""
+
+    seat: int
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HandScored:
+    """A hand ended; per seat tricks taken, per side points scored and the new totals."""
+
+    hand: int
+    tricks: tuple[int, ...]
+    points: tuple[int, ...]
+    scores: tuple[int, ...]
+    bags: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameFinished:
+    """The game ended: ``winner`` side (-1 = draw), why ("target", "mercy", "boston",
+    "hand_cap") and the final scores."""
+
+    winner: int
+    reason: str
+    scores: tuple[int, ...]
+
+
+Event = (
+    GameStarted
+    | HandDealt
+    | CardDrawn
+    | BlindNilDeclared
+    | BlindNilDeclined
+    | BidPlaced
+    | CardsPassed
+    | CardPlayed
+    | TrickWon
+    | HandScored
+    | GameFinished
+)
+
+COMMAND_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        StartGame,
+        DrawCard,
+        DeclareBlindNil,
+        DeclineBlindNil,
+        PlaceBid,
+        PassCards,
+        PlayCard,
+    )
+}
+EVENT_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        GameStarted,
+        HandDealt,
+        CardDrawn,
+        BlindNilDeclared,
+        BlindNilDeclined,
+        BidPlaced,
+        CardsPassed,
+        CardPlayed,
+        TrickWon,
+        HandScored,
+        GameFinished,
+    )
+}
