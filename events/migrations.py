@@ -1,0 +1,160 @@
+"""Versioned schema migrations for the event store, the bus checkpoints and the parking lot.
+
+`spades migrate` applies the ones a database lacks, in order, each in its own transaction,
+under an advisory lock so two starting services never race. A migration is never edited once
+committed: a change is a new migration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+
+__all__ = ["MIGRATIONS", "Migration", "database_url", "migrate", "run"]
+
+# pg_advisory_lock key for "someone is migrating" (any constant unique to this project).
+_MIGRATION_LOCK = 0x5BADE5_0001
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: its number, a name, and the SQL that applies it."""
+
+    version: int
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "event store",
+        """
+        -- One row per stream: the compare-and-set target of every append. Locking this row
+        -- (UPDATE ... WHERE version = expected) serialises writers of one stream, so a writer
+        -- can only append after the version it saw, and the log never forks or gaps.
+        CREATE TABLE spades_streams (
+            stream_id text PRIMARY KEY,
+            version   bigint NOT NULL CHECK (version > 0)
+        );
+
+        CREATE TABLE spades_events (
+            -- position: insertion order inside a transaction; NOT commit order across them.
+            position       bigint GENERATED ALWAYS AS IDENTITY,
+            -- transaction_id: the writer's 64-bit xid. read_all orders by
+            -- (transaction_id, position) and stops below the oldest running transaction.
+            transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+            event_id       uuid NOT NULL UNIQUE,
+            stream_id      text NOT NULL,
+            version        bigint NOT NULL CHECK (version > 0),
+            type           text NOT NULL,
+            schema_version integer NOT NULL DEFAULT 1,
+            -- json, not jsonb: the payload keeps its exact bytes, so what the relay publishes
+            -- is byte for byte what was appended (and a retry compares equal).
+            data           json NOT NULL,
+            metadata       jsonb NOT NULL DEFAULT '{}',
+            recorded_at    timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (stream_id, version)
+        );
+        CREATE UNIQUE INDEX spades_events_global_order
+            ON spades_events (transaction_id, position);
+
+        -- Named positions of readers of the global log (the relay, projections).
+        CREATE TABLE spades_checkpoints (
+            name           text PRIMARY KEY,
+            transaction_id xid8 NOT NULL,
+            position       bigint NOT NULL,
+            updated_at     timestamptz NOT NULL DEFAULT now()
+        );
+
+        -- A bus consumer's last applied version per stream: written in the same transaction as
+        -- the consumer's effect, so a redelivered message is recognised and has no second effect.
+        CREATE TABLE spades_consumer_positions (
+            consumer  text NOT NULL,
+            stream_id text NOT NULL,
+            version   bigint NOT NULL,
+            PRIMARY KEY (consumer, stream_id)
+        );
+
+        -- Messages a consumer could not handle, kept for a person to look at.
+        CREATE TABLE spades_parked (
+            id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            consumer        text NOT NULL,
+            subject         text NOT NULL,
+            stream_sequence bigint,
+            reason          text NOT NULL,
+            payload         bytea NOT NULL,
+            headers         jsonb NOT NULL DEFAULT '{}',
+            parked_at       timestamptz NOT NULL DEFAULT now(),
+            UNIQUE (consumer, stream_sequence)
+        );
+        """,
+    ),
+)
+
+
+async def migrate(conn: asyncpg.Connection) -> list[int]:
+    """Apply the migrations `conn`'s database lacks and return the versions applied."""
+    await conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS spades_schema_migrations (
+            version    integer PRIMARY KEY,
+            name       text NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )
+        """
+    )
+    applied: list[int] = []
+    await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+    try:
+        done = {
+            r["version"] for r in await conn.fetch("SELECT version FROM spades_schema_migrations")
+        }
+        for migration in MIGRATIONS:
+            if migration.version in done:
+                continue
+            async with conn.transaction():
+                await conn.execute(migration.sql)
+                await conn.execute(
+                    "INSERT INTO spades_schema_migrations (version, name) VALUES ($1, $2)",
+                    migration.version,
+                    migration.name,
+                )
+            applied.append(migration.version)
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+    return applied
+
+
+def database_url() -> str:
+    """Return the database URL: $SPADES_DATABASE_URL, else the running embedded stack's."""
+    url = os.environ.get("SPADES_DATABASE_URL")
+    if url:
+        return url
+    env_file = Path(os.environ.get("SPADES_HOME", ".spades")) / "infra.env"
+    if env_file.exists():
+        for line in env_file.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "SPADES_DATABASE_URL":
+                return value.strip()
+    raise SystemExit("no database: set SPADES_DATABASE_URL or run `spades infra up`")
+
+
+async def _migrate_url(url: str) -> list[int]:
+    conn = await asyncpg.connect(url)
+    try:
+        return await migrate(conn)
+    finally:
+        await conn.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    """`spades migrate`: apply pending migrations to the configured database; exit code."""
+    applied = asyncio.run(_migrate_url(database_url()))
+    print(f"applied migrations: {applied}" if applied else "schema is up to date")
+    return 0

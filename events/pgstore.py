@@ -1,0 +1,432 @@
+"""The event store on PostgreSQL (asyncpg), with group commit and a gap-safe global read.
+
+Writes: every append becomes one row of a compare-and-set on `spades_streams` plus its events,
+and the appends waiting at the same moment go to the server as ONE statement (unnest arrays,
+data-modifying CTEs): one round trip and one commit for the whole group. Each append in the group
+still succeeds or fails on its own expected version.
+
+Reads of the global log: see `PostgresEventStore.read_all`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import msgspec
+from asyncpg.pool import PoolConnectionProxy
+
+from events.envelope import Metadata, NewEvent, StoredEvent
+from events.store import (
+    START,
+    Checkpoint,
+    ConcurrencyConflict,
+    EventIdReused,
+    is_retry_of,
+)
+
+# A plain connection or one borrowed from a pool (asyncpg hands out proxies).
+Conn = asyncpg.Connection | PoolConnectionProxy
+
+__all__ = [
+    "Conn",
+    "PostgresEventStore",
+    "append_with",
+    "create_pool",
+    "load_checkpoint",
+    "save_checkpoint",
+]
+
+_metadata_encoder = msgspec.json.Encoder()
+_metadata_decoder = msgspec.json.Decoder(Metadata)
+
+
+async def _release_without_reset(conn: asyncpg.Connection) -> None:
+    """Pool reset hook: asyncpg has already rolled back any open transaction; skip RESET ALL.
+
+    The default reset runs `SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL`
+    on every release: one more round trip per append, and it would undo session settings made
+    in `init`. Code here never leaves session state behind (advisory locks and LISTEN live on
+    dedicated connections, not pooled ones), so there is nothing to reset.
+    """
+
+
+async def create_pool(
+    dsn: str, *, min_size: int = 2, max_size: int = 10, **kwargs: Any
+) -> asyncpg.Pool:
+    """Return an asyncpg pool whose releases cost no round trip (see _release_without_reset)."""
+    pool = await asyncpg.create_pool(
+        dsn, min_size=min_size, max_size=max_size, reset=_release_without_reset, **kwargs
+    )
+    assert pool is not None
+    return pool
+
+
+_COLUMNS = (
+    "event_id, stream_id, version, type, schema_version, data::text AS data,"
+    " metadata::text AS metadata, recorded_at, position, transaction_id"
+)
+
+_APPEND = """
+WITH req AS (
+    SELECT * FROM unnest($1::int4[], $2::text[], $3::int8[], $4::int8[])
+        AS r(req, stream_id, expected, next_version)
+), bumped AS (
+    UPDATE spades_streams s SET version = r.next_version
+    FROM req r
+    WHERE r.expected > 0 AND s.stream_id = r.stream_id AND s.version = r.expected
+    RETURNING r.req
+), created AS (
+    INSERT INTO spades_streams (stream_id, version)
+    SELECT r.stream_id, r.next_version FROM req r WHERE r.expected = 0
+    ON CONFLICT (stream_id) DO NOTHING
+    RETURNING stream_id
+), ok AS (
+    SELECT req FROM bumped
+    UNION ALL
+    SELECT r.req FROM req r JOIN created c ON c.stream_id = r.stream_id
+)
+INSERT INTO spades_events (event_id, stream_id, version, type, schema_version, data, metadata)
+SELECT e.event_id, r.stream_id, e.version, e.type, e.schema_version,
+       e.data::json, e.metadata::jsonb
+FROM unnest($5::int4[], $6::uuid[], $7::int8[], $8::text[], $9::int4[], $10::text[], $11::text[])
+    WITH ORDINALITY AS e(req, event_id, version, type, schema_version, data, metadata, ord)
+JOIN ok ON ok.req = e.req
+JOIN req r ON r.req = e.req
+ORDER BY e.ord
+RETURNING event_id, position, transaction_id, recorded_at
+"""
+
+
+def _row_to_event(row: asyncpg.Record) -> StoredEvent:
+    return StoredEvent(
+        event_id=row["event_id"],
+        stream_id=row["stream_id"],
+        version=row["version"],
+        type=row["type"],
+        data=msgspec.Raw(row["data"].encode()),
+        schema_version=row["schema_version"],
+        metadata=_metadata_decoder.decode(row["metadata"]),
+        recorded_at=row["recorded_at"],
+        position=row["position"],
+        transaction_id=row["transaction_id"],
+    )
+
+
+@dataclass
+class _Append:
+    stream_id: str
+    expected_version: int
+    events: Sequence[NewEvent]
+    future: asyncio.Future[list[StoredEvent]] | None = field(repr=False)
+
+
+async def _write_group(conn: Conn, group: Sequence[_Append]) -> list[list[StoredEvent] | None]:
+    """Run the append statement for a group on `conn`; None marks a refused append."""
+    req_ids: list[int] = []
+    req_streams: list[str] = []
+    req_expected: list[int] = []
+    req_next: list[int] = []
+    ev_req: list[int] = []
+    ev_ids: list[uuid.UUID] = []
+    ev_versions: list[int] = []
+    ev_types: list[str] = []
+    ev_schema: list[int] = []
+    ev_data: list[str] = []
+    ev_meta: list[str] = []
+    for index, item in enumerate(group):
+        req_ids.append(index)
+        req_streams.append(item.stream_id)
+        req_expected.append(item.expected_version)
+        req_next.append(item.expected_version + len(item.events))
+        for offset, event in enumerate(item.events, start=1):
+            ev_req.append(index)
+            ev_ids.append(event.event_id)
+            ev_versions.append(item.expected_version + offset)
+            ev_types.append(event.type)
+            ev_schema.append(event.schema_version)
+            ev_data.append(bytes(event.data).decode())
+            ev_meta.append(_metadata_encoder.encode(event.metadata).decode())
+    rows = await conn.fetch(
+        _APPEND,
+        req_ids,
+        req_streams,
+        req_expected,
+        req_next,
+        ev_req,
+        ev_ids,
+        ev_versions,
+        ev_types,
+        ev_schema,
+        ev_data,
+        ev_meta,
+    )
+    written: dict[uuid.UUID, asyncpg.Record] = {row["event_id"]: row for row in rows}
+    results: list[list[StoredEvent] | None] = []
+    for item in group:
+        if item.events[0].event_id not in written:
+            results.append(None)
+            continue
+        stored = []
+        for offset, event in enumerate(item.events, start=1):
+            row = written[event.event_id]
+            stored.append(
+                StoredEvent(
+                    event_id=event.event_id,
+                    stream_id=item.stream_id,
+                    version=item.expected_version + offset,
+                    type=event.type,
+                    data=event.data,
+                    schema_version=event.schema_version,
+                    metadata=event.metadata,
+                    recorded_at=row["recorded_at"],
+                    position=row["position"],
+                    transaction_id=row["transaction_id"],
+                )
+            )
+        results.append(stored)
+    return results
+
+
+async def _explain_refusal(conn: Conn, item: _Append) -> list[StoredEvent] | ConcurrencyConflict:
+    """Return the stored events if the refused append was a retry, else the conflict."""
+    slots = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM spades_events"
+        " WHERE stream_id = $1 AND version > $2 AND version <= $3 ORDER BY version",
+        item.stream_id,
+        item.expected_version,
+        item.expected_version + len(item.events),
+    )
+    stored = [_row_to_event(row) for row in slots]
+    if is_retry_of(item.events, stored):
+        return stored
+    actual = await conn.fetchval(
+        "SELECT version FROM spades_streams WHERE stream_id = $1", item.stream_id
+    )
+    return ConcurrencyConflict(item.stream_id, item.expected_version, int(actual or 0))
+
+
+async def append_with(
+    conn: Conn,
+    stream_id: str,
+    expected_version: int,
+    events: Sequence[NewEvent],
+) -> list[StoredEvent]:
+    """Append on `conn`, inside the caller's transaction if one is open; return the events.
+
+    No group commit: for code that must append atomically with other writes of its own (a
+    consumer's effect, a test holding a transaction open). Same contract as `append`.
+    """
+    if expected_version < 0:
+        raise ValueError(f"expected_version must be >= 0, got {expected_version}")
+    if not events:
+        return []
+    item = _Append(stream_id, expected_version, list(events), None)
+    try:
+        async with conn.transaction():  # a savepoint when the caller's transaction is open
+            (stored,) = await _write_group(conn, [item])
+    except asyncpg.UniqueViolationError:
+        raise EventIdReused(
+            f"an event id in this batch for {stream_id!r} is already stored"
+        ) from None
+    if stored is not None:
+        return stored
+    outcome = await _explain_refusal(conn, item)
+    if isinstance(outcome, ConcurrencyConflict):
+        raise outcome
+    return outcome
+
+
+class PostgresEventStore:
+    """The EventStore on PostgreSQL. Concurrent appends from one process share a commit.
+
+    Group commit: an append that arrives while a flush is running waits for it, then goes out
+    with every other append that arrived meanwhile, as one statement. A lone append goes out at
+    once, so a single writer pays no added latency. At most one append per stream rides in a
+    group (a second one waits for the next), and one flush runs at a time per store, so the
+    stream rows of two groups are never locked in opposite orders by this process.
+    """
+
+    def __init__(self, pool: asyncpg.Pool, *, max_group_events: int = 2000) -> None:
+        self._pool = pool
+        self._max_group_events = max_group_events
+        self._queue: list[_Append] = []
+        self._flushing = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        """The asyncpg pool the store runs on."""
+        return self._pool
+
+    async def append(
+        self, stream_id: str, expected_version: int, events: Sequence[NewEvent]
+    ) -> list[StoredEvent]:
+        """See EventStore.append: one transaction and one statement for the whole group."""
+        if expected_version < 0:
+            raise ValueError(f"expected_version must be >= 0, got {expected_version}")
+        if not events:
+            return []
+        future: asyncio.Future[list[StoredEvent]] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Append(stream_id, expected_version, list(events), future))
+        self._kick()
+        return await future
+
+    def _kick(self) -> None:
+        if self._flushing or not self._queue:
+            return
+        group = self._take_group()
+        self._flushing = True
+        task = asyncio.get_running_loop().create_task(self._flush(group))
+        self._tasks.add(task)
+        task.add_done_callback(self._flushed)
+
+    def _flushed(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._flushing = False
+        self._kick()
+
+    def _take_group(self) -> list[_Append]:
+        group: list[_Append] = []
+        rest: list[_Append] = []
+        streams: set[str] = set()
+        size = 0
+        for item in self._queue:
+            if item.future is None or item.future.done():  # the caller was cancelled
+                continue
+            fits = size == 0 or size + len(item.events) <= self._max_group_events
+            if item.stream_id in streams or not fits:
+                rest.append(item)
+                continue
+            group.append(item)
+            streams.add(item.stream_id)
+            size += len(item.events)
+        self._queue = rest
+        return group
+
+    async def _flush(self, group: list[_Append]) -> None:
+        try:
+            results = await self._write_group(group)
+        except asyncpg.UniqueViolationError:
+            if len(group) == 1:
+                self._settle(group[0], EventIdReused(f"event id reused in {group[0].stream_id!r}"))
+                return
+            # One append reuses an event id: write them one by one so only it fails.
+            for item in group:
+                await self._flush([item])
+            return
+        except asyncpg.DeadlockDetectedError:
+            # Another process locked the same streams in the other order; the statement was
+            # rolled back whole, so writing the group again is safe.
+            await self._flush(group)
+            return
+        except BaseException as exc:
+            for item in group:
+                self._settle(item, exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for item, stored in zip(group, results, strict=True):
+            if stored is None:
+                try:
+                    self._settle(item, await self._explain_refusal(item))
+                except Exception as exc:
+                    self._settle(item, exc)
+            else:
+                self._settle(item, stored)
+
+    @staticmethod
+    def _settle(item: _Append, outcome: list[StoredEvent] | BaseException) -> None:
+        if item.future is None or item.future.done():
+            return
+        if isinstance(outcome, BaseException):
+            item.future.set_exception(outcome)
+        else:
+            item.future.set_result(outcome)
+
+    async def _write_group(self, group: list[_Append]) -> list[list[StoredEvent] | None]:
+        async with self._pool.acquire() as conn:
+            return await _write_group(conn, group)
+
+    async def _explain_refusal(self, item: _Append) -> list[StoredEvent] | BaseException:
+        async with self._pool.acquire() as conn:
+            return await _explain_refusal(conn, item)
+
+    async def read(self, stream_id: str, from_version: int = 0) -> list[StoredEvent]:
+        """See EventStore.read."""
+        rows = await self._pool.fetch(
+            f"SELECT {_COLUMNS} FROM spades_events"
+            " WHERE stream_id = $1 AND version >= $2 ORDER BY version",
+            stream_id,
+            from_version,
+        )
+        return [_row_to_event(row) for row in rows]
+
+    async def read_all(self, after: Checkpoint = START, limit: int = 1000) -> list[StoredEvent]:
+        """Return up to `limit` committed events after `after`, in (transaction id, position) order.
+
+        Why not simply `WHERE position > checkpoint ORDER BY position`: positions come from a
+        sequence, drawn when a row is inserted, not when its transaction commits. If transaction
+        A draws position 10 and B draws 11, and B commits first, a reader sees 11, moves its
+        checkpoint past 10, and never sees A's event when A commits: the trap Marten's async
+        daemon fell into.
+
+        Here each event carries the 64-bit id of the transaction that wrote it, and the reader
+        only takes events whose transaction id is below the `xmin` of its own snapshot
+        (`pg_snapshot_xmin(pg_current_snapshot())`, which is the statement's active snapshot).
+        Every transaction below that xmin has finished: its events are all visible now, or it
+        rolled back. Any transaction that commits later has an id >= that xmin, hence greater
+        than every id already delivered, so it sorts after the checkpoint: nothing is skipped,
+        and a stream's events still come in version order (a writer only appends after seeing
+        the previous version committed, so its transaction id is larger).
+
+        The price: the read stops at the oldest transaction still running in the cluster, so a
+        long-open transaction anywhere delays delivery (it never loses it). Keep transactions
+        short; the store's own are one statement.
+        """
+        rows = await self._pool.fetch(
+            f"SELECT {_COLUMNS} FROM spades_events"
+            " WHERE (transaction_id, position) > ($1::xid8, $2::int8)"
+            " AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())"
+            " ORDER BY transaction_id, position LIMIT $3",
+            after.transaction_id,
+            after.position,
+            limit,
+        )
+        return [_row_to_event(row) for row in rows]
+
+    async def stream_version(self, stream_id: str) -> int:
+        """See EventStore.stream_version."""
+        version = await self._pool.fetchval(
+            "SELECT version FROM spades_streams WHERE stream_id = $1", stream_id
+        )
+        return int(version or 0)
+
+    async def aclose(self) -> None:
+        """Wait for the appends in flight (the pool belongs to the caller)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+
+async def load_checkpoint(conn: Conn | asyncpg.Pool, name: str) -> Checkpoint:
+    """Return the named reader's saved checkpoint, START if it has none."""
+    row = await conn.fetchrow(
+        "SELECT transaction_id, position FROM spades_checkpoints WHERE name = $1", name
+    )
+    return START if row is None else Checkpoint(row["transaction_id"], row["position"])
+
+
+async def save_checkpoint(conn: Conn | asyncpg.Pool, name: str, checkpoint: Checkpoint) -> None:
+    """Save the named reader's checkpoint."""
+    await conn.execute(
+        "INSERT INTO spades_checkpoints (name, transaction_id, position) VALUES ($1, $2, $3)"
+        " ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,"
+        " position = EXCLUDED.position, updated_at = now()",
+        name,
+        checkpoint.transaction_id,
+        checkpoint.position,
+    )

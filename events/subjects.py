@@ -1,0 +1,146 @@
+"""Every NATS subject and JetStream stream name of the platform, and nothing else.
+
+No other module writes a subject literal: they call these functions. A `Subjects` carries a
+prefix so that tests (and, if ever needed, two deployments on one NATS) never see each other's
+traffic; the default prefix comes from `$SPADES_NATS_PREFIX` (empty in production).
+
+Layout:
+
+    {p}ev.{category}.{id}.{Type}    an event of stream `{category}-{id}` (JetStream EVENTS)
+    {p}cmd.table.{game_id}          request/reply: a command for the table owning that game
+    {p}cmd.matchmaking.join|leave   request/reply: queue requests
+    {p}parked.{consumer}            messages a consumer set aside (JetStream PARKED)
+
+Putting the event type in the subject lets a consumer filter server-side (rating only pulls
+`ev.game.*.GameFinished`) without decoding anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+__all__ = ["Subjects", "current", "split_stream_id"]
+
+_TOKEN = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+def split_stream_id(stream_id: str) -> tuple[str, str]:
+    """Return (category, id) of a stream id `category-id` (the id may contain dashes)."""
+    category, sep, ident = stream_id.partition("-")
+    if not sep or not ident or not _TOKEN.match(category) or not _TOKEN.match(ident):
+        raise ValueError(f"stream id {stream_id!r} is not 'category-id' with subject-safe tokens")
+    return category, ident
+
+
+def _token(value: str, what: str) -> str:
+    if value != "*" and not _TOKEN.match(value):
+        raise ValueError(f"{what} {value!r} cannot be a NATS subject token")
+    return value
+
+
+@dataclass(frozen=True)
+class Subjects:
+    """The subject and stream names under one prefix (`""` in production)."""
+
+    prefix: str = ""
+
+    def __post_init__(self) -> None:
+        if self.prefix and not re.fullmatch(r"[A-Za-z0-9_\-]+", self.prefix):
+            raise ValueError(f"prefix {self.prefix!r} must be one subject-safe token")
+
+    @property
+    def _p(self) -> str:
+        return f"{self.prefix}." if self.prefix else ""
+
+    def _stream(self, name: str) -> str:
+        return f"{self.prefix.upper().replace('-', '_')}_{name}" if self.prefix else name
+
+    # -- JetStream streams ---------------------------------------------------------------
+
+    @property
+    def events_stream(self) -> str:
+        """JetStream stream holding every published event."""
+        return self._stream("EVENTS")
+
+    def events_stream_subjects(self) -> list[str]:
+        """Subjects captured by the events stream."""
+        return [f"{self._p}ev.>"]
+
+    @property
+    def parked_stream(self) -> str:
+        """JetStream stream holding parked (dead-lettered) messages."""
+        return self._stream("PARKED")
+
+    def parked_stream_subjects(self) -> list[str]:
+        """Subjects captured by the parked stream."""
+        return [f"{self._p}parked.>"]
+
+    def durable(self, consumer: str) -> str:
+        """Durable consumer name for a logical consumer (`rating`, `gateway-3`...)."""
+        return f"{self.prefix}_{consumer}" if self.prefix else consumer
+
+    # -- events ----------------------------------------------------------------------------
+
+    def event(self, stream_id: str, event_type: str) -> str:
+        """Subject an event of `stream_id` is published on."""
+        category, ident = split_stream_id(stream_id)
+        return f"{self._p}ev.{category}.{ident}.{_token(event_type, 'event type')}"
+
+    def all_events(self) -> str:
+        """Every event of every stream."""
+        return f"{self._p}ev.>"
+
+    def category_events(self, category: str, event_type: str = "*") -> str:
+        """Events of every stream of one category, optionally one type only."""
+        return f"{self._p}ev.{_token(category, 'category')}.*.{_token(event_type, 'type')}"
+
+    def game_events(self, game_id: str = "*") -> str:
+        """Every event of one game (or of all games with the default `*`)."""
+        return f"{self._p}ev.game.{_token(game_id, 'game id')}.*"
+
+    def game_finished(self) -> str:
+        """GameFinished of every game (rating and matchmaking consume it)."""
+        return self.category_events("game", "GameFinished")
+
+    def match_found(self) -> str:
+        """MatchFound of every match (tables consume it to open games)."""
+        return self.category_events("match", "MatchFound")
+
+    def ratings_updated(self) -> str:
+        """RatingsUpdated of every player (matchmaking consumes it)."""
+        return self.category_events("rating", "RatingsUpdated")
+
+    # -- commands (core NATS request/reply) ----------------------------------------------------
+
+    def table_command(self, game_id: str) -> str:
+        """Request subject of the table that owns `game_id`."""
+        return f"{self._p}cmd.table.{_token(game_id, 'game id')}"
+
+    def table_commands(self) -> str:
+        """Every table command (a table service subscribes to it in a queue group)."""
+        return f"{self._p}cmd.table.*"
+
+    def table_queue_group(self) -> str:
+        """Queue group of the table service instances."""
+        return f"{self.prefix}table" if self.prefix else "table"
+
+    def matchmaking_join(self) -> str:
+        """Request subject: put a player in a ladder's queue."""
+        return f"{self._p}cmd.matchmaking.join"
+
+    def matchmaking_leave(self) -> str:
+        """Request subject: take a player out of the queue."""
+        return f"{self._p}cmd.matchmaking.leave"
+
+    # -- parking -------------------------------------------------------------------------------
+
+    def parked(self, consumer: str) -> str:
+        """Subject a consumer parks the messages it cannot handle on."""
+        return f"{self._p}parked.{_token(consumer, 'consumer')}"
+
+
+def current() -> Subjects:
+    """Return the Subjects for this process's prefix ($SPADES_NATS_PREFIX, default none)."""
+    return Subjects(os.environ.get("SPADES_NATS_PREFIX", ""))

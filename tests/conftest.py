@@ -1,0 +1,179 @@
+"""Session-wide PostgreSQL and NATS, and per-test isolation on top of them.
+
+Fixtures (see tests/infra.py for how the servers are found):
+
+- `servers`       session: `Servers` (admin `database_url`, `nats_url`, `origin`).
+- `database_url`  a fresh database for this test, already migrated; dropped afterwards.
+- `pg_pool`       an asyncpg pool on `database_url` (release without RESET ALL).
+- `event_store`   a `PostgresEventStore` on `pg_pool`.
+- `nats_url`      session: the NATS server's URL.
+- `stream_prefix` a prefix unique to this test; `subjects` is `Subjects(stream_prefix)`.
+- `nc`, `js`      a NATS connection and its JetStream context; the test's streams are deleted
+                  and the connection drained afterwards.
+- `service_env`   the environment a service process needs to join this test's world
+                  (SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX).
+- `processes`     a `Processes` that starts `python ...` with `service_env`; kills leftovers.
+- `private_nats`  a NATS server of the test's own (an `EmbeddedNats`), for tests that stop it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import nats
+import pytest
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+
+from events.migrations import migrate
+from events.pgstore import PostgresEventStore, create_pool
+from events.subjects import Subjects
+from services.infra import EmbeddedNats
+from tests.infra import (
+    Processes,
+    Servers,
+    database_url_for,
+    scratch_dir,
+    start_servers,
+    unique_token,
+)
+
+
+@pytest.fixture(scope="session")
+def scratch() -> Iterator[Path]:
+    """A project-local folder for this session's server data, removed at the end."""
+    yield from scratch_dir()
+
+
+@pytest.fixture(scope="session")
+def servers(scratch: Path) -> Iterator[Servers]:
+    """PostgreSQL and NATS for the whole session: from the env, testcontainers, or embedded."""
+    found = start_servers(scratch)
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+@pytest.fixture(scope="session")
+async def template_database(servers: Servers) -> AsyncIterator[str]:
+    """Name of a migrated database that every test's database is cloned from."""
+    name = unique_token("spades_template_")
+    admin = await asyncpg.connect(servers.database_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        conn = await asyncpg.connect(database_url_for(servers.database_url, name))
+        try:
+            await migrate(conn)
+        finally:
+            await conn.close()
+        yield name
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@pytest.fixture
+async def database_url(servers: Servers, template_database: str) -> AsyncIterator[str]:
+    """URL of a migrated database that only this test uses."""
+    name = unique_token("spades_t_")
+    admin = await asyncpg.connect(servers.database_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
+        yield database_url_for(servers.database_url, name)
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+async def pg_pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    """An asyncpg pool on this test's database."""
+    pool = await create_pool(database_url, min_size=1, max_size=10)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+@pytest.fixture
+async def event_store(pg_pool: asyncpg.Pool) -> AsyncIterator[PostgresEventStore]:
+    """The PostgreSQL event store on this test's database."""
+    store = PostgresEventStore(pg_pool)
+    yield store
+    await store.aclose()
+
+
+@pytest.fixture(scope="session")
+def nats_url(servers: Servers) -> str:
+    """URL of the session's NATS server."""
+    return servers.nats_url
+
+
+@pytest.fixture
+def stream_prefix() -> str:
+    """A subject/stream prefix that only this test uses."""
+    return unique_token("t")
+
+
+@pytest.fixture
+def subjects(stream_prefix: str) -> Subjects:
+    """The subject and stream names under this test's prefix."""
+    return Subjects(stream_prefix)
+
+
+@pytest.fixture
+async def nc(nats_url: str, subjects: Subjects) -> AsyncIterator[NATS]:
+    """A NATS connection; this test's JetStream streams are deleted after it."""
+    conn = await nats.connect(nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
+    try:
+        yield conn
+    finally:
+        if conn.is_connected:
+            js = conn.jetstream()
+            for name in (subjects.events_stream, subjects.parked_stream):
+                with contextlib.suppress(Exception):
+                    await js.delete_stream(name)
+        with contextlib.suppress(Exception):
+            await conn.drain()
+        await conn.close()
+
+
+@pytest.fixture
+def js(nc: NATS) -> JetStreamContext:
+    """The JetStream context of `nc`."""
+    return nc.jetstream()
+
+
+@pytest.fixture
+def service_env(database_url: str, nats_url: str, stream_prefix: str) -> dict[str, str]:
+    """Environment variables that put a service process in this test's database and prefix."""
+    return {
+        "SPADES_DATABASE_URL": database_url,
+        "SPADES_NATS_URL": nats_url,
+        "SPADES_NATS_PREFIX": stream_prefix,
+    }
+
+
+@pytest.fixture
+def processes(service_env: dict[str, str], tmp_path: Path) -> Iterator[Processes]:
+    """Starts `python ...` processes with `service_env`; kills any left at teardown."""
+    procs = Processes(service_env, tmp_path / "logs")
+    try:
+        yield procs
+    finally:
+        procs.stop_all()
+
+
+@pytest.fixture
+def private_nats(scratch: Path) -> Iterator[EmbeddedNats]:
+    """A NATS server of this test's own, which the test may stop and restart."""
+    server = EmbeddedNats(scratch / unique_token("nats-"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
