@@ -64,6 +64,7 @@ from engine.state import (
 # dataclass costs more than the rest of a legal-move check.
 _PLAY = tuple(tuple(PlayCard(s, c) for c in range(54)) for s in range(4))
 _PLAYED = tuple(tuple(CardPlayed(s, c) for c in range(54)) for s in range(4))
+_BID = tuple(tuple(PlaceBid(s, b) for b in range(18)) for s in range(4))
 
 
 def deal(rules: Ruleset, t: Tables, seed: int, hand: int, dealer: int) -> HandDealt:
@@ -165,10 +166,18 @@ def legal_actions(state: GameState, seat: int) -> list[Command]:
     phase = state.phase
     if phase == PLAY:
         row = _PLAY[seat]
+        trick = state.trick
+        if trick and state.tricks:
+            # Fast path of the common case: follow suit if able, else any card.
+            suit = state.tables.suit
+            led = suit[trick[0]]
+            hand = state.hands[seat]
+            return [row[c] for c in hand if suit[c] == led] or [row[c] for c in hand]
         return [row[c] for c in legal_cards(state, seat)]
     if phase == BID:
         if state.seen[seat]:
-            return [PlaceBid(seat, b) for b in legal_bids(state, seat)]
+            row_bids = _BID[seat]
+            return [row_bids[b] for b in legal_bids(state, seat)]
         choices: list[Command] = []
         bids = legal_bids(state, seat)
         if blind_nil_open(state, seat) and 0 in bids:
@@ -321,10 +330,19 @@ def _decide_play(state: GameState, command: PlayCard) -> list[Event]:
     seat, card = command.seat, command.card
     if state.phase != PLAY or seat != state.turn:
         _check_turn(state, seat, PLAY)
-    legal = legal_cards(state, seat)
-    if card not in legal:
-        _reject_play(state, seat, card)
     t = state.tables
+    hand = state.hands[seat]
+    if card not in hand:
+        _reject_play(state, seat, card)
+    if state.tricks and state.trick:
+        # Fast path of the common case: follow suit if able.
+        led = t.suit[state.trick[0]]
+        if t.suit[card] != led:
+            for c in hand:
+                if t.suit[c] == led:
+                    _reject_play(state, seat, card)
+    elif card not in legal_cards(state, seat):
+        _reject_play(state, seat, card)
     n = t.players
     events: list[Event] = [_PLAYED[seat][card]]
     trick = (*state.trick, card)

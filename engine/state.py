@@ -7,7 +7,6 @@ about four times cheaper, and apply() builds one per card played (see benchmarks
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import reduce
 from typing import Any, NamedTuple, TypeVar
 
 from engine.cards import SPADES, TWO_OF_CLUBS
@@ -92,11 +91,13 @@ def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return (*items[:index], value, *items[index + 1 :])
 
 
+def _trailing(scores: tuple[int, ...], side: int) -> int:
+    return max(s for t, s in enumerate(scores) if t != side) - scores[side]
+
+
 def trailing_by(state: GameState, seat: int) -> int:
     """Return how far the seat's side is behind the best other side (<= 0 if not behind)."""
-    team = state.tables.team[seat]
-    best = max(s for t, s in enumerate(state.scores) if t != team)
-    return best - state.scores[team]
+    return _trailing(state.scores, state.tables.team[seat])
 
 
 def blind_nil_open(state: GameState, seat: int) -> bool:
@@ -116,23 +117,53 @@ def is_nil(rules: Ruleset, bid: int) -> bool:
     return bid == 0 and rules.nil_allowed
 
 
-def first_leader(state: GameState) -> int:
+def first_leader(rules: Ruleset, hands: tuple[tuple[int, ...], ...], dealer: int) -> int:
     """Return the seat that leads the first trick of the hand."""
-    if state.rules.first_lead == "two_of_clubs":
-        for seat, hand in enumerate(state.hands):
+    if rules.first_lead == "two_of_clubs":
+        for seat, hand in enumerate(hands):
             if TWO_OF_CLUBS in hand:
                 return seat
-    return (state.dealer + 1) % state.tables.players
+    return (dealer + 1) % len(hands)
 
+
+# Mutators work in place on a list of the state's fields (indexed by the constants
+# below): apply() copies the state once, and replay() folds a whole game on one list
+# and builds a single GameState at the end. One implementation serves both.
+(
+    RULES,
+    TABLES,
+    SEED,
+    PHASE,
+    HAND,
+    DEALER,
+    TURN,
+    HANDS,
+    STOCK,
+    DISCARDS,
+    SEEN,
+    BIDS,
+    BLIND,
+    PENDING,
+    PASSED,
+    LEADER,
+    TRICK,
+    TRICKS,
+    TAKEN,
+    BROKEN,
+    SCORES,
+    BAGS,
+    WINNER,
+    REASON,
+) = range(len(GameState._fields))
 
 E = TypeVar("E")
-_MUTATORS: dict[type, Callable[[GameState, Any], GameState]] = {}
+Fields = list[Any]
+_MUTATORS: dict[type, Callable[[Fields, Any], None]] = {}
+_new = tuple.__new__
 
 
-def _mutator(
-    kind: type[E],
-) -> Callable[[Callable[[GameState, E], GameState]], Callable[[GameState, E], GameState]]:
-    def register(fn: Callable[[GameState, E], GameState]) -> Callable[[GameState, E], GameState]:
+def _mutator(kind: type[E]) -> Callable[[Callable[[Fields, E], None]], Callable[[Fields, E], None]]:
+    def register(fn: Callable[[Fields, E], None]) -> Callable[[Fields, E], None]:
         _MUTATORS[kind] = fn
         return fn
 
@@ -141,18 +172,24 @@ def _mutator(
 
 def apply(state: GameState, event: Event) -> GameState:
     """Return the state after one event (events are facts: they are not re-validated)."""
-    return _MUTATORS[type(event)](state, event)
+    fields = list(state)
+    _MUTATORS[type(event)](fields, event)
+    return _new(GameState, fields)
 
 
-def replay(events: Iterable[Event]) -> GameState:
-    """Return the state that a game's events fold to."""
-    return reduce(apply, events, GameState())
+def replay(events: Iterable[Event], state: GameState | None = None) -> GameState:
+    """Return the state that a game's events fold to (from ``state``, default a new game)."""
+    fields = list(state or GameState())
+    mutators = _MUTATORS
+    for event in events:
+        mutators[type(event)](fields, event)
+    return _new(GameState, fields)
 
 
 @_mutator(GameStarted)
-def _started(state: GameState, ev: GameStarted) -> GameState:
+def _started(f: Fields, ev: GameStarted) -> None:
     t = tables(ev.ruleset)
-    return GameState(
+    f[:] = GameState(
         rules=ev.ruleset,
         tables=t,
         seed=ev.seed,
@@ -164,144 +201,146 @@ def _started(state: GameState, ev: GameStarted) -> GameState:
 
 
 @_mutator(HandDealt)
-def _dealt(state: GameState, ev: HandDealt) -> GameState:
-    n = state.tables.players
+def _dealt(f: Fields, ev: HandDealt) -> None:
+    t: Tables = f[TABLES]
+    rules: Ruleset = f[RULES]
+    n = t.players
     left = (ev.dealer + 1) % n
-    state = state._replace(
-        phase=DRAW if ev.stock else BID,
-        hand=ev.hand,
-        dealer=ev.dealer,
-        turn=left,
-        hands=ev.hands,
-        stock=ev.stock,
-        discards=((),) * n,
-        bids=(-1,) * n,
-        blind=(False,) * n,
-        pending=(),
-        passed=(),
-        leader=left,
-        trick=(),
-        tricks=(),
-        taken=(0,) * n,
-        broken=False,
-    )
-    seen = tuple(
-        bool(ev.stock) or not (blind_nil_open(state, s) or blind_bid_open(state, s))
+    no = (False,) * n
+    f[PHASE] = DRAW if ev.stock else BID
+    f[HAND] = ev.hand
+    f[DEALER] = ev.dealer
+    f[TURN] = f[LEADER] = left
+    f[HANDS] = ev.hands
+    f[STOCK] = ev.stock
+    f[DISCARDS] = ((),) * n
+    f[BIDS] = (-1,) * n
+    f[BLIND] = no
+    f[PENDING] = f[PASSED] = f[TRICK] = f[TRICKS] = ()
+    f[TAKEN] = (0,) * n
+    f[BROKEN] = False
+    scores = f[SCORES]
+    # A blind candidate does not see its hand until it chooses.
+    f[SEEN] = tuple(
+        bool(ev.stock)
+        or not (
+            (rules.blind_nil and _trailing(scores, t.team[s]) >= rules.blind_nil_deficit)
+            or (rules.blind_bids and _trailing(scores, t.team[s]) >= rules.blind_bid_deficit)
+        )
         for s in range(n)
     )
-    return state._replace(seen=seen)
 
 
 @_mutator(CardDrawn)
-def _drawn(state: GameState, ev: CardDrawn) -> GameState:
+def _drawn(f: Fields, ev: CardDrawn) -> None:
     seat = ev.seat
-    stock = state.stock[2:]
-    hands = _set(state.hands, seat, tuple(sorted((*state.hands[seat], ev.kept))))
-    discards = _set(state.discards, seat, (*state.discards[seat], ev.discarded))
+    stock = f[STOCK] = f[STOCK][2:]
+    f[HANDS] = _set(f[HANDS], seat, tuple(sorted((*f[HANDS][seat], ev.kept))))
+    f[DISCARDS] = _set(f[DISCARDS], seat, (*f[DISCARDS][seat], ev.discarded))
     if stock:
-        return state._replace(stock=stock, hands=hands, discards=discards, turn=1 - seat)
-    return state._replace(
-        stock=stock,
-        hands=hands,
-        discards=discards,
-        phase=BID,
-        turn=(state.dealer + 1) % state.tables.players,
-    )
+        f[TURN] = 1 - seat
+    else:
+        f[PHASE] = BID
+        f[TURN] = (f[DEALER] + 1) % f[TABLES].players
 
 
 @_mutator(BlindNilDeclined)
-def _declined(state: GameState, ev: BlindNilDeclined) -> GameState:
-    return state._replace(seen=_set(state.seen, ev.seat, True))
+def _declined(f: Fields, ev: BlindNilDeclined) -> None:
+    f[SEEN] = _set(f[SEEN], ev.seat, True)
 
 
 @_mutator(BlindNilDeclared)
-def _blind_nil(state: GameState, ev: BlindNilDeclared) -> GameState:
-    return _bid(state, ev.seat, 0, True)
+def _blind_nil(f: Fields, ev: BlindNilDeclared) -> None:
+    _bid(f, ev.seat, 0, True)
 
 
 @_mutator(BidPlaced)
-def _bid_placed(state: GameState, ev: BidPlaced) -> GameState:
-    return _bid(state, ev.seat, ev.tricks, ev.blind)
+def _bid_placed(f: Fields, ev: BidPlaced) -> None:
+    _bid(f, ev.seat, ev.tricks, ev.blind)
 
 
-def _bid(state: GameState, seat: int, tricks: int, blind: bool) -> GameState:
-    bids = _set(state.bids, seat, tricks)
-    state = state._replace(
-        bids=bids,
-        blind=_set(state.blind, seat, blind),
-        seen=_set(state.seen, seat, True),
-        turn=(seat + 1) % state.tables.players,
-    )
+def _bid(f: Fields, seat: int, tricks: int, blind: bool) -> None:
+    bids = f[BIDS] = _set(f[BIDS], seat, tricks)
+    f[BLIND] = _set(f[BLIND], seat, blind)
+    f[SEEN] = _set(f[SEEN], seat, True)
+    f[TURN] = (seat + 1) % f[TABLES].players
     if -1 in bids:
-        return state
+        return
+    rules: Ruleset = f[RULES]
     pending: tuple[tuple[int, int], ...] = ()
-    if state.tables.players == 4 and state.rules.blind_nil_exchange:
+    if f[TABLES].players == 4 and rules.blind_nil_exchange:
+        # Exchanges run in bidding order: the blind-nil bidder gives, then the partner.
         for i in range(1, 5):
-            s = (state.dealer + i) % 4
-            if state.blind[s] and is_nil(state.rules, bids[s]):
+            s = (f[DEALER] + i) % 4
+            if f[BLIND][s] and is_nil(rules, bids[s]):
                 pending += ((s, (s + 2) % 4), ((s + 2) % 4, s))
     if pending:
-        return state._replace(phase=PASS, pending=pending, turn=pending[0][0])
-    return _start_play(state)
+        f[PHASE] = PASS
+        f[PENDING] = pending
+        f[TURN] = pending[0][0]
+    else:
+        _start_play(f)
 
 
-def _start_play(state: GameState) -> GameState:
-    leader = first_leader(state)
-    return state._replace(phase=PLAY, leader=leader, turn=leader)
+def _start_play(f: Fields) -> None:
+    f[PHASE] = PLAY
+    f[LEADER] = f[TURN] = first_leader(f[RULES], f[HANDS], f[DEALER])
 
 
 @_mutator(CardsPassed)
-def _passed(state: GameState, ev: CardsPassed) -> GameState:
+def _passed(f: Fields, ev: CardsPassed) -> None:
     gone = set(ev.cards)
-    hands = _set(state.hands, ev.seat, tuple(c for c in state.hands[ev.seat] if c not in gone))
-    hands = _set(hands, ev.to_seat, tuple(sorted((*hands[ev.to_seat], *ev.cards))))
-    pending = state.pending[1:]
-    state = state._replace(
-        hands=hands,
-        pending=pending,
-        passed=(*state.passed, (ev.seat, ev.to_seat, ev.cards)),
-    )
+    hands = f[HANDS]
+    hands = _set(hands, ev.seat, tuple(c for c in hands[ev.seat] if c not in gone))
+    f[HANDS] = _set(hands, ev.to_seat, tuple(sorted((*hands[ev.to_seat], *ev.cards))))
+    pending = f[PENDING] = f[PENDING][1:]
+    f[PASSED] = (*f[PASSED], (ev.seat, ev.to_seat, ev.cards))
     if pending:
-        return state._replace(turn=pending[0][0])
-    return _start_play(state)
+        f[TURN] = pending[0][0]
+    else:
+        _start_play(f)
 
 
 @_mutator(CardPlayed)
-def _played(state: GameState, ev: CardPlayed) -> GameState:
+def _played(f: Fields, ev: CardPlayed) -> None:
     seat, card = ev.seat, ev.card
-    hands = state.hands
+    t: Tables = f[TABLES]
+    hands = f[HANDS]
     hand = hands[seat]
     i = hand.index(card)
-    trick = (*state.trick, card)
-    return state._replace(
-        hands=(*hands[:seat], hand[:i] + hand[i + 1 :], *hands[seat + 1 :]),
-        trick=trick,
-        broken=state.broken or state.tables.suit[card] == SPADES,
-        turn=-1 if len(trick) == state.tables.players else (seat + 1) % state.tables.players,
-    )
+    f[HANDS] = (*hands[:seat], hand[:i] + hand[i + 1 :], *hands[seat + 1 :])
+    trick = f[TRICK] = (*f[TRICK], card)
+    if t.suit[card] == SPADES:
+        f[BROKEN] = True
+    f[TURN] = -1 if len(trick) == t.players else (seat + 1) % t.players
 
 
 @_mutator(TrickWon)
-def _trick_won(state: GameState, ev: TrickWon) -> GameState:
+def _trick_won(f: Fields, ev: TrickWon) -> None:
     w = ev.seat
-    tricks = (*state.tricks, Trick(state.leader, ev.cards, w))
-    taken = state.taken
-    last = len(tricks) == state.tables.tricks
-    return state._replace(
-        tricks=tricks,
-        taken=(*taken[:w], taken[w] + 1, *taken[w + 1 :]),
-        trick=(),
-        leader=w,
-        turn=-1 if last else w,
-        phase=DEALING if last else PLAY,
-    )
+    tricks = f[TRICKS] = (*f[TRICKS], Trick(f[LEADER], ev.cards, w))
+    taken = f[TAKEN]
+    f[TAKEN] = (*taken[:w], taken[w] + 1, *taken[w + 1 :])
+    f[TRICK] = ()
+    f[LEADER] = w
+    if len(tricks) == f[TABLES].tricks:
+        f[TURN] = -1
+        f[PHASE] = DEALING
+    else:
+        f[TURN] = w
 
 
 @_mutator(HandScored)
-def _scored(state: GameState, ev: HandScored) -> GameState:
-    return state._replace(scores=ev.scores, bags=ev.bags, phase=DEALING, turn=-1)
+def _scored(f: Fields, ev: HandScored) -> None:
+    f[SCORES] = ev.scores
+    f[BAGS] = ev.bags
+    f[PHASE] = DEALING
+    f[TURN] = -1
 
 
 @_mutator(GameFinished)
-def _finished(state: GameState, ev: GameFinished) -> GameState:
-    return state._replace(phase=OVER, turn=-1, winner=ev.winner, reason=ev.reason)
+def _finished(f: Fields, ev: GameFinished) -> None:
+    f[PHASE] = OVER
+    f[TURN] = -1
+    f[WINNER] = ev.winner
+    f[REASON] = ev.reason

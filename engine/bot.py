@@ -1,0 +1,251 @@
+"""The baseline bot: a pure function of one seat's `view` (never the full state).
+
+Bidding counts sure tricks; it bids nil when the hand is safe and blind nil only when
+its side is well behind. Card play covers a partner's nil, ducks bags once the
+contract is made and keeps taking tricks while the opponents can still be set.
+
+>>> from engine import StartGame, decide, initial_state, replay, view, apply
+>>> state = replay(decide(initial_state(), StartGame(Ruleset(), seed=5)))
+>>> while state.phase != "over":
+...     for event in decide(state, choose(view(state, state.turn))):
+...         state = apply(state, event)
+>>> state.reason, max(state.scores) >= 500 or state.reason != "target"
+('target', True)
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+
+from engine.cards import SPADES, rank_of
+from engine.model import (
+    Command,
+    DeclareBlindNil,
+    DeclineBlindNil,
+    DrawCard,
+    PassCards,
+    PlaceBid,
+    PlayCard,
+)
+from engine.rules import Ruleset, Tables, tables
+from engine.view import SeatView
+
+ACE, KING, QUEEN, TEN = 12, 11, 10, 8
+
+
+@lru_cache(maxsize=64)
+def _tables(rules: Ruleset) -> Tables:
+    return tables(rules)
+
+
+def choose(view: SeatView, rng: random.Random | None = None) -> Command:
+    """Return the bot's command for the seat of ``view`` (it must be that seat's turn).
+
+    Deterministic given the view; ``rng`` (optional) only breaks ties between
+    equally good cards.
+    """
+    legal = view.legal
+    if not legal:
+        raise ValueError(f"seat {view.seat} has nothing to do now")
+    first = legal[0]
+    if isinstance(first, DrawCard):
+        return _draw(view)
+    if isinstance(first, PassCards):
+        return _pass(view)
+    if isinstance(first, PlayCard):
+        return _play(view, rng)
+    if view.hand_hidden:
+        return _blind_choice(view)
+    return _bid(view)
+
+
+# ---------------------------------------------------------------- bidding
+
+
+def estimate(hand: tuple[int, ...], t: Tables) -> float:
+    """Return the sure tricks a hand is worth (aces, guarded kings, trumps, ruffs)."""
+    by_suit: dict[int, list[int]] = {0: [], 1: [], 2: [], 3: []}
+    for c in hand:
+        by_suit[t.suit[c]].append(t.power[c])
+    tricks = 0.0
+    trumps = sorted(by_suit[SPADES], reverse=True)
+    top = max(t.power[c] for c in t.deck if t.suit[c] == SPADES)
+    for i, p in enumerate(trumps):
+        # A trump is sure when the trumps above it that others hold are at most
+        # the trumps below it in this hand.
+        if top - p <= len(trumps) - 1 - i and top - p <= 2:
+            tricks += 1
+    tricks += max(0, len(trumps) - 4)
+    spare_trumps = len(trumps) - tricks
+    for s in range(3):
+        cards = sorted(by_suit[s], reverse=True)
+        n = len(cards)
+        if n and cards[0] == ACE and n <= 6:
+            tricks += 1
+        if n >= 2 and KING in cards and n <= 5:
+            tricks += 0.75
+        if n >= 3 and QUEEN in cards and n <= 4:
+            tricks += 0.25
+        if spare_trumps >= 1 and n <= 1:
+            tricks += 1 if n == 0 else 0.5
+            spare_trumps -= 1
+    return tricks * t.tricks / 13
+
+
+def _safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
+    trumps = [t.power[c] for c in hand if t.suit[c] == SPADES]
+    if len(trumps) > 3 or any(p >= 100 + TEN - 1 for p in trumps):
+        return False
+    for s in range(3):
+        cards = [t.power[c] for c in hand if t.suit[c] == s]
+        if any(p >= KING for p in cards) and len(cards) < 4:
+            return False
+        if ACE in cards:
+            return False
+    return True
+
+
+def _bid(view: SeatView) -> Command:
+    t = _tables(view.rules)
+    bids = [c for c in view.legal if isinstance(c, PlaceBid)]
+    est = estimate(view.hand, t)
+    partner_nil = t.players == 4 and view.bids[(view.seat + 2) % 4] == 0
+    numbers = [b.tricks for b in bids]
+    if view.rules.nil_allowed and 0 in numbers and not partner_nil and _safe_nil(view.hand, t):
+        return bids[numbers.index(0)]
+    wanted = max(1, round(est))
+    positive = [b for b in bids if b.tricks > 0 or not view.rules.nil_allowed] or bids
+    return min(positive, key=lambda b: (abs(b.tricks - wanted), b.tricks))
+
+
+def _blind_choice(view: SeatView) -> Command:
+    for c in view.legal:
+        if isinstance(c, DeclareBlindNil):
+            team = view.seat % 2 if view.rules.players == 4 else view.seat
+            mine = view.scores[team]
+            best_other = max(s for i, s in enumerate(view.scores) if i != team)
+            # Blind nil is a comeback move: only when far behind or the game is nearly lost.
+            if best_other - mine >= 2 * view.rules.blind_nil_deficit or (
+                best_other >= view.rules.target - 100
+            ):
+                return c
+    return next(c for c in view.legal if isinstance(c, DeclineBlindNil))
+
+
+def _draw(view: SeatView) -> Command:
+    t = _tables(view.rules)
+    card = view.drawn
+    keep = t.suit[card] == SPADES or rank_of(card) >= TEN
+    return DrawCard(view.seat, keep)
+
+
+def _pass(view: SeatView) -> Command:
+    t = _tables(view.rules)
+    k = len(view.legal[0].cards) if isinstance(view.legal[0], PassCards) else 0
+    blind_nil_giver = view.bids[view.seat] == 0 and view.blind[view.seat]
+    order = sorted(view.hand, key=lambda c: t.power[c], reverse=blind_nil_giver)
+    if not blind_nil_giver:
+        # The partner gives back low cards, spades last.
+        order.sort(key=lambda c: (t.suit[c] == SPADES, t.power[c]))
+    return PassCards(view.seat, tuple(sorted(order[:k])))
+
+
+# ---------------------------------------------------------------- play
+
+
+def _play(view: SeatView, rng: random.Random | None) -> Command:
+    t = _tables(view.rules)
+    suit, power = t.suit, t.power
+    n = t.players
+    me = view.seat
+    cards = [c.card for c in view.legal if isinstance(c, PlayCard)]
+    trick = view.trick
+    led = suit[trick[0]] if trick else -1
+
+    def value(c: int) -> int:
+        s = suit[c]
+        return power[c] if s in (led, SPADES) else -1
+
+    best_i = max(range(len(trick)), key=lambda i: value(trick[i])) if trick else -1
+    best_seat = (view.leader + best_i) % n if trick else -1
+    best_value = value(trick[best_i]) if trick else -1
+
+    def winners(cs: list[int]) -> list[int]:
+        return [c for c in cs if (value(c) if trick else power[c]) > best_value]
+
+    def losers(cs: list[int]) -> list[int]:
+        return [c for c in cs if value(c) < best_value] if trick else []
+
+    def low(cs: list[int]) -> int:
+        return min(cs, key=lambda c: (suit[c] == SPADES, power[c], c))
+
+    def high(cs: list[int]) -> int:
+        return max(cs, key=lambda c: (power[c], c))
+
+    nil = view.rules.nil_allowed
+    my_bid = view.bids[me]
+    partner = (me + 2) % 4 if n == 4 else -1
+    to_play = {(view.leader + i) % n for i in range(len(trick), n)}
+
+    if nil and my_bid == 0:
+        # Nil: play the highest card that still loses; lead low.
+        lose = losers(cards)
+        return _card(me, high(lose) if lose else low(cards))
+    if partner >= 0 and nil and view.bids[partner] == 0 and view.taken[partner] == 0:
+        # Cover partner's nil: go high before him, overtake him after.
+        if partner in to_play:
+            return _card(me, high(cards))
+        if best_seat == partner:
+            win = winners(cards)
+            return _card(me, min(win, key=lambda c: power[c]) if win else low(cards))
+
+    side = [s for s in range(n) if (s % 2 == me % 2 if n == 4 else s == me)]
+    need = _need(view, side)
+    opponents_need = max(
+        (
+            _need(view, [s for s in range(n) if (s % 2 == o if n == 4 else s == o)])
+            for o in range(view.rules.teams)
+            if o != (me % 2 if n == 4 else me)
+        ),
+        default=0,
+    )
+    tricks_left = t.tricks - len(view.tricks)
+    want = need > 0 or 0 < opponents_need <= tricks_left
+    if not want:
+        # Contract made and nobody left to set: duck the bags.
+        lose = losers(cards)
+        if not trick:
+            return _card(me, low(cards))
+        return _card(me, high(lose) if lose else low(cards))
+    if not trick:
+        tops = [c for c in cards if _is_top(c, view, t)]
+        if tops:
+            return _card(me, _pick(sorted(tops, key=lambda c: (suit[c] == SPADES, c)), rng))
+        return _card(me, low(cards))
+    if best_seat == partner and (len(to_play) == 1 or _is_top(trick[best_i], view, t)):
+        return _card(me, low(cards))
+    win = winners(cards)
+    if win:
+        return _card(me, min(win, key=lambda c: power[c] + (50 if suit[c] == SPADES else 0)))
+    return _card(me, low(cards))
+
+
+def _need(view: SeatView, seats: list[int]) -> int:
+    nil = view.rules.nil_allowed
+    bidders = [s for s in seats if not (nil and view.bids[s] == 0)]
+    return sum(view.bids[s] for s in bidders) - sum(view.taken[s] for s in bidders)
+
+
+def _is_top(card: int, view: SeatView, t: Tables) -> bool:
+    gone = {c for tr in view.tricks for c in tr.cards} | set(view.trick) | set(view.hand)
+    s = t.suit[card]
+    return all(t.power[c] < t.power[card] for c in t.deck if t.suit[c] == s and c not in gone)
+
+
+def _pick(cards: list[int], rng: random.Random | None) -> int:
+    return rng.choice(cards) if rng else cards[0]
+
+
+def _card(seat: int, card: int) -> Command:
+    return PlayCard(seat, card)
