@@ -9,8 +9,8 @@ contract is made and keeps taking tricks while the opponents can still be set.
 >>> while state.phase != "over":
 ...     for event in decide(state, choose(view(state, state.turn))):
 ...         state = apply(state, event)
->>> state.reason, max(state.scores) >= 500 or state.reason != "target"
-('target', True)
+>>> state.phase, state.reason in ("target", "mercy", "hand_cap")
+('over', True)
 """
 
 from __future__ import annotations
@@ -95,13 +95,13 @@ def estimate(hand: tuple[int, ...], t: Tables) -> float:
 
 def _safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
     trumps = [t.power[c] for c in hand if t.suit[c] == SPADES]
-    if len(trumps) > 3 or any(p >= 100 + TEN - 1 for p in trumps):
+    if len(trumps) > 3 or any(p >= 100 + TEN for p in trumps):
         return False
     for s in range(3):
-        cards = [t.power[c] for c in hand if t.suit[c] == s]
-        if any(p >= KING for p in cards) and len(cards) < 4:
-            return False
-        if ACE in cards:
+        cards = sorted((t.power[c] for c in hand if t.suit[c] == s), reverse=True)
+        low = sum(1 for p in cards if p <= 5)
+        # Every high card needs low cards under it to duck with.
+        if sum(1 for p in cards if p >= TEN) > low - 1 and cards and cards[0] >= TEN:
             return False
     return True
 
@@ -126,8 +126,8 @@ def _blind_choice(view: SeatView) -> Command:
             mine = view.scores[team]
             best_other = max(s for i, s in enumerate(view.scores) if i != team)
             # Blind nil is a comeback move: only when far behind or the game is nearly lost.
-            if best_other - mine >= 2 * view.rules.blind_nil_deficit or (
-                best_other >= view.rules.target - 100
+            if best_other - mine >= 2 * view.rules.blind_nil_deficit and (
+                best_other >= view.rules.target - 150
             ):
                 return c
     return next(c for c in view.legal if isinstance(c, DeclineBlindNil))
