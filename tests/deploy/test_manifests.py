@@ -171,11 +171,11 @@ def test_the_validation_rejects_what_a_cluster_would() -> None:
             jsonschema.validate(bad, schema, cls=jsonschema.Draft202012Validator)
 
 
-def test_nats_server_accepts_every_config_it_is_given(target: str) -> None:
+def test_nats_server_accepts_every_config_it_is_given(target: str, tmp_path: Path) -> None:
     for cm in of_kind(objects(target), "ConfigMap"):
         if not cm["metadata"]["name"].startswith("nats-config"):
             continue
-        conf = Path(f"/tmp/spades-test-{target}-nats.conf")
+        conf = tmp_path / "nats.conf"
         conf.write_text(cm["data"]["nats.conf"])
         result = subprocess.run(
             [str(BIN / "nats-server"), "-t", "-c", str(conf)],
@@ -185,7 +185,6 @@ def test_nats_server_accepts_every_config_it_is_given(target: str) -> None:
             env={"POD_NAME": "nats-0"},
             timeout=30,
         )
-        conf.unlink()
         assert result.returncode == 0, result.stderr
 
 
@@ -334,6 +333,11 @@ def test_every_setting_reaches_the_services_that_need_it(target: str) -> None:
         wanted = {"SPADES_DATABASE_URL"} | ({"SPADES_JWT_SECRET"} if name == "gateway" else set())
         assert set(from_secrets) == wanted, name
         assert from_secrets["SPADES_DATABASE_URL"] == {"name": "spades-pg-app", "key": "uri"}
+
+
+def test_the_operator_guide_documents_every_setting() -> None:
+    readme = (DEPLOY / "README.md").read_text()
+    assert [v for v in sorted(SETTING_VARS) if f"`{v}`" not in readme] == []
 
 
 def test_table_autoscaling_never_outgrows_the_partitions(target: str) -> None:
