@@ -163,6 +163,8 @@ class Ruleset:
             return "suicide is a partnership game: it needs players=4"
         if self.suicide and not self.nil_allowed:
             return "suicide needs nil_allowed (one partner bids nil)"
+        if self.suicide and self.team_min_bid > 4:
+            return "suicide with team_min_bid above 4: a nil after a 4 could never be bid"
         if self.ten_for_two_hundred and self.players != 4:
             return "ten_for_two_hundred is a partnership rule: it needs players=4"
         if self.boston and self.players != 4:
