@@ -1,0 +1,313 @@
+"""The game context on the wire: game-stream events and seat commands as msgspec Structs.
+
+The engine speaks frozen dataclasses with cards as small ints; the log and the bus speak these
+Structs with cards as their two-letter names ("QS", "TH", "BJ"). Keeping the two apart is
+deliberate: stored events live forever, so their shape follows the versioning rule of
+`events.envelope` (new fields get defaults, old annotations never change) while the engine stays
+free to change its internal card numbering or field types. `to_wire` and `to_engine` are the only
+bridge; a test checks every engine event has a wire twin with the same fields.
+
+A game stream (`game-<uuid>`) holds the engine's events and the table's own facts about the seats
+(`TableOpened`, `TurnTimedOut`, `SeatAbandoned`), which the engine never sees.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import msgspec
+
+import engine
+from events.envelope import REGISTRY
+
+Card = str
+"""A card by name: rank 23456789TJQKA then suit CDHS ("QS", "TH"), or "LJ" / "BJ"."""
+
+RuleValue = int | bool | str
+
+
+class GameEvent(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Base of every event in a game stream; the tag is the class name."""
+
+
+# -- the table's facts about seats --------------------------------------------------------------
+
+
+class TableOpened(GameEvent, frozen=True, kw_only=True):
+    """A table was opened: who sits where, on which ladder, rated or not.
+
+    ``players`` holds a player id per seat; a seat played by a bot from the start holds
+    "bot:<n>" and is listed in ``bots``.
+    """
+
+    game_id: str
+    ladder: str
+    rated: bool
+    players: tuple[str, ...]
+    bots: tuple[int, ...] = ()
+    match_id: str | None = None
+    turn_seconds: float = 25.0
+
+
+class TurnTimedOut(GameEvent, frozen=True, kw_only=True):
+    """A seat let its turn timer run out; the bot's action for it follows in the same batch."""
+
+    seat: int
+    streak: int
+
+
+class SeatAbandoned(GameEvent, frozen=True, kw_only=True):
+    """A seat timed out ``streak`` times in a row: a bot plays it for the rest of the game."""
+
+    seat: int
+    player_id: str
+    streak: int
+
+
+# -- the engine's events, cards by name ---------------------------------------------------------
+
+
+class GameStarted(GameEvent, frozen=True, kw_only=True):
+    """The game started with these rules, this secret seed and this first dealer."""
+
+    rules: dict[str, RuleValue]
+    seed: int
+    dealer: int
+
+
+class HandDealt(GameEvent, frozen=True, kw_only=True):
+    """A hand was dealt; every seat's cards (or the draw deal's stock) recorded."""
+
+    hand: int
+    dealer: int
+    hands: tuple[tuple[Card, ...], ...]
+    stock: tuple[Card, ...] = ()
+
+
+class CardDrawn(GameEvent, frozen=True, kw_only=True):
+    """Two-player draw deal: a seat kept one card and discarded one."""
+
+    seat: int
+    kept: Card
+    discarded: Card
+
+
+class BlindNilDeclared(GameEvent, frozen=True, kw_only=True):
+    """A seat bid blind nil without having seen its hand."""
+
+    seat: int
+
+
+class BlindNilDeclined(GameEvent, frozen=True, kw_only=True):
+    """A blind candidate declined and now sees its hand."""
+
+    seat: int
+
+
+class BidPlaced(GameEvent, frozen=True, kw_only=True):
+    """A seat bid a number of tricks (blind: before seeing its hand)."""
+
+    seat: int
+    tricks: int
+    blind: bool = False
+
+
+class CardsPassed(GameEvent, frozen=True, kw_only=True):
+    """Blind-nil exchange: a seat gave cards to its partner."""
+
+    seat: int
+    to_seat: int
+    cards: tuple[Card, ...]
+
+
+class CardPlayed(GameEvent, frozen=True, kw_only=True):
+    """A seat played a card to the current trick."""
+
+    seat: int
+    card: Card
+
+
+class TrickWon(GameEvent, frozen=True, kw_only=True):
+    """A trick was completed and won by ``seat``; cards in play order."""
+
+    seat: int
+    cards: tuple[Card, ...]
+
+
+class HandScored(GameEvent, frozen=True, kw_only=True):
+    """A hand was scored: tricks per seat, points, totals and bags per side."""
+
+    hand: int
+    tricks: tuple[int, ...]
+    points: tuple[int, ...]
+    scores: tuple[int, ...]
+    bags: tuple[int, ...]
+
+
+class GameFinished(GameEvent, frozen=True, kw_only=True):
+    """The game ended. The table adds who played, so consumers need no other stream.
+
+    ``winner`` is the winning side (-1: a draw at the hand cap). ``players`` is the player id
+    per seat, ``abandoned`` the seats a bot took over; ``rated`` and ``ladder`` say whether and
+    where ratings move.
+    """
+
+    winner: int
+    reason: str
+    scores: tuple[int, ...]
+    ladder: str = ""
+    rated: bool = False
+    players: tuple[str, ...] = ()
+    abandoned: tuple[int, ...] = ()
+
+
+GameStreamEvent = (
+    TableOpened
+    | TurnTimedOut
+    | SeatAbandoned
+    | GameStarted
+    | HandDealt
+    | CardDrawn
+    | BlindNilDeclared
+    | BlindNilDeclined
+    | BidPlaced
+    | CardsPassed
+    | CardPlayed
+    | TrickWon
+    | HandScored
+    | GameFinished
+)
+
+GAME = REGISTRY.register("game", GameStreamEvent)
+
+# -- seat commands (client -> gateway -> table) --------------------------------------------------
+
+
+class SeatCommand(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Base of what a seat may ask; the seat itself comes from who is asking, never the body."""
+
+
+class PlaceBid(SeatCommand, frozen=True, kw_only=True):
+    """Bid a number of tricks (0 = nil); ``blind`` for a blind bid before seeing the hand."""
+
+    tricks: int
+    blind: bool = False
+
+
+class DeclareBlindNil(SeatCommand, frozen=True, kw_only=True):
+    """Bid blind nil before seeing the hand."""
+
+
+class DeclineBlindNil(SeatCommand, frozen=True, kw_only=True):
+    """Decline the blind options and see the hand."""
+
+
+class PassCards(SeatCommand, frozen=True, kw_only=True):
+    """Give these cards to the partner in the blind-nil exchange."""
+
+    cards: tuple[Card, ...]
+
+
+class PlayCard(SeatCommand, frozen=True, kw_only=True):
+    """Play this card to the current trick."""
+
+    card: Card
+
+
+class DrawCard(SeatCommand, frozen=True, kw_only=True):
+    """Two-player draw deal: keep the shown card (and discard the next) or not."""
+
+    keep: bool
+
+
+AnySeatCommand = PlaceBid | DeclareBlindNil | DeclineBlindNil | PassCards | PlayCard | DrawCard
+
+# -- the bridge to the engine ---------------------------------------------------------------------
+
+_WIRE_EVENTS: dict[str, type[GameEvent]] = {
+    cls.__name__: cls
+    for cls in (
+        GameStarted,
+        HandDealt,
+        CardDrawn,
+        BlindNilDeclared,
+        BlindNilDeclined,
+        BidPlaced,
+        CardsPassed,
+        CardPlayed,
+        TrickWon,
+        HandScored,
+        GameFinished,
+    )
+}
+_WIRE_COMMANDS: dict[str, type[SeatCommand]] = {
+    cls.__name__: cls
+    for cls in (PlaceBid, DeclareBlindNil, DeclineBlindNil, PassCards, PlayCard, DrawCard)
+}
+
+# how deep the card names sit in each card-bearing field: 1 a card, 2 a tuple, 3 tuple of tuples
+_CARD_DEPTH = {"card": 1, "kept": 1, "discarded": 1, "cards": 2, "stock": 2, "hands": 3}
+
+
+def _cards(value: Any, depth: int, convert: Any) -> Any:
+    if depth == 1:
+        return convert(value)
+    return tuple(_cards(v, depth - 1, convert) for v in value)
+
+
+def _to_names(name: str, value: Any) -> Any:
+    depth = _CARD_DEPTH.get(name)
+    return value if depth is None else _cards(value, depth, engine.card_str)
+
+
+def _to_numbers(name: str, value: Any) -> Any:
+    depth = _CARD_DEPTH.get(name)
+    return value if depth is None else _cards(value, depth, engine.parse_card)
+
+
+def to_wire(event: engine.Event, **extra: Any) -> GameEvent:
+    """Return the wire Struct of an engine event; ``extra`` fills wire-only fields."""
+    cls = _WIRE_EVENTS[type(event).__name__]
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if isinstance(value, engine.Ruleset):
+            fields["rules"] = value.to_dict()
+        else:
+            fields[f.name] = _to_names(f.name, value)
+    return cls(**fields, **extra)
+
+
+def to_engine(event: GameEvent) -> engine.Event | None:
+    """Return the engine event a wire event carries, or None for a table-only fact."""
+    cls = engine.EVENT_TYPES.get(type(event).__name__)
+    if cls is None:
+        return None
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if isinstance(event, GameStarted) and f.name == "ruleset":
+            values["ruleset"] = engine.Ruleset.from_options(dict(event.rules))
+        else:
+            values[f.name] = _to_numbers(f.name, getattr(event, f.name))
+    result: engine.Event = cls(**values)
+    return result
+
+
+def command_to_engine(command: SeatCommand, seat: int) -> engine.SeatCommand:
+    """Return the engine command for a seat's wire command (raises InvalidCard on bad names)."""
+    cls = engine.COMMAND_TYPES[type(command).__name__]
+    values = {f: _to_numbers(f, getattr(command, f)) for f in command.__struct_fields__}
+    result: engine.SeatCommand = cls(seat=seat, **values)
+    return result
+
+
+def command_to_wire(command: engine.SeatCommand) -> SeatCommand:
+    """Return the wire form of an engine seat command (the seat is dropped: the asker is it)."""
+    cls = _WIRE_COMMANDS[type(command).__name__]
+    values = {
+        f.name: _to_names(f.name, getattr(command, f.name))
+        for f in dataclasses.fields(command)
+        if f.name != "seat"
+    }
+    return cls(**values)
