@@ -4,7 +4,7 @@
 |---|---|---|
 | SPADES_DATABASE_URL | from .spades/infra.env | PostgreSQL DSN of the event store |
 | SPADES_NATS_URL | from .spades/infra.env | NATS server URL(s), comma separated |
-| SPADES_SUBJECT_PREFIX | spades | prefix of every NATS subject and stream (test isolation) |
+| SPADES_NATS_PREFIX | (none) | prefix of every NATS subject and stream (test isolation) |
 | SPADES_HTTP_PORT | 8000 | gateway HTTP/WebSocket port |
 | SPADES_OPS_PORT | 9000 | /livez, /readyz, /metrics of a service (0 = any free port) |
 | SPADES_LOG_LEVEL | info | debug, info, warning, error |
@@ -40,7 +40,7 @@ class Settings:
 
     database_url: str = ""
     nats_url: str = ""
-    subject_prefix: str = "spades"
+    nats_prefix: str = ""
     http_port: int = 8000
     ops_port: int = 9000
     log_level: str = "info"
