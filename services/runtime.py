@@ -1,0 +1,78 @@
+"""The frame every service runs in: settings, logs, PostgreSQL, NATS, ops server, shutdown.
+
+A service is an ``async def main(rt: Runtime) -> None`` that starts its work and returns when
+``rt.stop`` is set. `run_service` opens every resource before it and closes them after it in
+reverse order: on SIGTERM the service stops taking new work, finishes what is in flight, then
+NATS is drained (pending replies and acks flushed) before the pool closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import structlog
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+
+from events.bus import close_nats, connect, ensure_streams
+from events.pgstore import PostgresEventStore, create_pool
+from events.subjects import Subjects
+from services import logs, ops
+from services.config import Settings
+
+
+@dataclass
+class Runtime:
+    """What a running service is given: its settings and its open connections."""
+
+    name: str
+    settings: Settings
+    subjects: Subjects
+    pool: asyncpg.Pool
+    store: PostgresEventStore
+    nc: NATS
+    js: JetStreamContext
+    stop: asyncio.Event
+    log: Any
+
+
+ServiceMain = Callable[[Runtime], Awaitable[None]]
+
+
+async def run_service(name: str, main: ServiceMain, settings: Settings | None = None) -> None:
+    """Run ``main`` as service ``name`` until SIGINT/SIGTERM, with every resource around it."""
+    settings = settings or Settings.from_env()
+    logs.configure(settings.log_level, settings.log_format)
+    log = structlog.get_logger(name).bind(service=name)
+    if not settings.database_url or not settings.nats_url:
+        raise SystemExit(
+            "no servers: set SPADES_DATABASE_URL and SPADES_NATS_URL or run `spades infra up`"
+        )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    subjects = Subjects(settings.nats_prefix)
+    pool = await create_pool(settings.database_url)
+    nc = await connect(settings.nats_url, name=f"spades-{name}")
+    try:
+        js = nc.jetstream()
+        await ensure_streams(js, subjects)
+        store = PostgresEventStore(pool)
+        checks = {"postgres": ops.postgres_check(pool), "nats": ops.nats_check(nc)}
+        async with ops.ops_server(settings.ops_port, checks) as server:
+            log.info("service started", ops_port=server.port)
+            rt = Runtime(name, settings, subjects, pool, store, nc, js, stop, log)
+            await main(rt)
+            log.info("service stopping")
+            await store.aclose()
+    finally:
+        await close_nats(nc)
+        await pool.close()
+    log.info("service stopped")

@@ -1,0 +1,42 @@
+"""`spades serve NAME`: run one service in the foreground until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+
+from services.runtime import Runtime, ServiceMain, run_service
+
+# service name -> module whose `main(rt)` runs it under services.runtime
+_MAINS = {
+    "table": "services.table.app",
+    "matchmaking": "services.matchmaking.app",
+    "rating": "services.rating.app",
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the service named by ``args.service`` and return its exit code."""
+    name: str = args.service
+    if name == "gateway":
+        from services.gateway.app import main as gateway_main
+
+        return gateway_main()
+    service_main: ServiceMain = (
+        _relay if name == "relay" else importlib.import_module(_MAINS[name]).main
+    )
+    asyncio.run(run_service(name, service_main))
+    return 0
+
+
+async def _relay(rt: Runtime) -> None:
+    """Run the outbox relay under the common runtime (ops server, logs, signals)."""
+    from events.relay import run_relay
+
+    await run_relay(
+        database_url=rt.settings.database_url,
+        nats_url=rt.settings.nats_url,
+        subjects=rt.subjects,
+        stop=rt.stop,
+    )
