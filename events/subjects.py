@@ -7,7 +7,8 @@ traffic; the default prefix comes from `$SPADES_NATS_PREFIX` (empty in productio
 Layout:
 
     {p}ev.{category}.{id}.{Type}    an event of stream `{category}-{id}` (JetStream EVENTS)
-    {p}cmd.table.{game_id}          request/reply: a command for the table owning that game
+    {p}cmd.table.{part}.{game_id}   request/reply: a command for the replica owning that partition
+    {p}cmd.table.open               request/reply: open a practice table (any replica)
     {p}cmd.matchmaking.join|leave   request/reply: queue requests
     {p}parked.{consumer}            messages a consumer set aside (JetStream PARKED)
 
@@ -19,11 +20,17 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from dataclasses import dataclass
 
-__all__ = ["Subjects", "current", "split_stream_id"]
+__all__ = ["Subjects", "current", "partition_of", "split_stream_id"]
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+def partition_of(game_id: str, partitions: int) -> int:
+    """Return the partition of a game: table replicas own partitions, not single games."""
+    return zlib.crc32(game_id.encode()) % partitions
 
 
 def split_stream_id(stream_id: str) -> tuple[str, str]:
@@ -114,13 +121,18 @@ class Subjects:
 
     # -- commands (core NATS request/reply) ----------------------------------------------------
 
-    def table_command(self, game_id: str) -> str:
-        """Request subject of the table that owns `game_id`."""
-        return f"{self._p}cmd.table.{_token(game_id, 'game id')}"
+    def table_command(self, game_id: str, partitions: int) -> str:
+        """Request subject of the table replica that owns `game_id`'s partition."""
+        partition = partition_of(game_id, partitions)
+        return f"{self._p}cmd.table.{partition}.{_token(game_id, 'game id')}"
 
-    def table_commands(self) -> str:
-        """Every table command (a table service subscribes to it in a queue group)."""
-        return f"{self._p}cmd.table.*"
+    def table_partition_commands(self, partition: int) -> str:
+        """Every command for the games of one partition (only its owner subscribes)."""
+        return f"{self._p}cmd.table.{int(partition)}.*"
+
+    def table_open(self) -> str:
+        """Request subject: open a practice table (any replica, queue group)."""
+        return f"{self._p}cmd.table.open"
 
     def table_queue_group(self) -> str:
         """Queue group of the table service instances."""
