@@ -9,7 +9,8 @@ Layout:
     {p}ev.{category}.{id}.{Type}    an event of stream `{category}-{id}` (JetStream EVENTS)
     {p}cmd.table.{part}.{game_id}   request/reply: a command for the replica owning that partition
     {p}cmd.table.open               request/reply: open a practice table (any replica)
-    {p}cmd.matchmaking.join|leave   request/reply: queue requests
+    {p}cmd.matchmaking.join|leave|status   request/reply: queue requests
+    {p}cmd.rating.ladder|player     request/reply: ladder and player reads
     {p}parked.{consumer}            messages a consumer set aside (JetStream PARKED)
 
 Putting the event type in the subject lets a consumer filter server-side (rating only pulls
@@ -112,8 +113,12 @@ class Subjects:
         return self.category_events("game", "GameFinished")
 
     def match_found(self) -> str:
-        """MatchFound of every match (tables consume it to open games)."""
-        return self.category_events("match", "MatchFound")
+        """MatchFound of every match (tables consume it to open games).
+
+        MatchFound lives in the ladder's queue stream (`queue-<ladder>`), so taking players
+        out of the queue and announcing their match is one atomic append.
+        """
+        return self.category_events("queue", "MatchFound")
 
     def ratings_updated(self) -> str:
         """RatingsUpdated of every player (matchmaking consumes it)."""
@@ -145,6 +150,18 @@ class Subjects:
     def matchmaking_leave(self) -> str:
         """Request subject: take a player out of the queue."""
         return f"{self._p}cmd.matchmaking.leave"
+
+    def matchmaking_status(self) -> str:
+        """Request subject: where a player stands in the queues, and the queue sizes."""
+        return f"{self._p}cmd.matchmaking.status"
+
+    def rating_ladder(self) -> str:
+        """Request subject: one page of a ladder, best conservative ordinal first."""
+        return f"{self._p}cmd.rating.ladder"
+
+    def rating_player(self) -> str:
+        """Request subject: a player's ratings per ladder and rating history."""
+        return f"{self._p}cmd.rating.player"
 
     # -- parking -------------------------------------------------------------------------------
 
