@@ -14,6 +14,7 @@ A game stream (`game-<uuid>`) holds the engine's events and the table's own fact
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from typing import Any
 
 import msgspec
@@ -302,12 +303,128 @@ def command_to_engine(command: SeatCommand, seat: int) -> engine.SeatCommand:
     return result
 
 
-def command_to_wire(command: engine.SeatCommand) -> SeatCommand:
+def command_to_wire(command: engine.Command) -> AnySeatCommand:
     """Return the wire form of an engine seat command (the seat is dropped: the asker is it)."""
-    cls = _WIRE_COMMANDS[type(command).__name__]
+    cls: Any = _WIRE_COMMANDS[type(command).__name__]
     values = {
         f.name: _to_names(f.name, getattr(command, f.name))
         for f in dataclasses.fields(command)
         if f.name != "seat"
     }
-    return cls(**values)
+    result: AnySeatCommand = cls(**values)
+    return result
+
+
+# -- requests to the table service (core NATS request/reply) --------------------------------------
+
+
+class TableRequest(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Base of the requests a table replica answers."""
+
+
+class SubmitCommand(TableRequest, frozen=True, kw_only=True):
+    """A player's command for his seat at a game; ``command_id`` makes retries safe."""
+
+    game_id: str
+    player_id: str
+    command_id: uuid.UUID
+    command: AnySeatCommand
+
+
+class OpenPractice(TableRequest, frozen=True, kw_only=True):
+    """Open an unrated table: the player at seat 0, bots at the others, any valid rules."""
+
+    player_id: str
+    command_id: uuid.UUID
+    rules: dict[str, RuleValue] = {}
+
+
+class GetView(TableRequest, frozen=True, kw_only=True):
+    """Ask for what ``player_id`` may see of a game (a spectator's view if he has no seat)."""
+
+    game_id: str
+    player_id: str = ""
+
+
+AnyTableRequest = SubmitCommand | OpenPractice | GetView
+
+
+class TableReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The answer to a table request: ok with the game's version, or a code and a reason.
+
+    ``code`` is stable for programs (``out_of_turn``, ``must_follow_suit``, ``unknown_game``,
+    ``malformed`` ...); ``message`` names the rule for people. ``retry`` is true when the
+    command id had already been applied and nothing new was appended.
+    """
+
+    ok: bool
+    code: str = ""
+    message: str = ""
+    game_id: str = ""
+    version: int = 0
+    retry: bool = False
+    view: SeatViewWire | None = None
+
+
+class SeatViewWire(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's view of a game on the wire (cards by name); see `engine.SeatView`."""
+
+    seat: int
+    phase: str
+    hand_number: int
+    dealer: int
+    turn: int
+    hand: tuple[Card, ...]
+    hand_hidden: bool
+    hand_sizes: tuple[int, ...]
+    bids: tuple[int, ...]
+    blind: tuple[bool, ...]
+    leader: int
+    trick: tuple[Card, ...]
+    taken: tuple[int, ...]
+    spades_broken: bool
+    scores: tuple[int, ...]
+    bags: tuple[int, ...]
+    legal: tuple[AnySeatCommand, ...]
+    suggestion: AnySeatCommand | None = None
+    winner: int = -1
+    reason: str = ""
+    players: tuple[str, ...] = ()
+    version: int = 0
+
+
+def view_to_wire(
+    seat_view: engine.SeatView,
+    suggestion: engine.Command | None = None,
+    **extra: Any,
+) -> SeatViewWire:
+    """Return the wire form of a seat view; ``suggestion`` is the bot's advice for the seat."""
+    return SeatViewWire(
+        seat=seat_view.seat,
+        phase=seat_view.phase,
+        hand_number=seat_view.hand_number,
+        dealer=seat_view.dealer,
+        turn=seat_view.turn,
+        hand=tuple(engine.card_str(c) for c in seat_view.hand),
+        hand_hidden=seat_view.hand_hidden,
+        hand_sizes=seat_view.hand_sizes,
+        bids=seat_view.bids,
+        blind=seat_view.blind,
+        leader=seat_view.leader,
+        trick=tuple(engine.card_str(c) for c in seat_view.trick),
+        taken=seat_view.taken,
+        spades_broken=seat_view.spades_broken,
+        scores=seat_view.scores,
+        bags=seat_view.bags,
+        legal=tuple(command_to_wire(c) for c in seat_view.legal if not _is_start(c)),
+        suggestion=None
+        if suggestion is None or _is_start(suggestion)
+        else command_to_wire(suggestion),
+        winner=seat_view.winner,
+        reason=seat_view.reason,
+        **extra,
+    )
+
+
+def _is_start(command: engine.Command) -> bool:
+    return isinstance(command, engine.StartGame)
