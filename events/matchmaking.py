@@ -1,0 +1,134 @@
+"""The matchmaking context: queue streams, and the request/reply messages of the queue.
+
+One stream per ladder, `queue-<ladder>`, holds who joined, who left and which matches were
+formed. `MatchFound` sits in the same stream as the queue, so taking four players out of the
+queue and announcing their match is ONE append at the stream's expected version: a match is
+never announced for players still queued, nor players removed without their match.
+
+Folding the stream gives the queue (`fold_queue`); the matchmaking service rebuilds its state
+that way at every start, so a restart (or a kill -9) loses nobody.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from events.envelope import REGISTRY
+
+__all__ = [
+    "MATCHMAKING",
+    "JoinQueue",
+    "LeaveQueue",
+    "MatchFound",
+    "MatchmakingEvent",
+    "PlayerLeftQueue",
+    "PlayerQueued",
+    "QueueStatus",
+    "Reply",
+    "fold_queue",
+    "queue_stream",
+]
+
+
+def queue_stream(ladder: str) -> str:
+    """Return the stream id of a ladder's queue."""
+    return f"queue-{ladder}"
+
+
+class MatchmakingEvent(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Base of every event of a queue stream; the tag is the class name."""
+
+
+class PlayerQueued(MatchmakingEvent, frozen=True, kw_only=True):
+    """A player joined the ladder's queue with this rating, at `joined_at` (unix seconds)."""
+
+    player_id: str
+    ladder: str
+    mu: float
+    sigma: float
+    joined_at: float
+
+
+class PlayerLeftQueue(MatchmakingEvent, frozen=True, kw_only=True):
+    """A player left the queue without a match (`reason`: "left", ...)."""
+
+    player_id: str
+    reason: str
+
+
+class MatchFound(MatchmakingEvent, frozen=True, kw_only=True):
+    """Players were taken out of the queue and seated together; the table opens the game.
+
+    `seats` holds the player id per seat. Four players: the partnership (a, b) against (c, d)
+    sits a=0, c=1, b=2, d=3 (team = seat % 2). Heads-up: seat = side. `win_probability` is the
+    predicted chance of the side of seat 0.
+    """
+
+    match_id: str
+    ladder: str
+    rules: dict[str, Any]
+    seats: tuple[str, ...]
+    win_probability: float
+
+
+MatchmakingEvents = PlayerQueued | PlayerLeftQueue | MatchFound
+
+MATCHMAKING = REGISTRY.register("matchmaking", MatchmakingEvents)
+
+
+def fold_queue(
+    events: Iterable[MatchmakingEvent], queue: dict[str, PlayerQueued] | None = None
+) -> dict[str, PlayerQueued]:
+    """Return who is waiting (player id -> their PlayerQueued) after `events`, in order."""
+    waiting = dict(queue or {})
+    for event in events:
+        if isinstance(event, PlayerQueued):
+            waiting[event.player_id] = event
+        elif isinstance(event, PlayerLeftQueue):
+            waiting.pop(event.player_id, None)
+        elif isinstance(event, MatchFound):
+            for player in event.seats:
+                waiting.pop(player, None)
+    return waiting
+
+
+# -- requests (core NATS request/reply, JSON) -----------------------------------------------------
+
+
+class JoinQueue(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Put `player_id` in the queue of `ladder`."""
+
+    player_id: str
+    ladder: str
+
+
+class LeaveQueue(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Take `player_id` out of whatever queue he is in."""
+
+    player_id: str
+
+
+class QueueStatus(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Where `player_id` stands, and how many wait on each ladder."""
+
+    player_id: str
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Every matchmaking answer: `ok`, a machine `code`, a human `message`, and details.
+
+    Codes: queued, left, status (ok); malformed, unknown_ladder, already_queued, in_game,
+    not_queued, busy (refused, nothing appended).
+    """
+
+    ok: bool
+    code: str
+    message: str
+    ladder: str | None = None
+    waited: float | None = None
+    window: float | None = None
+    queue_sizes: dict[str, int] | None = None
+    match_id: str | None = None

@@ -1,0 +1,80 @@
+"""The rating context: one `RatingsUpdated` per rated game, with every player's before/after.
+
+The event lives in stream `rating-<game id>` and is appended at expected version 0, in the same
+transaction as the rating read models: a second attempt for the same game (a redelivery, a
+restart after a crash) conflicts on the version and is recognised as already done. So a
+finished game moves ratings exactly once, and the log says by how much.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from events.envelope import REGISTRY
+
+__all__ = [
+    "RATING",
+    "LadderQuery",
+    "PlayerQuery",
+    "RatingChange",
+    "RatingEvent",
+    "RatingsUpdated",
+    "rating_stream",
+]
+
+
+def rating_stream(game_id: str) -> str:
+    """Return the stream id of a game's rating update."""
+    return f"rating-{game_id}"
+
+
+class RatingChange(msgspec.Struct, frozen=True, kw_only=True):
+    """How one player's rating moved in one game (`games`: rated games after this one)."""
+
+    player_id: str
+    mu_before: float
+    sigma_before: float
+    mu_after: float
+    sigma_after: float
+    ordinal_before: float
+    ordinal_after: float
+    games: int
+
+
+class RatingEvent(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Base of the rating context's events; the tag is the class name."""
+
+
+class RatingsUpdated(RatingEvent, frozen=True, kw_only=True):
+    """A rated game moved these players' ratings on `ladder` (at `rated_at`, unix seconds).
+
+    `sigma_before` already includes the inactivity decay up to the game.
+    """
+
+    game_id: str
+    ladder: str
+    changes: tuple[RatingChange, ...]
+    rated_at: float = 0.0
+
+
+RatingEvents = RatingsUpdated
+
+RATING = REGISTRY.register("rating", RatingEvents)
+
+
+# -- reads (core NATS request/reply, JSON) ----------------------------------------------------------
+
+
+class LadderQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One page of a ladder, best conservative ordinal first."""
+
+    ladder: str
+    offset: int = 0
+    limit: int = 50
+
+
+class PlayerQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A player's ratings on every ladder and his rating history."""
+
+    player_id: str
+    history_limit: int = 100
