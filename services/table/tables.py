@@ -1,0 +1,213 @@
+"""A table: one game's stream folded into the engine state plus who sits where.
+
+Everything here is synchronous and free of I/O, so the rules of seating, timeouts and
+abandonment are tested without servers; `services.table.app` does the loading and appending.
+
+Seat rules decided here (the issue leaves them to us):
+
+- A seat that lets its timer run out is played by the baseline bot for that one action
+  (`TurnTimedOut` then the bot's events, in one append). ``abandon_streak`` timeouts in a row
+  (default 3) and a bot takes the seat over for the rest of the game (`SeatAbandoned`); the
+  player can no longer act there. Any action of his own resets his streak.
+- An abandoned game stays rated; who is charged is `services.rating.model`'s rule (the
+  abandoner a loss, his partner no move), carried to the rating service in `GameFinished`.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import engine
+import engine.bot
+from events import game as wire
+from events.envelope import StoredEvent
+
+BOT_ACTOR = "bot"
+TIMEOUT_ACTOR = "timeout"
+EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
+
+
+class Rejected(Exception):
+    """A request the table refuses: ``code`` for programs, the message for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def stream_of(game_id: str) -> str:
+    """Return the event stream id of a game."""
+    return f"game-{game_id}"
+
+
+def event_ids(seed: str, count: int) -> list[uuid.UUID]:
+    """Return ``count`` event ids derived from ``seed``, the same on every retry."""
+    return [uuid.uuid5(EVENT_NAMESPACE, f"{seed}:{i}") for i in range(count)]
+
+
+@dataclass
+class Table:
+    """One game as its owner keeps it in memory."""
+
+    game_id: str
+    version: int = 0
+    opened: wire.TableOpened | None = None
+    state: engine.GameState = field(default_factory=engine.initial_state)
+    results: dict[uuid.UUID, int] = field(default_factory=dict)
+    """Command id -> version right after its events: a retried id gets the same answer."""
+    streaks: dict[int, int] = field(default_factory=dict)
+    abandoned: set[int] = field(default_factory=set)
+
+    # -- folding ------------------------------------------------------------------------------
+
+    def fold(self, stored: StoredEvent, event: wire.GameEvent) -> None:
+        """Fold one stored event of this game's stream into the table."""
+        if stored.version != self.version + 1:
+            raise ValueError(f"game {self.game_id}: event {stored.version} after {self.version}")
+        self.version = stored.version
+        command_id = stored.metadata.command_id
+        if command_id is not None:
+            self.results[command_id] = stored.version
+        match event:
+            case wire.TableOpened():
+                self.opened = event
+            case wire.TurnTimedOut(seat=seat, streak=streak):
+                self.streaks[seat] = streak
+            case wire.SeatAbandoned(seat=seat):
+                self.abandoned.add(seat)
+            case _:
+                engine_event = wire.to_engine(event)
+                if engine_event is not None:
+                    self.state = engine.apply(self.state, engine_event)
+                actor = stored.metadata.actor
+                if actor is not None and actor in self.players:
+                    self.streaks[self.players.index(actor)] = 0
+
+    # -- who sits where -----------------------------------------------------------------------
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        """Return the player id of every seat."""
+        return self.opened.players if self.opened else ()
+
+    @property
+    def over(self) -> bool:
+        """Return whether the game has finished."""
+        return self.state.phase == "over"
+
+    def seat_of(self, player_id: str) -> int | None:
+        """Return the seat of ``player_id``, or None for a spectator."""
+        return self.players.index(player_id) if player_id in self.players else None
+
+    def bot_seats(self) -> set[int]:
+        """Return the seats a bot plays: bots from the start and abandoned seats."""
+        return set(self.opened.bots if self.opened else ()) | self.abandoned
+
+    def seat_to_act(self) -> int | None:
+        """Return the seat the game waits for, or None when it waits for nobody."""
+        if self.opened is None or self.over or self.state.turn < 0:
+            return None
+        return self.state.turn
+
+    # -- deciding -----------------------------------------------------------------------------
+
+    def decide(self, player_id: str, command: wire.AnySeatCommand) -> list[wire.GameEvent]:
+        """Return the events a player's command causes; raise `Rejected` naming the rule."""
+        if self.opened is None:
+            raise Rejected("unknown_game", f"there is no game {self.game_id}")
+        seat = self.seat_of(player_id)
+        if seat is None:
+            raise Rejected("not_your_seat", f"player {player_id} has no seat at this game")
+        if seat in self.abandoned:
+            raise Rejected(
+                "seat_abandoned",
+                f"seat {engine.seat_name(seat, len(self.players))} timed out too often; "
+                "a bot plays it for the rest of the game",
+            )
+        try:
+            seat_command = wire.command_to_engine(command, seat)
+        except engine.InvalidCard as exc:
+            raise Rejected("malformed", str(exc)) from None
+        return self._engine_events(seat_command)
+
+    def bot_events(self, seat: int) -> list[wire.GameEvent]:
+        """Return the events of the baseline bot acting for ``seat`` on its own view."""
+        rng = random.Random(f"{self.game_id}:{self.version}")
+        return self._engine_events(engine.bot.choose(engine.view(self.state, seat), rng))
+
+    def timeout_events(self, seat: int, abandon_streak: int) -> list[wire.GameEvent]:
+        """Return the events of ``seat`` timing out: the fact, maybe abandonment, the bot."""
+        streak = self.streaks.get(seat, 0) + 1
+        events: list[wire.GameEvent] = [wire.TurnTimedOut(seat=seat, streak=streak)]
+        if streak >= abandon_streak and seat not in self.abandoned:
+            events.append(
+                wire.SeatAbandoned(seat=seat, player_id=self.players[seat], streak=streak)
+            )
+            self.abandoned.add(seat)  # the GameFinished below must know
+            try:
+                return events + self.bot_events(seat)
+            finally:
+                self.abandoned.discard(seat)  # folding the stored event sets it for good
+        return events + self.bot_events(seat)
+
+    def _engine_events(self, command: engine.Command) -> list[wire.GameEvent]:
+        try:
+            decided = engine.decide(self.state, command)
+        except engine.RuleViolation as exc:
+            raise Rejected(exc.code, str(exc)) from None
+        return [self._to_wire(e) for e in decided]
+
+    def _to_wire(self, event: engine.Event) -> wire.GameEvent:
+        if not isinstance(event, engine.GameFinished) or self.opened is None:
+            return wire.to_wire(event)
+        return wire.to_wire(
+            event,
+            ladder=self.opened.ladder,
+            rated=self.opened.rated,
+            players=self.players,
+            abandoned=tuple(sorted(self.abandoned)),
+        )
+
+    def view(self, player_id: str, **extra: Any) -> wire.SeatViewWire:
+        """Return ``player_id``'s view (a spectator's if he has no seat), with a suggestion."""
+        seat = self.seat_of(player_id)
+        seat_view = engine.view(self.state, engine.SPECTATOR if seat is None else seat)
+        suggestion = None
+        if seat is not None and self.seat_to_act() == seat:
+            suggestion = engine.bot.choose(seat_view, random.Random(self.version))
+        return wire.view_to_wire(
+            seat_view, suggestion, players=self.players, version=self.version, **extra
+        )
+
+
+def opening_events(
+    game_id: str,
+    *,
+    ladder: str,
+    rated: bool,
+    players: tuple[str, ...],
+    bots: tuple[int, ...],
+    rules: engine.Ruleset,
+    seed: int,
+    turn_seconds: float,
+    match_id: str | None = None,
+) -> list[wire.GameEvent]:
+    """Return the first events of a new game: who sits where, then the start and first deal."""
+    if len(players) != rules.players:
+        raise Rejected(
+            "wrong_player_count", f"{rules.players} players play these rules, not {len(players)}"
+        )
+    opened = wire.TableOpened(
+        game_id=game_id,
+        ladder=ladder,
+        rated=rated,
+        players=players,
+        bots=bots,
+        match_id=match_id,
+        turn_seconds=turn_seconds,
+    )
+    started = engine.decide(engine.initial_state(), engine.StartGame(rules, seed=seed))
+    return [opened, *(wire.to_wire(e) for e in started)]

@@ -1,0 +1,147 @@
+"""The table aggregate without servers: seating, rejections, timeouts and abandonment."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+import engine
+from events import game as wire
+from events.envelope import REGISTRY, Metadata
+from events.store import InMemoryEventStore
+from services.table.tables import Rejected, Table, event_ids, opening_events, stream_of
+
+PLAYERS = ("ann", "bob", "cy", "di")
+
+
+async def _table(store: InMemoryEventStore, **how: object) -> Table:
+    game_id = str(uuid.uuid4())
+    events = opening_events(
+        game_id,
+        ladder="standard",
+        rated=True,
+        players=PLAYERS,
+        bots=(),
+        rules=engine.ranked_default(),
+        seed=42,
+        turn_seconds=25,
+        **how,  # type: ignore[arg-type]
+    )
+    table = Table(game_id)
+    await _commit(store, table, events, actor="table")
+    return table
+
+
+async def _commit(
+    store: InMemoryEventStore, table: Table, events: list[wire.GameEvent], *, actor: str
+) -> None:
+    command_id = uuid.uuid4()
+    new = [
+        REGISTRY.new_event(e, Metadata(actor=actor, command_id=command_id), event_id=i)
+        for e, i in zip(events, event_ids(str(command_id), len(events)), strict=True)
+    ]
+    for stored in await store.append(stream_of(table.game_id), table.version, new):
+        table.fold(stored, REGISTRY.decode(stored))
+
+
+def _suggested(table: Table, player: str) -> wire.AnySeatCommand:
+    suggestion = table.view(player).suggestion
+    assert suggestion is not None
+    return suggestion
+
+
+async def test_a_player_without_a_seat_is_refused() -> None:
+    table = await _table(InMemoryEventStore())
+    with pytest.raises(Rejected) as caught:
+        table.decide("mallory", wire.PlaceBid(tricks=3))
+    assert caught.value.code == "not_your_seat"
+
+
+async def test_acting_out_of_turn_names_the_rule() -> None:
+    table = await _table(InMemoryEventStore())
+    waiting = PLAYERS[(table.seat_to_act() or 0) + 1 & 3]
+    with pytest.raises(Rejected) as caught:
+        table.decide(waiting, wire.PlaceBid(tricks=3))
+    assert caught.value.code == "out_of_turn"
+
+
+async def test_a_card_that_does_not_exist_is_malformed() -> None:
+    table = await _table(InMemoryEventStore())
+    with pytest.raises(Rejected) as caught:
+        table.decide(PLAYERS[table.seat_to_act() or 0], wire.PlayCard(card="1X"))
+    assert caught.value.code == "malformed"
+
+
+async def test_a_game_that_was_never_opened_is_unknown() -> None:
+    with pytest.raises(Rejected) as caught:
+        Table("nope").decide("ann", wire.PlaceBid(tricks=1))
+    assert caught.value.code == "unknown_game"
+
+
+async def test_timeouts_build_a_streak_and_the_third_abandons_the_seat() -> None:
+    store = InMemoryEventStore()
+    table = await _table(store)
+    first = table.seat_to_act()
+    assert first is not None
+    streaks = []
+    while first not in table.abandoned:
+        seat = table.seat_to_act()
+        assert seat is not None
+        if seat == first:
+            events = table.timeout_events(seat, abandon_streak=3)
+            streaks.append(events[0])
+            await _commit(store, table, events, actor="timeout")
+        else:
+            await _commit(store, table, table.bot_events(seat), actor=PLAYERS[seat])
+    assert [(e.seat, e.streak) for e in streaks] == [(first, 1), (first, 2), (first, 3)]
+    assert first in table.bot_seats()
+    with pytest.raises(Rejected) as caught:
+        table.decide(PLAYERS[first], wire.PlaceBid(tricks=1))
+    assert caught.value.code == "seat_abandoned"
+
+
+async def test_acting_in_time_resets_the_streak() -> None:
+    store = InMemoryEventStore()
+    table = await _table(store)
+    seat = table.seat_to_act()
+    assert seat is not None
+    await _commit(store, table, table.timeout_events(seat, abandon_streak=3), actor="timeout")
+    assert table.streaks[seat] == 1
+    while table.seat_to_act() != seat:
+        other = table.seat_to_act()
+        assert other is not None
+        await _commit(store, table, table.bot_events(other), actor=PLAYERS[other])
+    own = table.decide(PLAYERS[seat], _suggested(table, PLAYERS[seat]))
+    await _commit(store, table, own, actor=PLAYERS[seat])
+    assert table.streaks[seat] == 0
+
+
+async def test_game_finished_says_who_played_and_who_abandoned() -> None:
+    store = InMemoryEventStore()
+    table = await _table(store)
+    quitter = table.seat_to_act()
+    assert quitter is not None
+    while not table.over:
+        seat = table.seat_to_act()
+        assert seat is not None
+        if seat == quitter and seat not in table.abandoned:
+            await _commit(store, table, table.timeout_events(seat, 3), actor="timeout")
+        else:
+            await _commit(store, table, table.bot_events(seat), actor="bot")
+    stored = await store.read(stream_of(table.game_id))
+    finished = REGISTRY.decode(stored[-1])
+    assert isinstance(finished, wire.GameFinished)
+    assert finished.players == PLAYERS
+    assert finished.abandoned == (quitter,)
+    assert finished.rated
+    assert finished.ladder == "standard"
+
+
+async def test_a_spectator_view_has_no_hand_and_no_suggestion() -> None:
+    table = await _table(InMemoryEventStore())
+    view = table.view("someone-watching")
+    assert view.seat == engine.SPECTATOR
+    assert view.hand == ()
+    assert view.suggestion is None
+    assert view.legal == ()
