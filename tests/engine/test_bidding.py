@@ -49,7 +49,8 @@ def test_every_bid_is_a_whole_number_from_0_to_13() -> None:
 
 def test_a_bid_of_zero_is_nil() -> None:
     state, events = run(start(), PlaceBid(0, 0))
-    assert events == [BidPlaced(0, 0, False)] and state.bids[0] == 0
+    assert events == [BidPlaced(0, 0, False)]
+    assert state.bids[0] == 0
 
 
 def test_bids_cannot_be_changed() -> None:
@@ -114,7 +115,8 @@ def test_blind_nil_is_offered_before_the_hand_is_seen_only_when_trailing() -> No
     state = start(scores=(0, 150))
     assert state.seen == (False, True, False, True)
     assert legal_actions(state, 0) == [DeclareBlindNil(0), DeclineBlindNil(0)]
-    assert view(state, 0).hand == () and view(state, 0).hand_hidden
+    assert view(state, 0).hand == ()
+    assert view(state, 0).hand_hidden
     assert len(view(state, 1).hand) == 13
 
 
@@ -147,7 +149,8 @@ def test_a_blind_candidate_must_choose_before_bidding() -> None:
 
 def test_declining_blind_nil_shows_the_hand_and_the_seat_bids_normally() -> None:
     state, events = run(start(scores=(0, 150)), DeclineBlindNil(0))
-    assert events == [BlindNilDeclined(0)] and len(view(state, 0).hand) == 13
+    assert events == [BlindNilDeclined(0)]
+    assert len(view(state, 0).hand) == 13
     assert state.turn == 0
     with pytest.raises(BlindNilNotAllowed):
         decide(state, DeclareBlindNil(0))
@@ -157,18 +160,25 @@ def test_declining_blind_nil_shows_the_hand_and_the_seat_bids_normally() -> None
 
 def test_blind_nil_exchange_gives_two_cards_each_way() -> None:
     state, events = run(start(scores=(0, 150)), DeclareBlindNil(0))
-    assert events == [BlindNilDeclared(0)] and state.blind[0] and state.bids[0] == 0
+    assert events == [BlindNilDeclared(0)]
+    assert state.blind[0]
+    assert state.bids[0] == 0
     state = bid_round(state, {1: 3, 2: 4, 3: 3})
-    assert state.phase == "pass" and state.turn == 0
+    assert state.phase == "pass"
+    assert state.turn == 0
     assert all(len(a.cards) == 2 for a in legal_actions(state, 0))  # type: ignore[union-attr]
     given = state.hands[0][-2:]
     state, events = run(state, PassCards(0, given))
-    assert events == [CardsPassed(0, 2, given)] and state.turn == 2
-    assert set(given) <= set(state.hands[2]) and len(state.hands[2]) == 15
+    assert events == [CardsPassed(0, 2, given)]
+    assert state.turn == 2
+    assert set(given) <= set(state.hands[2])
+    assert len(state.hands[2]) == 15
     back = state.hands[2][:2]
     state, _ = run(state, PassCards(2, back))
-    assert set(back) <= set(state.hands[0]) and len(state.hands[0]) == 13
-    assert state.phase == "play" and state.turn == 0
+    assert set(back) <= set(state.hands[0])
+    assert len(state.hands[0]) == 13
+    assert state.phase == "play"
+    assert state.turn == 0
 
 
 def test_blind_nil_exchange_rejects_wrong_cards() -> None:
@@ -199,7 +209,8 @@ def test_blind_bids_a_trailing_seat_may_bid_tricks_before_seeing_the_hand() -> N
     assert legal_actions(state, 0)[0] == DeclineBlindNil(0)
     assert PlaceBid(0, 5, True) in legal_actions(state, 0)
     state, events = run(state, PlaceBid(0, 5, True))
-    assert events == [BidPlaced(0, 5, True)] and state.blind[0]
+    assert events == [BidPlaced(0, 5, True)]
+    assert state.blind[0]
 
 
 def test_blind_bids_are_refused_when_off_or_not_trailing() -> None:

@@ -45,7 +45,8 @@ def test_card_str_rejects_numbers_outside_the_deck() -> None:
 
 def test_suits_ranks_partners_and_teams() -> None:
     assert (suit_of(parse_card("QS")), rank_of(parse_card("QS"))) == (SPADES, 10)
-    assert suit_of(BIG_JOKER) == SPADES and rank_of(BIG_JOKER) > rank_of(LITTLE_JOKER)
+    assert suit_of(BIG_JOKER) == SPADES
+    assert rank_of(BIG_JOKER) > rank_of(LITTLE_JOKER)
     assert [partner_of(s) for s in range(4)] == [2, 3, 0, 1]
     assert [team_of(s) for s in range(4)] == [0, 1, 0, 1]
     assert [team_of(s, 3) for s in range(3)] == [0, 1, 2]
@@ -66,12 +67,18 @@ def test_ranked_default_is_the_option_table_default() -> None:
         100,
         "no_spade",
     )
-    assert r.min_bid == 1 and not (r.suicide or r.jokers or r.boston or r.ten_for_two_hundred)
+    assert r.min_bid == 1
+    assert not (r.suicide)
+    assert not (r.jokers)
+    assert not (r.boston)
+    assert not (r.ten_for_two_hundred)
 
 
 def test_two_player_default_is_heads_up_without_blind_nil() -> None:
     r = two_player_default()
-    assert r.players == 2 and not r.blind_nil and r.tricks_per_hand == 13
+    assert r.players == 2
+    assert not r.blind_nil
+    assert r.tricks_per_hand == 13
 
 
 def test_ruleset_round_trips_through_to_dict() -> None:
@@ -143,12 +150,16 @@ def test_inconsistent_ruleset_is_rejected_with_the_reason(
 
 def test_three_player_deck_drops_the_two_of_clubs_for_17_tricks() -> None:
     t = tables(Ruleset(players=3))
-    assert len(t.deck) == 51 and parse_card("2C") not in t.deck and t.tricks == 17
+    assert len(t.deck) == 51
+    assert parse_card("2C") not in t.deck
+    assert t.tricks == 17
 
 
 def test_jokers_replace_2c_and_2d_and_rank_above_the_ace_of_spades() -> None:
     t = tables(Ruleset(jokers=True))
-    assert len(t.deck) == 52 and parse_card("2C") not in t.deck and parse_card("2D") not in t.deck
+    assert len(t.deck) == 52
+    assert parse_card("2C") not in t.deck
+    assert parse_card("2D") not in t.deck
     assert t.power[BIG_JOKER] > t.power[LITTLE_JOKER] > t.power[parse_card("AS")]
     assert t.suit[BIG_JOKER] == SPADES
 
@@ -157,12 +168,15 @@ def test_deuces_high_ranks_2h_2c_2d_2s_above_the_ace_of_spades() -> None:
     t = tables(Ruleset(deuces_high=True))
     order = [parse_card(c) for c in ("2H", "2C", "2D", "2S", "AS", "KS")]
     assert [t.power[c] for c in order] == sorted((t.power[c] for c in order), reverse=True)
-    assert all(t.suit[c] == SPADES for c in order) and len(t.deck) == 52
+    assert all(t.suit[c] == SPADES for c in order)
+    assert len(t.deck) == 52
 
 
 def test_joker_joker_deuce_drops_the_red_deuces_and_puts_2s_under_the_jokers() -> None:
     t = tables(Ruleset(jokers=True, deuces_high=True))
-    assert parse_card("2H") not in t.deck and parse_card("2D") not in t.deck
-    assert parse_card("2C") in t.deck and t.suit[parse_card("2C")] != SPADES
+    assert parse_card("2H") not in t.deck
+    assert parse_card("2D") not in t.deck
+    assert parse_card("2C") in t.deck
+    assert t.suit[parse_card("2C")] != SPADES
     bj, lj, two, ace = BIG_JOKER, LITTLE_JOKER, parse_card("2S"), parse_card("AS")
     assert t.power[bj] > t.power[lj] > t.power[two] > t.power[ace]

@@ -39,8 +39,11 @@ def play_hand(
 def test_start_game_records_seed_first_dealer_and_the_dealt_hands() -> None:
     events = decide(initial_state(), StartGame(Ruleset(), 42))
     started, dealt = events
-    assert isinstance(started, GameStarted) and started.seed == 42
-    assert isinstance(dealt, HandDealt) and dealt.hand == 1 and dealt.dealer == started.dealer
+    assert isinstance(started, GameStarted)
+    assert started.seed == 42
+    assert isinstance(dealt, HandDealt)
+    assert dealt.hand == 1
+    assert dealt.dealer == started.dealer
     assert sorted(c for h in dealt.hands for c in h) == list(range(52))
     assert decide(initial_state(), StartGame(Ruleset(), 42)) == events
 
@@ -48,7 +51,9 @@ def test_start_game_records_seed_first_dealer_and_the_dealt_hands() -> None:
 def test_deal_is_derived_from_seed_and_hand_number() -> None:
     a = decide(initial_state(), StartGame(Ruleset(), 1))[1]
     b = decide(initial_state(), StartGame(Ruleset(), 2))[1]
-    assert isinstance(a, HandDealt) and isinstance(b, HandDealt) and a.hands != b.hands
+    assert isinstance(a, HandDealt)
+    assert isinstance(b, HandDealt)
+    assert a.hands != b.hands
 
 
 def test_the_last_card_yields_trick_score_and_next_deal_at_once() -> None:
@@ -58,69 +63,80 @@ def test_the_last_card_yields_trick_score_and_next_deal_at_once() -> None:
     # The last card's one decide() returns all four events.
     events = decide(state, legal_actions(state, state.turn)[0])
     state = replay(events, state)
-    assert isinstance(events[0], CardPlayed) and isinstance(events[1], TrickWon)
+    assert isinstance(events[0], CardPlayed)
+    assert isinstance(events[1], TrickWon)
     last = events[1:]
-    assert isinstance(last[1], HandScored) and last[1].tricks == (13, 0, 0, 0)
-    assert last[1].points == (130, -20) and state.scores == (130, -20)
-    assert isinstance(last[2], HandDealt) and last[2].hand == 2 and last[2].dealer == 0
-    assert state.phase == "bid" and state.turn == 1
+    assert isinstance(last[1], HandScored)
+    assert last[1].tricks == (13, 0, 0, 0)
+    assert last[1].points == (130, -20)
+    assert state.scores == (130, -20)
+    assert isinstance(last[2], HandDealt)
+    assert last[2].hand == 2
+    assert last[2].dealer == 0
+    assert state.phase == "bid"
+    assert state.turn == 1
 
 
 def test_the_deal_rotates_clockwise() -> None:
     state, _ = play_hand({0: 12, 1: 1, 2: 1, 3: 1})
-    assert state.dealer == 0 and state.hand == 2
+    assert state.dealer == 0
+    assert state.hand == 2
 
 
 def test_nil_made_end_to_end() -> None:
-    state, events = play_hand({0: 13, 1: 1, 2: 0, 3: 1})
+    state, _events = play_hand({0: 13, 1: 1, 2: 0, 3: 1})
     assert state.scores == (230, -20)
 
 
 def test_reaching_the_target_wins() -> None:
     state, events = play_hand({0: 12, 1: 1, 2: 1, 3: 1}, scores=(380, 0))
-    assert events[-1] == GameFinished(0, "target", (510, -20)) and state.phase == "over"
-    assert state.winner == 0 and state.reason == "target"
+    assert events[-1] == GameFinished(0, "target", (510, -20))
+    assert state.phase == "over"
+    assert state.winner == 0
+    assert state.reason == "target"
 
 
 def test_both_over_the_target_the_higher_score_wins() -> None:
-    state, events = play_hand({0: 12, 1: 0, 2: 1, 3: 0}, scores=(480, 495))
+    _state, events = play_hand({0: 12, 1: 0, 2: 1, 3: 0}, scores=(480, 495))
     assert events[-1] == GameFinished(1, "target", (610, 695))
 
 
 def test_an_exact_tie_over_the_target_plays_another_hand() -> None:
     state, events = play_hand({0: 12, 1: 0, 2: 1, 3: 0}, scores=(470, 400))
-    assert state.scores == (600, 600) and isinstance(events[-1], HandDealt)
+    assert state.scores == (600, 600)
+    assert isinstance(events[-1], HandDealt)
 
 
 def test_mercy_a_side_at_or_below_the_floor_loses_at_once() -> None:
-    state, events = play_hand({0: 1, 1: 0, 2: 13, 3: 0}, scores=(-60, 0))
+    _state, events = play_hand({0: 1, 1: 0, 2: 13, 3: 0}, scores=(-60, 0))
     assert events[-1] == GameFinished(1, "mercy", (-200, 200))
 
 
 def test_mercy_off_plays_on_below_the_floor() -> None:
-    state, events = play_hand({0: 1, 1: 0, 2: 13, 3: 0}, scores=(-60, 0), rules=Ruleset(mercy=0))
+    _state, events = play_hand({0: 1, 1: 0, 2: 13, 3: 0}, scores=(-60, 0), rules=Ruleset(mercy=0))
     assert isinstance(events[-1], HandDealt)
 
 
 def test_hand_cap_ends_the_game_higher_score_wins() -> None:
-    state, events = play_hand({0: 12, 1: 1, 2: 1, 3: 1}, rules=Ruleset(hand_cap=1))
+    _state, events = play_hand({0: 12, 1: 1, 2: 1, 3: 1}, rules=Ruleset(hand_cap=1))
     assert events[-1] == GameFinished(0, "hand_cap", (130, -20))
 
 
 def test_hand_cap_with_a_tie_is_a_draw() -> None:
     state, events = play_hand({0: 12, 1: 0, 2: 1, 3: 0}, scores=(70, 0), rules=Ruleset(hand_cap=1))
-    assert events[-1] == GameFinished(-1, "hand_cap", (200, 200)) and state.winner == -1
+    assert events[-1] == GameFinished(-1, "hand_cap", (200, 200))
+    assert state.winner == -1
 
 
 def test_boston_made_wins_the_game_whatever_the_score() -> None:
-    state, events = play_hand(
+    _state, events = play_hand(
         {0: 13, 1: 1, 2: 0, 3: 1}, scores=(0, 450), rules=Ruleset(boston=True)
     )
     assert events[-1] == GameFinished(0, "boston", (230, 430))
 
 
 def test_target_option_200() -> None:
-    state, events = play_hand({0: 12, 1: 1, 2: 1, 3: 1}, scores=(80, 0), rules=Ruleset(target=200))
+    _state, events = play_hand({0: 12, 1: 1, 2: 1, 3: 1}, scores=(80, 0), rules=Ruleset(target=200))
     assert events[-1] == GameFinished(0, "target", (210, -20))
 
 

@@ -49,7 +49,8 @@ def playing(rules: Ruleset | None = None, dealt: tuple[tuple[int, ...], ...] = D
 
 def test_dealer_left_leads_the_first_trick() -> None:
     state = playing()
-    assert state.phase == "play" and state.turn == 0
+    assert state.phase == "play"
+    assert state.turn == 0
 
 
 def test_spades_may_not_be_led_before_they_are_broken() -> None:
@@ -88,7 +89,8 @@ def test_playing_a_spade_on_another_suit_breaks_spades() -> None:
     state, _ = run(playing(), PlayCard(0, c("5H")), PlayCard(1, c("2H")), PlayCard(2, c("3H")))
     assert not state.broken
     state, events = run(state, PlayCard(3, c("3S")))
-    assert state.broken and events[-1] == TrickWon(3, (c("5H"), c("2H"), c("3H"), c("3S")))
+    assert state.broken
+    assert events[-1] == TrickWon(3, (c("5H"), c("2H"), c("3H"), c("3S")))
     # W won and may now lead a spade.
     assert c("9S") in legal_cards(state, 3)
 
@@ -102,13 +104,16 @@ def test_highest_card_of_the_suit_led_wins_without_trumps() -> None:
         PlayCard(3, c("2D")),
     )
     assert events[-1] == TrickWon(0, (c("5H"), c("2H"), c("4H"), c("2D")))
-    assert state.turn == 0 and state.leader == 0 and state.taken == (1, 0, 0, 0)
+    assert state.turn == 0
+    assert state.leader == 0
+    assert state.taken == (1, 0, 0, 0)
 
 
 def test_highest_spade_wins_a_trick_with_spades() -> None:
     state, _ = run(playing(), PlayCard(0, c("5H")), PlayCard(1, c("2H")), PlayCard(2, c("3H")))
     state, events = run(state, PlayCard(3, c("9S")))
-    assert isinstance(events[-1], TrickWon) and events[-1].seat == 3
+    assert isinstance(events[-1], TrickWon)
+    assert events[-1].seat == 3
 
 
 def test_playing_a_card_not_held_is_rejected() -> None:
@@ -165,7 +170,8 @@ def test_first_lead_any_allows_a_spade_lead_on_the_first_trick() -> None:
 
 def test_first_lead_two_of_clubs_its_holder_leads_it() -> None:
     state = playing(Ruleset(first_lead="two_of_clubs"))
-    assert state.turn == 2 and legal_cards(state, 2) == (c("2C"),)
+    assert state.turn == 2
+    assert legal_cards(state, 2) == (c("2C"),)
     with pytest.raises(FirstLeadRule) as info:
         decide(state, PlayCard(2, c("AD")))
     assert info.value.code == "first_lead"
@@ -179,7 +185,8 @@ def test_first_lead_two_of_clubs_only_binds_the_first_trick() -> None:
         PlayCard(0, c("5H")),
         PlayCard(1, c("AC")),
     )
-    assert state.turn == 1 and len(legal_cards(state, 1)) == 12
+    assert state.turn == 1
+    assert len(legal_cards(state, 1)) == 12
 
 
 TWO_PLAYER = hands(
@@ -191,7 +198,8 @@ TWO_PLAYER = hands(
 def test_two_player_lowest_club_everyone_plays_the_lowest_club() -> None:
     rules = Ruleset(players=2, blind_nil=False, first_lead="lowest_club")
     state = bid_round(start(rules, TWO_PLAYER, dealer=1), {0: 3, 1: 3})
-    assert state.turn == 0 and legal_cards(state, 0) == (c("5C"),)
+    assert state.turn == 0
+    assert legal_cards(state, 0) == (c("5C"),)
     with pytest.raises(FirstLeadRule):
         decide(state, PlayCard(0, c("9C")))
     state, events = run(state, PlayCard(0, c("5C")))
@@ -206,13 +214,15 @@ def test_two_player_lowest_club_without_clubs_plays_no_spade() -> None:
         "AS 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD", "3C KC 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH"
     )
     state = bid_round(start(rules, dealt, dealer=1), {0: 3, 1: 3})
-    assert c("AS") not in legal_cards(state, 0) and len(legal_cards(state, 0)) == 12
+    assert c("AS") not in legal_cards(state, 0)
+    assert len(legal_cards(state, 0)) == 12
 
 
 def test_two_player_non_dealer_leads() -> None:
     rules = Ruleset(players=2, blind_nil=False)
     state = bid_round(start(rules, TWO_PLAYER, dealer=0), {0: 3, 1: 3})
-    assert state.turn == 1 and c("2H") in legal_cards(state, 1)
+    assert state.turn == 1
+    assert c("2H") in legal_cards(state, 1)
 
 
 def test_two_player_first_lead_any_may_lead_a_spade() -> None:
@@ -274,7 +284,7 @@ def test_three_player_cut_throat_deals_17_cards_and_plays_17_tricks() -> None:
     assert [len(h) for h in state.hands] == [17, 17, 17]
     state = bid_round(state, {0: 5, 1: 5, 2: 5})
     while state.phase == "play":
-        state, events = run(state, legal_actions(state, state.turn)[0])
+        state, _events = run(state, legal_actions(state, state.turn)[0])
     assert sum(state.taken) == 17 or state.hand == 2
 
 

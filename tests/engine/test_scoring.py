@@ -21,17 +21,20 @@ def test_seed_001_worked_example_337_bid_5_takes_7_8_9() -> None:
 
 def test_made_contract_scores_ten_per_trick_bid_plus_one_per_overtrick() -> None:
     points, _, bags, _ = score(LADDER, (3, 3, 2, 3), (4, 3, 2, 4))
-    assert points == (51, 61) and bags == (1, 1)
+    assert points == (51, 61)
+    assert bags == (1, 1)
 
 
 def test_set_contract_loses_ten_per_trick_bid() -> None:
     points, _, bags, _ = score(LADDER, (4, 3, 2, 3), (2, 5, 2, 4))
-    assert points[0] == -60 and bags[0] == 0
+    assert points[0] == -60
+    assert bags[0] == 0
 
 
 def test_nil_made_with_partner_made() -> None:
     points, _, bags, _ = score(LADDER, (0, 3, 4, 3), (0, 4, 5, 4))
-    assert points[0] == 100 + 41 and bags[0] == 1
+    assert points[0] == 100 + 41
+    assert bags[0] == 1
 
 
 def test_nil_made_with_partner_set() -> None:
@@ -41,13 +44,15 @@ def test_nil_made_with_partner_set() -> None:
 
 def test_nil_failed_with_partner_made_its_tricks_are_bags() -> None:
     points, _, bags, _ = score(LADDER, (0, 3, 4, 3), (2, 4, 4, 3))
-    assert points[0] == -100 + 40 + 2 and bags[0] == 2
+    assert points[0] == -100 + 40 + 2
+    assert bags[0] == 2
 
 
 def test_nil_failed_tricks_never_count_toward_partner_bid() -> None:
     # S bid 4 and took 3; N's 2 tricks would have made it but do not count.
     points, _, bags, _ = score(LADDER, (0, 3, 4, 3), (2, 4, 3, 4))
-    assert points[0] == -100 - 40 + 2 and bags[0] == 2
+    assert points[0] == -100 - 40 + 2
+    assert bags[0] == 2
 
 
 def test_blind_nil_made_scores_twice_nil_value() -> None:
@@ -62,9 +67,11 @@ def test_blind_nil_failed_with_partner_set_loses_twice_nil_value() -> None:
 
 def test_both_partners_nil_each_scored_on_its_own() -> None:
     points, _, bags, _ = score(LADDER, (0, 3, 0, 3), (0, 6, 0, 7))
-    assert points[0] == 200 and bags[0] == 0
+    assert points[0] == 200
+    assert bags[0] == 0
     points, _, bags, _ = score(LADDER, (0, 3, 0, 3), (1, 6, 0, 6))
-    assert points[0] == 100 - 100 + 1 and bags[0] == 1
+    assert points[0] == 100 - 100 + 1
+    assert bags[0] == 1
 
 
 def test_nil_value_50() -> None:
@@ -91,13 +98,15 @@ def test_bag_limit_and_penalty_options() -> None:
 
 def test_bags_off_overtricks_score_without_penalty() -> None:
     points, _, bags, _ = score(Ruleset(bags=False), (1, 1, 1, 1), (6, 0, 5, 2), bags=(9, 0))
-    assert points[0] == 20 + 9 and bags == (9, 0)
+    assert points[0] == 20 + 9
+    assert bags == (9, 0)
 
 
 def test_ten_for_two_hundred_a_made_contract_of_ten_scores_200() -> None:
     rules = Ruleset(ten_for_two_hundred=True)
     points, _, bags, _ = score(rules, (5, 1, 5, 1), (6, 1, 5, 1))
-    assert points[0] == 200 + 1 and bags[0] == 1
+    assert points[0] == 200 + 1
+    assert bags[0] == 1
     points, *_ = score(rules, (6, 1, 5, 1), (6, 0, 5, 2))
     assert points[0] == 220
     points, *_ = score(rules, (5, 1, 5, 1), (5, 2, 4, 2))
@@ -107,9 +116,11 @@ def test_ten_for_two_hundred_a_made_contract_of_ten_scores_200() -> None:
 def test_boston_made_returns_the_winning_side_and_set_costs_250() -> None:
     rules = Ruleset(boston=True)
     points, _, _, side = score(rules, (7, 0, 6, 0), (7, 0, 6, 0))
-    assert side == 0 and points[0] == 130
+    assert side == 0
+    assert points[0] == 130
     points, _, _, side = score(rules, (7, 0, 6, 0), (7, 0, 5, 1))
-    assert side == -1 and points[0] == -250
+    assert side == -1
+    assert points[0] == -250
     _, _, _, side = score(LADDER, (7, 0, 6, 0), (7, 0, 6, 0))
     assert side == -1
 
@@ -118,7 +129,8 @@ def test_blind_bid_scores_20_per_blind_trick_and_no_bags() -> None:
     rules = Ruleset(blind_bids=True)
     blind = (True, False, False, False)
     points, _, bags, _ = score(rules, (4, 3, 2, 3), (5, 2, 3, 3), blind=blind)
-    assert points[0] == 60 + 40 and bags[0] == 0
+    assert points[0] == 60 + 40
+    assert bags[0] == 0
     points, *_ = score(rules, (4, 3, 2, 3), (3, 4, 2, 4), blind=blind)
     assert points[0] == -60
 
@@ -126,16 +138,20 @@ def test_blind_bid_scores_20_per_blind_trick_and_no_bags() -> None:
 def test_three_player_cut_throat_scores_each_player_alone() -> None:
     rules = Ruleset(players=3)
     points, scores, bags, _ = score(rules, (5, 0, 6), (7, 0, 10), scores=(10, 20, 30))
-    assert points == (52, 100, 64) and scores == (62, 120, 94) and bags == (2, 0, 4)
+    assert points == (52, 100, 64)
+    assert scores == (62, 120, 94)
+    assert bags == (2, 0, 4)
 
 
 def test_two_player_scores_each_player_alone() -> None:
     rules = Ruleset(players=2, blind_nil=False)
     points, _, bags, _ = score(rules, (6, 5), (8, 5))
-    assert points == (62, 50) and bags == (2, 0)
+    assert points == (62, 50)
+    assert bags == (2, 0)
 
 
 def test_nil_not_allowed_a_zero_bid_is_a_plain_contract() -> None:
     rules = Ruleset(nil_allowed=False, blind_nil=False, min_bid=0)
     points, _, bags, _ = score(rules, (0, 3, 4, 3), (2, 4, 3, 4))
-    assert points[0] == 41 and bags[0] == 1
+    assert points[0] == 41
+    assert bags[0] == 1
