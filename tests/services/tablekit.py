@@ -1,0 +1,77 @@
+"""A player's side of the table service for tests: requests over real NATS."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import msgspec
+from nats.aio.client import Client as NATS
+
+from events import game as wire
+from events.subjects import Subjects
+from services.config import Settings
+
+PARTITIONS = Settings().table_partitions
+_reply = msgspec.json.Decoder(wire.TableReply)
+
+
+class TableClient:
+    """Sends table requests as one player would through the gateway."""
+
+    def __init__(self, nc: NATS, subjects: Subjects, player_id: str) -> None:
+        self.nc = nc
+        self.subjects = subjects
+        self.player_id = player_id
+
+    async def request(self, subject: str, body: bytes, within: float = 60.0) -> wire.TableReply:
+        """Send until a replica answers (one may be taking a partition over)."""
+        deadline = asyncio.get_running_loop().time() + within
+        while True:
+            try:
+                msg = await self.nc.request(subject, body, timeout=2.0)
+                return _reply.decode(msg.data)
+            except Exception:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+
+    async def open_practice(self, **rules: str | int | bool) -> wire.TableReply:
+        """Open a practice table with bots; return the reply (game_id inside)."""
+        body = msgspec.json.encode(
+            wire.OpenPractice(player_id=self.player_id, command_id=uuid.uuid4(), rules=rules)
+        )
+        return await self.request(self.subjects.table_open(), body)
+
+    async def view(self, game_id: str) -> wire.SeatViewWire:
+        """Return this player's view of the game."""
+        reply = await self.request(
+            self.subjects.table_command(game_id, PARTITIONS),
+            msgspec.json.encode(wire.GetView(game_id=game_id, player_id=self.player_id)),
+        )
+        assert reply.ok, reply
+        assert reply.view is not None
+        return reply.view
+
+    async def send(
+        self, game_id: str, command: wire.AnySeatCommand, command_id: uuid.UUID | None = None
+    ) -> wire.TableReply:
+        """Send one seat command and return the table's answer."""
+        request = wire.SubmitCommand(
+            game_id=game_id,
+            player_id=self.player_id,
+            command_id=command_id or uuid.uuid4(),
+            command=command,
+        )
+        return await self.request(
+            self.subjects.table_command(game_id, PARTITIONS), msgspec.json.encode(request)
+        )
+
+    async def play_turn(self, game_id: str) -> wire.SeatViewWire | None:
+        """Play the bot's suggestion if it is this player's turn; return the view acted on."""
+        view = await self.view(game_id)
+        if view.phase == "over" or view.suggestion is None:
+            return None
+        reply = await self.send(game_id, view.suggestion)
+        assert reply.ok or reply.code in ("out_of_turn", "conflict"), reply
+        return view

@@ -1,0 +1,201 @@
+"""The table service as a real process on real PostgreSQL and NATS."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+
+import asyncpg
+import pytest
+from nats.aio.client import Client as NATS
+
+import engine
+from events import game as wire
+from events.envelope import REGISTRY
+from events.pgstore import PostgresEventStore
+from events.subjects import Subjects
+from services.table.app import LOCK_SPACE
+from services.table.tables import stream_of
+from tests.infra import Processes
+from tests.services.tablekit import PARTITIONS, TableClient
+
+TABLE = ("-m", "services.cli", "serve", "table")
+
+
+def start_table(processes: Processes, **env: str) -> object:
+    return processes.start(*TABLE, env={"SPADES_OPS_PORT": "0", **env})
+
+
+async def game_events(store: PostgresEventStore, game_id: str) -> list[wire.GameEvent]:
+    return [REGISTRY.decode(s) for s in await store.read(stream_of(game_id))]
+
+
+async def play_to_the_end(client: TableClient, game_id: str, within: float = 240) -> None:
+    async def loop() -> None:
+        while (await client.view(game_id)).phase != "over":
+            await client.play_turn(game_id)
+
+    await asyncio.wait_for(loop(), within)
+
+
+async def test_a_practice_game_is_played_to_its_end_and_replays_to_the_same_score(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    start_table(processes)
+    client = TableClient(nc, subjects, "ann")
+    opened = await client.open_practice(target=200)
+    assert opened.ok, opened
+    await play_to_the_end(client, opened.game_id)
+
+    events = await game_events(event_store, opened.game_id)
+    table = events[0]
+    assert isinstance(table, wire.TableOpened)
+    assert table.players[0] == "ann"
+    assert table.bots == (1, 2, 3)
+    assert not table.rated
+    finished = events[-1]
+    assert isinstance(finished, wire.GameFinished)
+    replayed = engine.replay([e for e in map(wire.to_engine, events) if e is not None])
+    assert replayed.phase == "over"
+    assert replayed.scores == finished.scores
+    assert max(finished.scores) >= 200 or finished.reason != "target"
+
+
+async def test_bad_commands_are_refused_with_their_reason_and_change_nothing(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    start_table(processes)
+    client = TableClient(nc, subjects, "ann")
+    game_id = (await client.open_practice()).game_id
+    view = await client.view(game_id)
+    while view.turn != view.seat:  # bots act first when they are on turn
+        await asyncio.sleep(0.05)
+        view = await client.view(game_id)
+    version = view.version
+    stranger = TableClient(nc, subjects, "mallory")
+    subject = subjects.table_command(game_id, PARTITIONS)
+
+    refusals = {
+        "not_your_seat": await stranger.send(game_id, wire.PlaceBid(tricks=3)),
+        "bid_out_of_range": await client.send(game_id, wire.PlaceBid(tricks=14)),
+        "malformed": await client.send(game_id, wire.PlayCard(card="ZZ")),
+        "unknown_game": await client.send(str(uuid.uuid4()), wire.PlaceBid(tricks=3)),
+        "wrong_phase": await client.send(game_id, wire.PlayCard(card="2C")),
+    }
+    for code, reply in refusals.items():
+        assert not reply.ok
+        assert reply.code == code, reply
+        assert reply.message
+    garbage = await client.request(subject, b"{not json")
+    assert (garbage.ok, garbage.code) == (False, "malformed")
+    wrong_shape = await client.request(subject, b'{"type": "SubmitCommand", "game_id": 5}')
+    assert (wrong_shape.ok, wrong_shape.code) == (False, "malformed")
+    assert await event_store.stream_version(stream_of(game_id)) == version
+
+
+async def test_a_retried_command_id_is_answered_the_same_and_appends_nothing(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    start_table(processes)
+    client = TableClient(nc, subjects, "ann")
+    game_id = (await client.open_practice()).game_id
+    view = await client.view(game_id)
+    while view.suggestion is None:
+        await asyncio.sleep(0.05)
+        view = await client.view(game_id)
+    command_id = uuid.uuid4()
+    first = await client.send(game_id, view.suggestion, command_id)
+    assert first.ok
+    assert not first.retry
+    await asyncio.sleep(0.2)  # let the bots answer, so the stream moves past our command
+    version_after = await event_store.stream_version(stream_of(game_id))
+    again = await client.send(game_id, view.suggestion, command_id)
+    assert again.ok
+    assert again.retry
+    assert again.version == first.version
+    assert await event_store.stream_version(stream_of(game_id)) == version_after
+
+
+async def test_a_silent_seat_times_out_is_played_by_the_bot_then_taken_over(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    start_table(processes, SPADES_TURN_SECONDS="0.2", SPADES_ABANDON_STREAK="3")
+    client = TableClient(nc, subjects, "ann")
+    game_id = (await client.open_practice(target=100)).game_id
+
+    async def finished() -> list[wire.GameEvent]:
+        while True:
+            events = await game_events(event_store, game_id)
+            if isinstance(events[-1], wire.GameFinished):
+                return events
+            await asyncio.sleep(0.2)
+
+    events = await asyncio.wait_for(finished(), 240)
+    timeouts = [e for e in events if isinstance(e, wire.TurnTimedOut)]
+    assert [(e.seat, e.streak) for e in timeouts] == [(0, 1), (0, 2), (0, 3)]
+    abandoned = [e for e in events if isinstance(e, wire.SeatAbandoned)]
+    assert [(e.seat, e.player_id) for e in abandoned] == [(0, "ann")]
+    final = events[-1]
+    assert isinstance(final, wire.GameFinished)
+    assert final.abandoned == (0,)
+    refused = await client.send(game_id, wire.PlaceBid(tricks=1))
+    assert refused.code in ("seat_abandoned", "game_over")
+
+
+async def test_two_replicas_share_partitions_and_a_killed_owner_is_replaced(
+    processes: Processes,
+    nc: NATS,
+    subjects: Subjects,
+    event_store: PostgresEventStore,
+    database_url: str,
+) -> None:
+    first = start_table(processes)
+    client = TableClient(nc, subjects, "ann")
+    game_id = (await client.open_practice()).game_id
+    await client.play_turn(game_id)
+    second = start_table(processes)
+
+    conn = await asyncpg.connect(database_url)
+    try:
+        holders = await conn.fetch(
+            "SELECT objid, pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1",
+            LOCK_SPACE,
+        )
+        assert sorted(r["objid"] for r in holders) == list(range(PARTITIONS))  # each once
+    finally:
+        await conn.close()
+
+    os.kill(first.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+    first.wait()  # type: ignore[attr-defined]
+    await play_to_the_end(client, game_id)
+    assert second.poll() is None  # type: ignore[attr-defined]
+
+    stored = await event_store.read(stream_of(game_id))
+    assert [s.version for s in stored] == list(range(1, len(stored) + 1))
+    ids = [s.event_id for s in stored]
+    assert len(ids) == len(set(ids))
+    replayed = engine.replay(
+        [e for e in (wire.to_engine(REGISTRY.decode(s)) for s in stored) if e is not None]
+    )
+    assert replayed.phase == "over"
+
+
+@pytest.mark.parametrize("rules", [{"players": 2}, {"players": 3}, {"jokers": True}])
+async def test_practice_tables_take_any_valid_ruleset(
+    processes: Processes, nc: NATS, subjects: Subjects, rules: dict[str, int | bool]
+) -> None:
+    start_table(processes)
+    reply = await TableClient(nc, subjects, "ann").open_practice(**rules)
+    assert reply.ok, reply
+
+
+async def test_an_inconsistent_ruleset_is_refused_with_the_reason(
+    processes: Processes, nc: NATS, subjects: Subjects
+) -> None:
+    start_table(processes)
+    reply = await TableClient(nc, subjects, "ann").open_practice(players=3, suicide=True)
+    assert not reply.ok
+    assert reply.code == "invalid_ruleset"
+    assert "suicide" in reply.message
