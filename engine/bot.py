@@ -19,17 +19,21 @@ import random
 from functools import lru_cache
 
 from engine.cards import SPADES, rank_of
+from engine.game import decide
 from engine.model import (
     Command,
     DeclareBlindNil,
     DeclineBlindNil,
     DrawCard,
+    Event,
     PassCards,
     PlaceBid,
     PlayCard,
+    StartGame,
 )
 from engine.rules import Ruleset, Tables, tables
-from engine.view import SeatView
+from engine.state import OVER, GameState, initial_state, replay
+from engine.view import SeatView, view
 
 ACE, KING, QUEEN, TEN = 12, 11, 10, 8
 
@@ -249,3 +253,14 @@ def _pick(cards: list[int], rng: random.Random | None) -> int:
 
 def _card(seat: int, card: int) -> Command:
     return PlayCard(seat, card)
+
+
+def play_game(rules: Ruleset, seed: int) -> tuple[list[Event], GameState]:
+    """Return the events and final state of a whole game played by four baseline bots."""
+    events = decide(initial_state(), StartGame(rules, seed))
+    state = replay(events)
+    while state.phase != OVER:
+        new = decide(state, choose(view(state, state.turn)))
+        events += new
+        state = replay(new, state)
+    return events, state
