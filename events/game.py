@@ -339,6 +339,14 @@ class OpenPractice(TableRequest, frozen=True, kw_only=True):
     rules: dict[str, RuleValue] = {}
 
 
+class OpenCasual(TableRequest, frozen=True, kw_only=True):
+    """Open an unrated table for these players in seat order (friends, tournaments, benches)."""
+
+    players: tuple[str, ...]
+    command_id: uuid.UUID
+    rules: dict[str, RuleValue] = {}
+
+
 class GetView(TableRequest, frozen=True, kw_only=True):
     """Ask for what ``player_id`` may see of a game (a spectator's view if he has no seat)."""
 
@@ -346,7 +354,7 @@ class GetView(TableRequest, frozen=True, kw_only=True):
     player_id: str = ""
 
 
-AnyTableRequest = SubmitCommand | OpenPractice | GetView
+AnyTableRequest = SubmitCommand | OpenPractice | OpenCasual | GetView
 
 
 class TableReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -49,7 +49,6 @@ from services.table.tables import (
 CLAIM_INTERVAL = 1.0  # seconds between attempts to claim unowned partitions
 LOCK_SPACE = 0x5ADE5  # first key of the two-key advisory locks of table partitions
 BOT_DELAY = 0.0  # seconds a bot "thinks" before it plays (a UI may want ~0.5)
-PRACTICE_LADDER = "practice"
 
 _requests = msgspec.json.Decoder(wire.AnyTableRequest)
 _encoder = msgspec.json.Encoder()
@@ -274,31 +273,40 @@ class TableService:
         )
 
     async def on_open(self, msg: Msg) -> None:
-        """Open a practice table: the asker at seat 0, bots elsewhere, unrated."""
+        """Open an unrated table: practice (the asker and bots) or casual (named players)."""
         try:
             request = _requests.decode(msg.data)
-            if not isinstance(request, wire.OpenPractice):
-                raise msgspec.ValidationError("expected an OpenPractice request")
+            if not isinstance(request, wire.OpenPractice | wire.OpenCasual):
+                raise msgspec.ValidationError("expected an OpenPractice or OpenCasual request")
+            rules = engine.Ruleset.from_options(dict(request.rules))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             await self._reply(msg, wire.TableReply(ok=False, code="malformed", message=str(exc)))
             return
-        try:
-            rules = engine.Ruleset.from_options(dict(request.rules))
         except engine.InvalidRuleset as exc:
             await self._reply(
                 msg, wire.TableReply(ok=False, code="invalid_ruleset", message=str(exc))
             )
             return
-        game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"practice:{request.command_id}"))
-        players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
-        await self._open(
-            game_id,
-            ladder=PRACTICE_LADDER,
-            rated=False,
-            players=players,
-            bots=tuple(range(1, rules.players)),
-            rules=rules,
-        )
+        if isinstance(request, wire.OpenPractice):
+            kind = "practice"
+            players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
+            bots = tuple(range(1, rules.players))
+        else:
+            kind, players, bots = "casual", request.players, ()
+        if len(set(players)) != len(players):
+            await self._reply(
+                msg,
+                wire.TableReply(ok=False, code="malformed", message="a player can sit only once"),
+            )
+            return
+        game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}:{request.command_id}"))
+        try:
+            await self._open(
+                game_id, ladder=kind, rated=False, players=players, bots=bots, rules=rules
+            )
+        except Rejected as exc:
+            await self._reply(msg, wire.TableReply(ok=False, code=exc.code, message=str(exc)))
+            return
         await self._reply(msg, wire.TableReply(ok=True, game_id=game_id, version=1))
 
     async def on_match_found(self, conn: Conn, received: Received) -> None:

@@ -43,6 +43,15 @@ class TableClient:
         )
         return await self.request(self.subjects.table_open(), body)
 
+    async def open_casual(
+        self, seats: tuple[str, ...], **rules: str | int | bool
+    ) -> wire.TableReply:
+        """Open an unrated table for ``seats`` (player ids in seat order); return the reply."""
+        body = msgspec.json.encode(
+            wire.OpenCasual(players=seats, command_id=uuid.uuid4(), rules=rules)
+        )
+        return await self.request(self.subjects.table_open(), body)
+
     async def view(self, game_id: str) -> wire.SeatViewWire:
         """Return this player's view of the game."""
         reply = await self.request(
@@ -75,3 +84,19 @@ class TableClient:
         reply = await self.send(game_id, view.suggestion)
         assert reply.ok or reply.code in ("out_of_turn", "conflict"), reply
         return view
+
+
+async def play_together(clients: list[TableClient], game_id: str) -> None:
+    """Every client plays its bot suggestion whenever it is on turn, until the game ends."""
+
+    async def seat(client: TableClient) -> None:
+        while True:
+            view = await client.view(game_id)
+            if view.phase == "over":
+                return
+            if view.suggestion is None:
+                await asyncio.sleep(0.01)
+                continue
+            await client.send(game_id, view.suggestion)
+
+    await asyncio.gather(*(seat(c) for c in clients))

@@ -19,7 +19,7 @@ from events.subjects import Subjects
 from services.table.app import LOCK_SPACE
 from services.table.tables import stream_of
 from tests.infra import Processes
-from tests.services.tablekit import PARTITIONS, TableClient
+from tests.services.tablekit import PARTITIONS, TableClient, play_together
 
 TABLE = ("-m", "services.cli", "serve", "table")
 
@@ -199,3 +199,44 @@ async def test_an_inconsistent_ruleset_is_refused_with_the_reason(
     assert not reply.ok
     assert reply.code == "invalid_ruleset"
     assert "suicide" in reply.message
+
+
+async def test_four_people_play_a_casual_game_and_a_killed_table_resumes_from_the_log(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    table = start_table(processes)
+    players = ("ann", "bob", "cy", "di")
+    clients = [TableClient(nc, subjects, p) for p in players]
+    opened = await clients[0].open_casual(players, target=150)
+    assert opened.ok, opened
+    game_id = opened.game_id
+    # play a few tricks, then kill the only replica mid-hand and start a new one
+    while await event_store.stream_version(stream_of(game_id)) < 12:
+        for client in clients:
+            await client.play_turn(game_id)
+    before = await event_store.read(stream_of(game_id))
+    os.kill(table.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+    table.wait()  # type: ignore[attr-defined]
+    start_table(processes)
+    await asyncio.wait_for(play_together(clients, game_id), 240)
+
+    after = await event_store.read(stream_of(game_id))
+    assert after[: len(before)] == before
+    assert [s.version for s in after] == list(range(1, len(after) + 1))
+    events = [REGISTRY.decode(s) for s in after]
+    finished = events[-1]
+    assert isinstance(finished, wire.GameFinished)
+    assert finished.players == players
+    assert not finished.rated
+    assert not any(isinstance(e, wire.TurnTimedOut) for e in events)
+
+
+async def test_a_casual_table_needs_the_ruleset_s_number_of_distinct_players(
+    processes: Processes, nc: NATS, subjects: Subjects
+) -> None:
+    start_table(processes)
+    client = TableClient(nc, subjects, "ann")
+    three = await client.open_casual(("ann", "bob", "cy"))
+    assert (three.ok, three.code) == (False, "wrong_player_count")
+    twice = await client.open_casual(("ann", "ann"), players=2)
+    assert (twice.ok, twice.code) == (False, "malformed")
