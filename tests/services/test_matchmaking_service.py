@@ -1,0 +1,311 @@
+"""The matchmaking service as a real process against real PostgreSQL and NATS.
+
+Players are scripted NATS requests, as the gateway sends them. What the service decided is read
+back from its own log (the `queue-<ladder>` streams in PostgreSQL), and the announcement of a
+match from JetStream, where a relay process publishes it for the table service.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import pytest
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+
+from events.bus import ensure_streams
+from events.envelope import REGISTRY, StoredEvent
+from events.game import GameFinished
+from events.matchmaking import MatchFound, PlayerQueued
+from events.pgstore import PostgresEventStore
+from events.rating import RatingChange, RatingsUpdated
+from events.subjects import Subjects
+from services.ladders import ruleset_of
+from services.rating.model import Rating, win_probability
+from tests.infra import Processes, eventually
+
+pytestmark = pytest.mark.infra
+
+SERVICE = ("-m", "services.cli", "serve")
+OPS = {"SPADES_OPS_PORT": "0"}
+
+
+def new_players(n: int) -> list[str]:
+    return [f"player{i}-{uuid.uuid4().hex[:6]}" for i in range(n)]
+
+
+async def ask(nc: NATS, subject: str, body: dict[str, Any] | bytes) -> dict[str, Any]:
+    data = body if isinstance(body, bytes) else msgspec.json.encode(body)
+    reply = await nc.request(subject, data, timeout=10)
+    answer: dict[str, Any] = msgspec.json.decode(reply.data)
+    return answer
+
+
+async def join(
+    nc: NATS, subjects: Subjects, player: str, ladder: str = "standard"
+) -> dict[str, Any]:
+    return await ask(nc, subjects.matchmaking_join(), {"player_id": player, "ladder": ladder})
+
+
+async def answering(nc: NATS, subjects: Subjects) -> bool:
+    """Return whether an active matchmaking instance answers requests."""
+    try:
+        await ask(nc, subjects.matchmaking_status(), {"player_id": "probe"})
+    except Exception:
+        return False
+    return True
+
+
+def start_matchmaking(processes: Processes) -> subprocess.Popen[bytes]:
+    return processes.start(*SERVICE, "matchmaking", env=OPS)
+
+
+async def started(processes: Processes, nc: NATS, subjects: Subjects) -> subprocess.Popen[bytes]:
+    proc = start_matchmaking(processes)
+    await eventually(lambda: answering(nc, subjects), within=60, what="matchmaking answers")
+    return proc
+
+
+async def queue_log(store: PostgresEventStore, ladder: str = "standard") -> list[Any]:
+    return [REGISTRY.decode(e) for e in await store.read(f"queue-{ladder}")]
+
+
+async def matches(store: PostgresEventStore, ladder: str = "standard") -> list[MatchFound]:
+    return [e for e in await queue_log(store, ladder) if isinstance(e, MatchFound)]
+
+
+async def publish_event(
+    js: JetStreamContext, subjects: Subjects, stream_id: str, event: Any, version: int = 1
+) -> None:
+    """Publish a stored-event envelope the way the relay does."""
+    new = REGISTRY.new_event(event)
+    stored = StoredEvent(
+        event_id=new.event_id,
+        stream_id=stream_id,
+        version=version,
+        type=new.type,
+        data=new.data,
+        recorded_at=datetime.now(UTC),
+        position=1,
+        transaction_id=1,
+    )
+    await ensure_streams(js, subjects)
+    await js.publish(subjects.event(stream_id, new.type), msgspec.json.encode(stored))
+
+
+async def test_four_players_are_matched_into_balanced_teams_and_announced(
+    processes: Processes,
+    event_store: PostgresEventStore,
+    pg_pool: Any,
+    nc: NATS,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    processes.start(*SERVICE, "relay", env=OPS)
+    await started(processes, nc, subjects)
+    announced: list[bytes] = []
+
+    async def collect(msg: Any) -> None:
+        announced.append(msg.data)
+
+    sub = await nc.subscribe(subjects.match_found(), cb=collect)
+    players = new_players(4)
+    mus = dict(zip(players, (26.0, 25.4, 25.0, 24.2), strict=True))
+    for player, mu in mus.items():  # ratings reach matchmaking as rating events do
+        change = RatingChange(
+            player_id=player,
+            mu_before=25.0,
+            sigma_before=8.3,
+            mu_after=mu,
+            sigma_after=3.0,
+            ordinal_before=0.0,
+            ordinal_after=mu - 9.0,
+            games=12,
+        )
+        update = RatingsUpdated(game_id=str(uuid.uuid4()), ladder="standard", changes=(change,))
+        await publish_event(js, subjects, f"rating-{update.game_id}", update)
+    await eventually(
+        lambda: pg_pool.fetchval("SELECT count(*) = 4 FROM matchmaking_ratings"),
+        within=60,
+        what="ratings projected",
+    )
+
+    answers = [await join(nc, subjects, p) for p in players]
+
+    assert [(a["ok"], a["code"]) for a in answers] == [(True, "queued")] * 4
+    found = await eventually(lambda: matches(event_store), within=60, what="a match")
+    assert len(found) == 1
+    (match,) = found
+    assert sorted(match.seats) == sorted(players)
+    assert match.ladder == "standard"
+    assert match.rules == ruleset_of("standard").to_dict()
+    queued = {e.player_id: e for e in await queue_log(event_store) if isinstance(e, PlayerQueued)}
+    assert {p: q.mu for p, q in queued.items()} == mus
+    rating = {p: Rating(mus[p], 3.0) for p in players}
+    team_a, team_b = [rating[s] for s in match.seats[0::2]], [rating[s] for s in match.seats[1::2]]
+    assert match.win_probability == pytest.approx(win_probability(team_a, team_b))
+    gaps = [
+        abs(
+            win_probability(
+                [rating[players[0]], rating[m]], [rating[o] for o in players[1:] if o != m]
+            )
+            - 0.5
+        )
+        for m in players[1:]
+    ]
+    assert abs(match.win_probability - 0.5) == pytest.approx(min(gaps))  # most even of 3 splits
+    await eventually(lambda: announced, within=60, what="MatchFound on JetStream")
+    wire = msgspec.json.decode(announced[0], type=StoredEvent)
+    assert REGISTRY.decode(wire) == match
+    status = await ask(nc, subjects.matchmaking_status(), {"player_id": players[0]})
+    assert (status["code"], status["match_id"]) == ("in_game", match.match_id)
+    await sub.unsubscribe()
+
+
+async def test_bad_requests_are_refused_with_their_code_and_append_nothing(
+    processes: Processes, event_store: PostgresEventStore, nc: NATS, subjects: Subjects
+) -> None:
+    await started(processes, nc, subjects)
+    (player,) = new_players(1)
+    assert (await join(nc, subjects, player))["code"] == "queued"
+    before = await event_store.stream_version("queue-standard")
+
+    refusals = {
+        "twice": await join(nc, subjects, player),
+        "other queue": await join(nc, subjects, player, "heads-up"),
+        "unknown ladder": await join(nc, subjects, "someone", "no-such-ladder"),
+        "not json": await ask(nc, subjects.matchmaking_join(), b"{player_id: x"),
+        "missing field": await ask(nc, subjects.matchmaking_join(), {"player_id": "x"}),
+        "wrong type": await ask(
+            nc, subjects.matchmaking_join(), {"player_id": 7, "ladder": "standard"}
+        ),
+        "empty id": await join(nc, subjects, " "),
+        "leave unqueued": await ask(nc, subjects.matchmaking_leave(), {"player_id": "nobody"}),
+        "leave garbage": await ask(nc, subjects.matchmaking_leave(), b"[]"),
+    }
+
+    codes = {name: (a["ok"], a["code"]) for name, a in refusals.items()}
+    assert codes == {
+        "twice": (False, "already_queued"),
+        "other queue": (False, "already_queued"),
+        "unknown ladder": (False, "unknown_ladder"),
+        "not json": (False, "malformed"),
+        "missing field": (False, "malformed"),
+        "wrong type": (False, "malformed"),
+        "empty id": (False, "malformed"),
+        "leave unqueued": (False, "not_queued"),
+        "leave garbage": (False, "malformed"),
+    }
+    assert all(a["message"] for a in refusals.values())
+    assert await event_store.stream_version("queue-standard") == before
+    assert await event_store.stream_version("queue-heads-up") == 0
+
+    left = await ask(nc, subjects.matchmaking_leave(), {"player_id": player})
+    assert (left["ok"], left["code"]) == (True, "left")
+    status = await ask(nc, subjects.matchmaking_status(), {"player_id": player})
+    assert (status["code"], status["queue_sizes"]["standard"]) == ("idle", 0)
+    assert (await join(nc, subjects, player))["code"] == "queued"  # may queue again
+
+
+async def test_a_seated_player_cannot_queue_until_his_game_finishes(
+    processes: Processes,
+    event_store: PostgresEventStore,
+    nc: NATS,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    await started(processes, nc, subjects)
+    players = new_players(4)
+    for player in players:
+        await join(nc, subjects, player)
+    (match,) = await eventually(lambda: matches(event_store), within=60, what="a match")
+
+    refused = await join(nc, subjects, players[1])
+    assert (refused["ok"], refused["code"], refused["match_id"]) == (
+        False,
+        "in_game",
+        match.match_id,
+    )
+    version = await event_store.stream_version("queue-standard")
+    finished = GameFinished(
+        winner=0,
+        reason="target",
+        scores=(500, 100),
+        ladder="standard",
+        rated=True,
+        players=match.seats,
+    )
+    await publish_event(js, subjects, f"game-{uuid.uuid4()}", finished, version=120)
+
+    async def joined() -> bool:
+        return (await join(nc, subjects, players[1]))["ok"]
+
+    await eventually(joined, within=60, interval=0.2, what="free to queue after GameFinished")
+    assert await event_store.stream_version("queue-standard") == version + 1
+
+
+async def test_heads_up_ladder_pairs_two(
+    processes: Processes, event_store: PostgresEventStore, nc: NATS, subjects: Subjects
+) -> None:
+    await started(processes, nc, subjects)
+    players = new_players(2)
+    for player in players:
+        assert (await join(nc, subjects, player, "heads-up"))["ok"]
+
+    (match,) = await eventually(lambda: matches(event_store, "heads-up"), within=60, what="match")
+
+    assert sorted(match.seats) == sorted(players)
+    assert match.rules["players"] == 2
+    assert await matches(event_store, "standard") == []
+
+
+async def test_queue_survives_kill_9_and_the_fourth_player_completes_the_table(
+    processes: Processes, event_store: PostgresEventStore, nc: NATS, subjects: Subjects
+) -> None:
+    first = await started(processes, nc, subjects)
+    players = new_players(4)
+    for player in players[:3]:
+        assert (await join(nc, subjects, player))["ok"]
+
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    await started(processes, nc, subjects)
+    status = await ask(nc, subjects.matchmaking_status(), {"player_id": players[0]})
+    assert (status["code"], status["queue_sizes"]["standard"]) == ("queued", 3)
+    again = await join(nc, subjects, players[1])
+    assert again["code"] == "already_queued"  # the rebuilt queue still holds him
+    assert (await join(nc, subjects, players[3]))["ok"]
+
+    found = await eventually(lambda: matches(event_store), within=60, what="a match")
+    assert [sorted(m.seats) for m in found] == [sorted(players)]
+
+
+async def test_a_standby_instance_takes_over_when_the_active_one_dies(
+    processes: Processes, event_store: PostgresEventStore, nc: NATS, subjects: Subjects
+) -> None:
+    active = await started(processes, nc, subjects)
+    standby = start_matchmaking(processes)
+    players = new_players(2)
+    assert (await join(nc, subjects, players[0], "heads-up"))["ok"]
+    await eventually(
+        lambda: "standby" in processes.log(standby), within=60, what="second instance waits"
+    )
+
+    active.send_signal(signal.SIGKILL)
+    active.wait(timeout=30)
+
+    async def joined() -> dict[str, Any] | None:
+        try:
+            return await join(nc, subjects, players[1], "heads-up")
+        except Exception:
+            return None
+
+    answer = await eventually(joined, within=60, interval=0.2, what="standby answers")
+    assert answer["ok"], answer
+    (match,) = await eventually(lambda: matches(event_store, "heads-up"), within=60, what="match")
+    assert sorted(match.seats) == sorted(players)
