@@ -18,6 +18,7 @@ engine.errors.OutOfTurn: out of turn: seat 1 (E) is to bid, not seat 0 (N)
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from collections.abc import Callable
 from itertools import combinations
 from typing import Any
@@ -87,24 +88,45 @@ def first_dealer(seed: int, players: int) -> int:
 # ---------------------------------------------------------------- legal moves
 
 
+# Hands are sorted, and without deuces-high each effective suit is one run of card
+# numbers (jokers sort after the spades), so a suit is a slice found by bisection.
+_SUIT_LO = (0, 13, 26, 39)
+_SUIT_HI = (13, 26, 39, 54)
+
+
+def suit_cards(hand: tuple[int, ...], t: Tables, s: int) -> tuple[int, ...]:
+    """Return the cards of effective suit ``s`` in a sorted hand."""
+    if t.contiguous:
+        return hand[bisect_left(hand, _SUIT_LO[s]) : bisect_left(hand, _SUIT_HI[s])]
+    suit = t.suit
+    return tuple(c for c in hand if suit[c] == s)
+
+
+def _no_spades(hand: tuple[int, ...], t: Tables) -> tuple[int, ...]:
+    if t.contiguous:
+        return hand[: bisect_left(hand, _SUIT_LO[SPADES])]
+    suit = t.suit
+    return tuple(c for c in hand if suit[c] != SPADES)
+
+
 def legal_cards(state: GameState, seat: int) -> tuple[int, ...]:
     """Return the cards ``seat`` may play now, ascending (empty if not its turn)."""
     if state.phase != PLAY or seat != state.turn:
         return ()
     hand = state.hands[seat]
-    suit = state.tables.suit
+    t = state.tables
     trick = state.trick
     first = not state.tricks
     if first and state.rules.first_lead == "lowest_club":
         # Seed 003: everyone plays his lowest club to the first trick.
-        clubs = [c for c in hand if suit[c] == CLUBS]
+        clubs = suit_cards(hand, t, CLUBS)
         if clubs:
-            return (min(clubs, key=state.tables.power.__getitem__),)
+            return (min(clubs, key=t.power.__getitem__),)
         if trick:
-            follow = tuple(c for c in hand if suit[c] == suit[trick[0]])
+            follow = suit_cards(hand, t, t.suit[trick[0]])
             if follow:
                 return follow
-        return tuple(c for c in hand if suit[c] != SPADES) or hand
+        return _no_spades(hand, t) or hand
     if not trick:
         if first:
             lead = state.rules.first_lead
@@ -116,10 +138,9 @@ def legal_cards(state: GameState, seat: int) -> tuple[int, ...]:
         if state.broken:
             return hand
         # Spades may not be led until broken, unless the leader holds only spades.
-        return tuple(c for c in hand if suit[c] != SPADES) or hand
+        return _no_spades(hand, t) or hand
     # Follow suit if able; otherwise any card.
-    led = suit[trick[0]]
-    return tuple(c for c in hand if suit[c] == led) or hand
+    return suit_cards(hand, t, t.suit[trick[0]]) or hand
 
 
 def legal_bids(state: GameState, seat: int) -> tuple[int, ...]:
@@ -166,13 +187,6 @@ def legal_actions(state: GameState, seat: int) -> list[Command]:
     phase = state.phase
     if phase == PLAY:
         row = _PLAY[seat]
-        trick = state.trick
-        if trick and state.tricks:
-            # Fast path of the common case: follow suit if able, else any card.
-            suit = state.tables.suit
-            led = suit[trick[0]]
-            hand = state.hands[seat]
-            return [row[c] for c in hand if suit[c] == led] or [row[c] for c in hand]
         return [row[c] for c in legal_cards(state, seat)]
     if phase == BID:
         if state.seen[seat]:
@@ -334,18 +348,17 @@ def _decide_play(state: GameState, command: PlayCard) -> list[Event]:
     hand = state.hands[seat]
     if card not in hand:
         _reject_play(state, seat, card)
-    if state.tricks and state.trick:
+    trick = state.trick
+    if trick and state.tricks:
         # Fast path of the common case: follow suit if able.
-        led = t.suit[state.trick[0]]
-        if t.suit[card] != led:
-            for c in hand:
-                if t.suit[c] == led:
-                    _reject_play(state, seat, card)
+        led = t.suit[trick[0]]
+        if t.suit[card] != led and suit_cards(hand, t, led):
+            _reject_play(state, seat, card)
     elif card not in legal_cards(state, seat):
         _reject_play(state, seat, card)
     n = t.players
     events: list[Event] = [_PLAYED[seat][card]]
-    trick = (*state.trick, card)
+    trick = (*trick, card)
     if len(trick) < n:
         return events
     # A trick with a trump is won by the highest trump, else by the highest card led.

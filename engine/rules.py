@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from engine.cards import (
@@ -264,8 +265,11 @@ class Tables(NamedTuple):
     players: int
     teams: int
     tricks: int
+    contiguous: bool
+    """Whether each effective suit is one run of card numbers (all decks but deuces-high)."""
 
 
+@lru_cache(maxsize=256)
 def tables(rules: Ruleset) -> Tables:
     """Return the deck and card-order tables of a ruleset."""
     suit = [c // 13 for c in range(52)] + [SPADES, SPADES]
@@ -297,4 +301,5 @@ def tables(rules: Ruleset) -> Tables:
         players=rules.players,
         teams=rules.teams,
         tricks=rules.tricks_per_hand,
+        contiguous=not rules.deuces_high or rules.jokers,
     )
