@@ -1,0 +1,196 @@
+"""The relay: the log is the outbox. Committed events go to JetStream, in order, exactly once.
+
+    PostgreSQL (read_all after checkpoint) ──▶ JetStream (Nats-Msg-Id = event id) ──▶ checkpoint
+
+- Order: per stream, an event is published only after the previous event of the same stream is
+  acknowledged by JetStream, so no subscriber can see version n+1 before n, even when NATS dies
+  mid-page. Different streams are published concurrently (a page's streams in parallel).
+- Exactly once on the bus: the checkpoint is saved after the page is acknowledged. A crash
+  between the acknowledgement and the save republishes that page; JetStream drops the
+  duplicates by Nats-Msg-Id within its duplicate window (consumers also drop them by version).
+- Nothing lost: a failed or unacknowledged publish leaves the checkpoint where it was, and the
+  page is published again (after a pause) until it goes through; NATS restarts are survived by
+  the client's reconnects.
+- One active relay: the instance holding a PostgreSQL advisory lock (on a dedicated
+  connection, so the lock dies with the process) publishes; others wait as standbys.
+
+Run it as `python -m events.relay` (or `spades serve relay`): configuration from
+SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import asyncpg
+import msgspec
+from nats.js import JetStreamContext
+
+from events.bus import close_nats, connect, ensure_streams, nats_url
+from events.envelope import StoredEvent
+from events.logs import configure_logging, get_logger
+from events.migrations import database_url
+from events.pgstore import PostgresEventStore, create_pool, load_checkpoint, save_checkpoint
+from events.store import checkpoint_of
+from events.subjects import Subjects, current
+
+__all__ = ["RELAY_LOCK", "RelayStats", "main", "publish_page", "run_relay"]
+
+# pg_advisory_lock key held by the active relay.
+RELAY_LOCK = 0x5BADE5_0002
+# Test hook: the process kills itself (SIGKILL) once it has published this many events, after
+# JetStream acknowledged them and before the checkpoint is saved: the worst moment to die.
+_CRASH_ENV = "SPADES_RELAY_CRASH_AFTER"
+
+log = get_logger("relay")
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass
+class RelayStats:
+    """What a relay did: events published (acknowledged) and pages retried after a failure."""
+
+    published: int = 0
+    retries: int = 0
+
+
+async def publish_page(
+    js: JetStreamContext, subjects: Subjects, page: Sequence[StoredEvent], *, timeout: float = 5.0
+) -> None:
+    """Publish a page of events: in order within each stream, streams concurrently.
+
+    Raises the first failure after every stream's chain has finished or stopped, so the caller
+    can publish the whole page again (acknowledged events are then deduplicated).
+    """
+    chains: dict[str, list[StoredEvent]] = defaultdict(list)
+    for event in page:
+        chains[event.stream_id].append(event)
+
+    async def publish_chain(events: list[StoredEvent]) -> None:
+        for event in events:
+            await js.publish(
+                subjects.event(event.stream_id, event.type),
+                _encoder.encode(event),
+                timeout=timeout,
+                headers={"Nats-Msg-Id": str(event.event_id)},
+            )
+
+    outcomes = await asyncio.gather(
+        *(publish_chain(chain) for chain in chains.values()), return_exceptions=True
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
+async def _hold_lock(conn: asyncpg.Connection, stop: asyncio.Event) -> bool:
+    """Wait until this instance holds the relay lock (True) or `stop` is set (False)."""
+    announced = False
+    while not stop.is_set():
+        if await conn.fetchval("SELECT pg_try_advisory_lock($1)", RELAY_LOCK):
+            return True
+        if not announced:
+            log.info("relay standby: another instance is active")
+            announced = True
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=1.0)
+        except TimeoutError:
+            pass
+    return False
+
+
+async def run_relay(
+    *,
+    database_url: str,
+    nats_url: str,
+    subjects: Subjects | None = None,
+    stop: asyncio.Event | None = None,
+    name: str = "relay",
+    page_size: int = 500,
+    idle_wait: float = 0.02,
+    stats: RelayStats | None = None,
+) -> RelayStats:
+    """Relay committed events to JetStream until `stop` is set; return what was done.
+
+    `name` keys the checkpoint (two relays with different names both publish everything:
+    only for tests and benchmarks). Events go out as `StoredEvent` JSON.
+    """
+    subjects = subjects or current()
+    stop = stop or asyncio.Event()
+    stats = stats or RelayStats()
+    crash_after = int(os.environ.get(_CRASH_ENV, "0") or 0)
+    nc = await connect(nats_url, name=f"spades-{name}")
+    lock_conn = await asyncpg.connect(database_url)
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    try:
+        js = nc.jetstream()
+        await ensure_streams(js, subjects)
+        if not await _hold_lock(lock_conn, stop):
+            return stats
+        store = PostgresEventStore(pool)
+        checkpoint = await load_checkpoint(pool, name)
+        log.info("relay active", checkpoint=list(checkpoint), events_stream=subjects.events_stream)
+        backoff = 0.1
+        while not stop.is_set():
+            if lock_conn.is_closed():
+                raise RuntimeError("lost the relay lock connection")
+            page = await store.read_all(after=checkpoint, limit=page_size)
+            if not page:
+                try:
+                    await asyncio.wait_for(stop.wait(), timeout=idle_wait)
+                except TimeoutError:
+                    pass
+                continue
+            try:
+                await publish_page(js, subjects, page)
+            except Exception as exc:
+                stats.retries += 1
+                log.warning(
+                    "publish failed; page will be published again",
+                    error=type(exc).__name__,
+                    first_event=str(page[0].event_id),
+                    events=len(page),
+                )
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            backoff = 0.1
+            stats.published += len(page)
+            if crash_after and stats.published >= crash_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            checkpoint = checkpoint_of(page[-1])
+            await save_checkpoint(pool, name, checkpoint)
+        return stats
+    finally:
+        await pool.close()
+        await lock_conn.close()  # releases the advisory lock
+        await close_nats(nc)
+
+
+async def _main() -> None:
+    configure_logging()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    stats = await run_relay(
+        database_url=database_url(),
+        nats_url=nats_url(),
+        stop=stop,
+        page_size=int(os.environ.get("SPADES_RELAY_PAGE_SIZE", "500")),
+    )
+    log.info("relay stopped", published=stats.published, retries=stats.retries)
+
+
+def main() -> None:
+    """Run the relay in the foreground until SIGINT/SIGTERM."""
+    asyncio.run(_main())
+
+
+if __name__ == "__main__":
+    main()
