@@ -42,6 +42,7 @@ from services.table.tables import (
     Rejected,
     Table,
     event_ids,
+    game_id_of_match,
     opening_events,
     stream_of,
 )
@@ -318,7 +319,7 @@ class TableService:
             from events.consumer import Unprocessable
 
             raise Unprocessable(str(exc)) from None
-        game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"match:{match.match_id}"))
+        game_id = game_id_of_match(match.match_id)
         await self._open(
             game_id,
             ladder=match.ladder,
