@@ -1,0 +1,108 @@
+"""The rating handler inside a real PostgreSQL transaction, without the bus in front of it.
+
+The consumer's positions already drop a redelivered GameFinished before the handler sees it
+(tests/services/test_rating_service.py). These tests reach the handler a second time anyway, as
+a GameFinished arriving by any other route would, to prove the second lock: the version-0
+RatingsUpdated append.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+import pytest
+import structlog
+
+from events.consumer import Received
+from events.envelope import REGISTRY, StoredEvent
+from events.game import GameFinished
+from events.pgstore import PostgresEventStore
+from services.rating.app import rate_finished_game
+from services.rating.model import MU0
+
+pytestmark = pytest.mark.infra
+
+log = structlog.get_logger("test")
+
+
+async def finished_game(
+    store: PostgresEventStore, seats: tuple[str, ...], winner: int, abandoned: tuple[int, ...] = ()
+) -> Received:
+    event = GameFinished(
+        winner=winner,
+        reason="target",
+        scores=(500, 200),
+        ladder="standard",
+        rated=True,
+        players=seats,
+        abandoned=abandoned,
+    )
+    (stored,) = await store.append(f"game-{uuid.uuid4()}", 0, [REGISTRY.new_event(event)])
+    return received(stored)
+
+
+def received(stored: StoredEvent) -> Received:
+    return Received(stored, REGISTRY.decode(stored), "ev.game.x.GameFinished", 1)
+
+
+async def rate(pool: asyncpg.Pool, game: Received) -> str:
+    async with pool.acquire() as conn, conn.transaction():
+        return await rate_finished_game(conn, game, log)
+
+
+async def ratings(pool: asyncpg.Pool) -> dict[str, tuple[float, float, int]]:
+    rows = await pool.fetch("SELECT player_id, mu, sigma, games FROM ratings")
+    return {r["player_id"]: (r["mu"], r["sigma"], r["games"]) for r in rows}
+
+
+async def test_a_second_attempt_at_one_game_conflicts_and_changes_nothing(
+    pg_pool: asyncpg.Pool, event_store: PostgresEventStore
+) -> None:
+    seats = ("a", "b", "c", "d")
+    game = await finished_game(event_store, seats, winner=0)
+
+    first = await rate(pg_pool, game)
+    after_first = await ratings(pg_pool)
+    second = await rate(pg_pool, game)
+
+    assert (first, second) == ("applied", "duplicate")
+    assert await ratings(pg_pool) == after_first
+    assert await pg_pool.fetchval("SELECT count(*) FROM rating_history") == 4
+    game_id = game.event.stream_id.removeprefix("game-")
+    assert await event_store.stream_version(f"rating-{game_id}") == 1
+
+
+async def test_an_abandoner_is_charged_and_his_partner_does_not_move(
+    pg_pool: asyncpg.Pool, event_store: PostgresEventStore
+) -> None:
+    seats = ("quitter", "opp1", "partner", "opp2")  # team 0: seats 0 and 2
+    game = await finished_game(event_store, seats, winner=1, abandoned=(0,))
+
+    assert await rate(pg_pool, game) == "applied"
+
+    now = await ratings(pg_pool)
+    assert set(now) == {"quitter", "opp1", "opp2"}
+    assert now["quitter"][0] < MU0
+    assert now["opp1"][0] > MU0
+    assert now["opp2"][0] > MU0
+
+
+async def test_a_rated_game_on_the_heads_up_ladder_rates_two_sides(
+    pg_pool: asyncpg.Pool, event_store: PostgresEventStore
+) -> None:
+    event = GameFinished(
+        winner=1,
+        reason="target",
+        scores=(120, 250),
+        ladder="heads-up",
+        rated=True,
+        players=("left", "right"),
+    )
+    (stored,) = await event_store.append(f"game-{uuid.uuid4()}", 0, [REGISTRY.new_event(event)])
+
+    assert await rate(pg_pool, received(stored)) == "applied"
+
+    rows = await pg_pool.fetch("SELECT player_id, mu FROM ratings WHERE ladder = 'heads-up'")
+    mu = {r["player_id"]: r["mu"] for r in rows}
+    assert mu["right"] > MU0 > mu["left"]
