@@ -357,10 +357,10 @@ def _decide_play(state: GameState, command: PlayCard) -> list[Event]:
     elif card not in legal_cards(state, seat):
         _reject_play(state, seat, card)
     n = t.players
+    if len(trick) + 1 < n:
+        return [_PLAYED[seat][card]]
     events: list[Event] = [_PLAYED[seat][card]]
-    trick = (*trick, card)
-    if len(trick) < n:
-        return events
+    trick = trick + (card,)  # noqa: RUF005 - faster than unpacking
     # A trick with a trump is won by the highest trump, else by the highest card led.
     suit, power = t.suit, t.power
     led = suit[trick[0]]
