@@ -57,10 +57,10 @@ async def connect(url: str, *, name: str, connect_timeout: float = 60.0) -> NATS
             await asyncio.sleep(0.5)
 
 
-async def close_nats(nc: NATS, *, timeout: float = 5.0) -> None:
+async def close_nats(nc: NATS, *, drain_for: float = 5.0) -> None:
     """Drain `nc` (finish in-flight work) and close it; just close it if draining stalls."""
     try:
-        await asyncio.wait_for(nc.drain(), timeout=timeout)
+        await asyncio.wait_for(nc.drain(), timeout=drain_for)
     except Exception as exc:
         log.warning("nats drain failed, closing", error=type(exc).__name__)
     finally:

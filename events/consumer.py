@@ -166,8 +166,20 @@ async def consume(
     )
     bound = log.bind(consumer=consumer)
     try:
-        await _consume_loop(sub, js, pool, subjects, consumer, handler, registry, bound,
-                            stop, batch, max_attempts, retry_delay)
+        await _consume_loop(
+            sub,
+            js,
+            pool,
+            subjects,
+            consumer,
+            handler,
+            registry,
+            bound,
+            stop,
+            batch,
+            max_attempts,
+            retry_delay,
+        )
     finally:
         with contextlib.suppress(Exception):
             await sub.unsubscribe()

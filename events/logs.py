@@ -16,7 +16,7 @@ __all__ = ["configure_logging", "get_logger"]
 
 
 def configure_logging(level: str | None = None) -> None:
-    """Send structlog (and stdlib logging) to stderr as JSON lines at `level` ($SPADES_LOG_LEVEL)."""
+    """Send structlog and stdlib logs to stderr as JSON lines at `level` ($SPADES_LOG_LEVEL)."""
     name = (level or os.environ.get("SPADES_LOG_LEVEL", "INFO")).upper()
     numeric = logging.getLevelNamesMapping().get(name, logging.INFO)
     logging.basicConfig(stream=sys.stderr, level=numeric, format="%(message)s")

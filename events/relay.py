@@ -21,6 +21,7 @@ SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections import defaultdict
@@ -60,7 +61,7 @@ class RelayStats:
 
 
 async def publish_page(
-    js: JetStreamContext, subjects: Subjects, page: Sequence[StoredEvent], *, timeout: float = 5.0
+    js: JetStreamContext, subjects: Subjects, page: Sequence[StoredEvent], *, ack_wait: float = 5.0
 ) -> None:
     """Publish a page of events: in order within each stream, streams concurrently.
 
@@ -76,7 +77,7 @@ async def publish_page(
             await js.publish(
                 subjects.event(event.stream_id, event.type),
                 _encoder.encode(event),
-                timeout=timeout,
+                timeout=ack_wait,
                 headers={"Nats-Msg-Id": str(event.event_id)},
             )
 
@@ -97,10 +98,8 @@ async def _hold_lock(conn: asyncpg.Connection, stop: asyncio.Event) -> bool:
         if not announced:
             log.info("relay standby: another instance is active")
             announced = True
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=1.0)
-        except TimeoutError:
-            pass
     return False
 
 
@@ -141,10 +140,8 @@ async def run_relay(
                 raise RuntimeError("lost the relay lock connection")
             page = await store.read_all(after=checkpoint, limit=page_size)
             if not page:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=idle_wait)
-                except TimeoutError:
-                    pass
                 continue
             try:
                 await publish_page(js, subjects, page)

@@ -1,0 +1,489 @@
+"""The relay and the consumer helper against real PostgreSQL and NATS JetStream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import asyncpg
+import msgspec
+import pytest
+from nats.js import JetStreamContext
+from structlog.testing import capture_logs
+
+from events.bookkeeping import MessageParked
+from events.bus import close_nats, connect, ensure_streams
+from events.consumer import Received, Unprocessable, consume
+from events.envelope import REGISTRY, Metadata, NewEvent, StoredEvent
+from events.pgstore import Conn, PostgresEventStore
+from events.relay import RelayStats, run_relay
+from events.subjects import Subjects
+from services.infra import EmbeddedNats
+from tests.events.helpers import new_events, stream
+from tests.infra import Processes, eventually
+
+EFFECTS = """
+CREATE TABLE test_effects (
+    event_id uuid PRIMARY KEY,
+    stream_id text NOT NULL,
+    version bigint NOT NULL,
+    seq bigserial
+)
+"""
+
+
+async def record_effect(conn: Conn, received: Received) -> None:
+    """An effect that fails loudly if it ever runs twice for one event."""
+    event = received.event
+    await conn.execute(
+        "INSERT INTO test_effects (event_id, stream_id, version) VALUES ($1, $2, $3)",
+        event.event_id,
+        event.stream_id,
+        event.version,
+    )
+
+
+@contextlib.asynccontextmanager
+async def running(coro, stop: asyncio.Event) -> AsyncIterator[asyncio.Task]:  # type: ignore[no-untyped-def]
+    """Run `coro` (which returns once `stop` is set) as a task for the block; stop it after."""
+    task = asyncio.create_task(coro)
+    try:
+        yield task
+    finally:
+        stop.set()
+        await asyncio.wait({task}, timeout=30)
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def stream_count(js: JetStreamContext, subjects: Subjects) -> int:
+    """Messages in the test's EVENTS stream (0 when it does not exist yet)."""
+    try:
+        info = await js.stream_info(subjects.events_stream)
+    except Exception:
+        return 0
+    return int(info.state.messages)
+
+
+async def effects(pool: asyncpg.Pool) -> list[asyncpg.Record]:
+    return await pool.fetch("SELECT event_id, stream_id, version FROM test_effects ORDER BY seq")
+
+
+def assert_exactly_once_in_order(rows: list[asyncpg.Record], committed: list[StoredEvent]) -> None:
+    assert sorted(r["event_id"] for r in rows) == sorted(e.event_id for e in committed)
+    by_stream: dict[str, list[int]] = {}
+    for row in rows:
+        by_stream.setdefault(row["stream_id"], []).append(row["version"])
+    for versions in by_stream.values():
+        assert versions == list(range(1, len(versions) + 1))
+
+
+@pytest.fixture
+async def effects_table(pg_pool: asyncpg.Pool) -> None:
+    await pg_pool.execute(EFFECTS)
+
+
+async def append_many(
+    store: PostgresEventStore, streams: int, per_stream: int, batch: int = 3
+) -> list[StoredEvent]:
+    """Append `per_stream` events to each of `streams` new streams, a few at a time."""
+    ids = [stream("game") for _ in range(streams)]
+    out: list[StoredEvent] = []
+    for version in range(0, per_stream, batch):
+        rounds = await asyncio.gather(
+            *(
+                store.append(sid, version, new_events(min(batch, per_stream - version)))
+                for sid in ids
+            )
+        )
+        for stored in rounds:
+            out += stored
+    return out
+
+
+@pytest.mark.usefixtures("effects_table")
+async def test_relay_publishes_every_committed_event_once_and_consumer_applies_once(
+    event_store: PostgresEventStore,
+    pg_pool: asyncpg.Pool,
+    database_url: str,
+    nats_url: str,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    committed = await append_many(event_store, streams=6, per_stream=10)
+    stop = asyncio.Event()
+    async with (
+        running(
+            run_relay(
+                database_url=database_url,
+                nats_url=nats_url,
+                subjects=subjects,
+                stop=stop,
+                page_size=7,
+            ),
+            stop,
+        ),
+        running(
+            consume(
+                js,
+                pg_pool,
+                subjects=subjects,
+                consumer="effects",
+                filter_subject=subjects.all_events(),
+                handler=record_effect,
+                stop=stop,
+            ),
+            stop,
+        ),
+    ):
+        committed += await append_many(event_store, streams=3, per_stream=4)
+        await eventually(lambda: _count(pg_pool, len(committed)), what="all effects")
+        stop.set()
+    assert await stream_count(js, subjects) == len(committed)
+    assert_exactly_once_in_order(await effects(pg_pool), committed)
+    msg = await js.get_last_msg(subjects.events_stream, subjects.all_events())
+    assert msg.headers is not None
+    last = msgspec.json.decode(msg.data, type=StoredEvent)
+    assert msg.headers["Nats-Msg-Id"] == str(last.event_id)
+
+
+async def _count(pool: asyncpg.Pool, expected: int) -> bool:
+    return await pool.fetchval("SELECT count(*) FROM test_effects") >= expected
+
+
+async def test_only_one_relay_is_active(
+    event_store: PostgresEventStore,
+    database_url: str,
+    nats_url: str,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    committed = await append_many(event_store, streams=4, per_stream=5)
+    stop = asyncio.Event()
+    stats = [RelayStats(), RelayStats()]
+    async with (
+        running(
+            run_relay(
+                database_url=database_url,
+                nats_url=nats_url,
+                subjects=subjects,
+                stop=stop,
+                stats=stats[0],
+            ),
+            stop,
+        ),
+        running(
+            run_relay(
+                database_url=database_url,
+                nats_url=nats_url,
+                subjects=subjects,
+                stop=stop,
+                stats=stats[1],
+            ),
+            stop,
+        ),
+    ):
+        await eventually(lambda: stream_count(js, subjects), what="first publish")
+        await eventually(
+            lambda: sum(s.published for s in stats) >= len(committed), what="all published"
+        )
+        stop.set()
+    assert sorted(s.published for s in stats) == [0, len(committed)]
+    assert await stream_count(js, subjects) == len(committed)
+
+
+@pytest.mark.usefixtures("effects_table")
+async def test_relay_killed_between_publish_and_checkpoint_loses_and_duplicates_nothing(
+    event_store: PostgresEventStore,
+    pg_pool: asyncpg.Pool,
+    js: JetStreamContext,
+    subjects: Subjects,
+    processes: Processes,
+) -> None:
+    committed = await append_many(event_store, streams=8, per_stream=25)  # 200 events
+    # 1. Dies by its own SIGKILL right after JetStream acknowledged 120 events, before saving
+    #    the checkpoint: the exact window between publish and checkpoint.
+    first = processes.start(
+        "-m",
+        "events.relay",
+        env={"SPADES_RELAY_CRASH_AFTER": "120", "SPADES_RELAY_PAGE_SIZE": "40"},
+    )
+    await eventually(lambda: first.poll() is not None, within=60, what="self-kill")
+    assert first.returncode == -signal.SIGKILL, processes.log(first)
+    assert await stream_count(js, subjects) >= 120
+    checkpoint = await pg_pool.fetchval("SELECT count(*) FROM spades_checkpoints")
+    assert checkpoint in (0, 1)
+
+    # 2. Killed from outside (kill -9) while events are still being committed.
+    second = processes.start("-m", "events.relay", env={"SPADES_RELAY_PAGE_SIZE": "10"})
+    writer = asyncio.create_task(append_many(event_store, streams=5, per_stream=20))
+    await eventually(lambda: _published_more_than(js, subjects, 130), what="relay 2 publishing")
+    second.send_signal(signal.SIGKILL)
+    await eventually(lambda: second.poll() is not None, what="kill -9")
+    committed += await writer
+
+    # 3. A fresh relay finishes the job; an idempotent consumer sees each event exactly once.
+    processes.start("-m", "events.relay")
+    stop = asyncio.Event()
+    async with running(
+        consume(
+            js,
+            pg_pool,
+            subjects=subjects,
+            consumer="effects",
+            filter_subject=subjects.all_events(),
+            handler=record_effect,
+            stop=stop,
+        ),
+        stop,
+    ):
+        await eventually(lambda: _count(pg_pool, len(committed)), within=90, what="all effects")
+        stop.set()
+    assert await stream_count(js, subjects) == len(committed)  # duplicates absorbed on the bus
+    assert_exactly_once_in_order(await effects(pg_pool), committed)
+
+
+async def _published_more_than(js: JetStreamContext, subjects: Subjects, n: int) -> bool:
+    return await stream_count(js, subjects) > n
+
+
+@pytest.mark.usefixtures("effects_table")
+async def test_nats_restart_during_publishing_loses_nothing(
+    event_store: PostgresEventStore,
+    pg_pool: asyncpg.Pool,
+    database_url: str,
+    private_nats: EmbeddedNats,
+    subjects: Subjects,
+) -> None:
+    nc = await connect(private_nats.url, name="test")
+    js = nc.jetstream()
+    stop = asyncio.Event()
+    committed: list[StoredEvent] = []
+    try:
+        async with running(
+            run_relay(
+                database_url=database_url,
+                nats_url=private_nats.url,
+                subjects=subjects,
+                stop=stop,
+                page_size=20,
+            ),
+            stop,
+        ):
+            for round_ in range(12):
+                committed += await append_many(event_store, streams=5, per_stream=3)
+                if round_ == 4:
+                    await eventually(lambda: stream_count(js, subjects), what="publishing")
+                    await asyncio.to_thread(private_nats.stop)
+                if round_ == 7:
+                    await asyncio.to_thread(private_nats.start)
+                await asyncio.sleep(0.05)
+            await eventually(
+                lambda: _stream_has(js, subjects, len(committed)), within=90, what="republish"
+            )
+            async with running(
+                consume(
+                    js,
+                    pg_pool,
+                    subjects=subjects,
+                    consumer="effects",
+                    filter_subject=subjects.all_events(),
+                    handler=record_effect,
+                    stop=stop,
+                ),
+                stop,
+            ):
+                await eventually(lambda: _count(pg_pool, len(committed)), what="all effects")
+                stop.set()
+        assert await stream_count(js, subjects) == len(committed)
+        assert_exactly_once_in_order(await effects(pg_pool), committed)
+    finally:
+        await close_nats(nc)
+
+
+async def _stream_has(js: JetStreamContext, subjects: Subjects, n: int) -> bool:
+    return await stream_count(js, subjects) >= n
+
+
+@pytest.mark.usefixtures("effects_table")
+async def test_redelivered_and_duplicated_events_have_one_effect(
+    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects
+) -> None:
+    await ensure_streams(js, subjects)
+    event = _stored("game-1", 1)
+    for copy in range(3):  # three distinct msg ids: the dedupe window cannot help here
+        await js.publish(
+            subjects.event(event.stream_id, event.type),
+            msgspec.json.encode(event),
+            headers={"Nats-Msg-Id": f"x{copy}"},
+        )
+    calls = 0
+
+    async def flaky(conn: Conn, received: Received) -> None:
+        nonlocal calls
+        calls += 1
+        await record_effect(conn, received)
+        if calls == 1:
+            raise ConnectionError("effect failed after writing: the transaction rolls back")
+
+    stop = asyncio.Event()
+    async with running(
+        consume(
+            js,
+            pg_pool,
+            subjects=subjects,
+            consumer="effects",
+            filter_subject=subjects.all_events(),
+            handler=flaky,
+            stop=stop,
+            retry_delay=0.05,
+        ),
+        stop,
+    ):
+        await eventually(lambda: _count(pg_pool, 1), what="effect")
+        await eventually(lambda: _consumer_idle(js, subjects, "effects"), what="all acked")
+        stop.set()
+    assert len(await effects(pg_pool)) == 1
+    assert calls == 2  # the failed attempt, then one success; the duplicates never reach it
+
+
+async def _consumer_idle(js: JetStreamContext, subjects: Subjects, consumer: str) -> bool:
+    info = await js.consumer_info(subjects.events_stream, subjects.durable(consumer))
+    return info.num_pending == 0 and info.num_ack_pending == 0
+
+
+def _stored(
+    stream_id: str, version: int, type_: str = "Tested", data: bytes = b"{}", schema: int = 1
+) -> StoredEvent:
+    return StoredEvent(
+        event_id=uuid.uuid4(),
+        stream_id=stream_id,
+        version=version,
+        type=type_,
+        data=msgspec.Raw(data),
+        schema_version=schema,
+        metadata=Metadata(),
+        recorded_at=datetime.now(UTC),
+        position=version,
+        transaction_id=1,
+    )
+
+
+@pytest.mark.usefixtures("effects_table")
+async def test_malformed_messages_are_parked_with_a_reason_and_not_redelivered(
+    pg_pool: asyncpg.Pool,
+    js: JetStreamContext,
+    nc,
+    subjects: Subjects,  # type: ignore[no-untyped-def]
+) -> None:
+    await ensure_streams(js, subjects)
+    subject = subjects.event("game-1", "Tested")
+    bad = [
+        b"\x00not json at all",
+        b'{"event_id": "not-a-uuid"}',
+        msgspec.json.encode(_stored("game-2", 1, type_="NoSuchType")),
+        # A known type whose payload lacks required fields (MessageParked needs consumer...).
+        msgspec.json.encode(
+            _stored("game-3", 1, type_="MessageParked", data=b'{"x": 1}', schema=2)
+        ),
+    ]
+    good = _stored(
+        "game-4",
+        1,
+        type_="MessageParked",
+        data=msgspec.json.encode(MessageParked(consumer="c", subject="s", reason="r")),
+        schema=2,
+    )
+    for payload in bad:
+        await js.publish(subject, payload)
+    await js.publish(subject, msgspec.json.encode(good))
+
+    async def refuse_game_5(conn: Conn, received: Received) -> None:
+        if received.event.stream_id == "game-5":
+            raise Unprocessable("game 5 is refused by this handler")
+        await record_effect(conn, received)
+
+    await js.publish(
+        subject,
+        msgspec.json.encode(
+            _stored("game-5", 1, type_="MessageParked", data=bytes(good.data), schema=2)
+        ),
+    )
+    parked_sub = await js.subscribe(subjects.parked("effects"), stream=subjects.parked_stream)
+    stop = asyncio.Event()
+    with capture_logs() as logs:
+        async with running(
+            consume(
+                js,
+                pg_pool,
+                subjects=subjects,
+                consumer="effects",
+                filter_subject=subjects.all_events(),
+                handler=refuse_game_5,
+                stop=stop,
+                registry=REGISTRY,
+            ),
+            stop,
+        ):
+            await eventually(lambda: _count(pg_pool, 1), what="the good message")
+            await eventually(lambda: _consumer_idle(js, subjects, "effects"), what="acks")
+            stop.set()
+    rows = await pg_pool.fetch("SELECT reason, payload FROM spades_parked ORDER BY stream_sequence")
+    assert len(rows) == 5
+    assert [bytes(r["payload"]) for r in rows[:4]] == bad
+    assert all(r["reason"].startswith("undecodable") for r in rows[:4])
+    assert rows[4]["reason"] == "unprocessable: game 5 is refused by this handler"
+    assert [e["event_id"] for e in await effects(pg_pool)] == [good.event_id]
+    parked_logs = [e for e in logs if e["event"] == "message parked"]
+    assert [e["reason"] for e in parked_logs] == [r["reason"] for r in rows]
+    assert all("payload" not in e for e in parked_logs)  # ids and reasons only, never data
+    parked_msgs = [await parked_sub.next_msg(timeout=10) for _ in range(5)]
+    decoded = [REGISTRY.decode(_as_new(m.data)) for m in parked_msgs]
+    assert [d.reason for d in decoded] == [r["reason"] for r in rows]
+    await parked_sub.unsubscribe()
+
+
+def _as_new(data: bytes) -> NewEvent:
+    return NewEvent(
+        event_id=uuid.uuid4(), type="MessageParked", data=msgspec.Raw(data), schema_version=2
+    )
+
+
+@pytest.mark.usefixtures("effects_table")
+async def test_handler_failing_every_time_is_parked_after_max_attempts(
+    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects
+) -> None:
+    await ensure_streams(js, subjects)
+    event = _stored("game-9", 1)
+    await js.publish(subjects.event(event.stream_id, event.type), msgspec.json.encode(event))
+
+    async def broken(conn: Conn, received: Received) -> None:
+        raise RuntimeError("always")
+
+    stop = asyncio.Event()
+    async with running(
+        consume(
+            js,
+            pg_pool,
+            subjects=subjects,
+            consumer="effects",
+            filter_subject=subjects.all_events(),
+            handler=broken,
+            stop=stop,
+            max_attempts=3,
+            retry_delay=0.05,
+        ),
+        stop,
+    ):
+        reason = await eventually(
+            lambda: pg_pool.fetchval("SELECT reason FROM spades_parked"), what="parked"
+        )
+        stop.set()
+    assert reason == "handler failed 3 times: RuntimeError"
+    assert await pg_pool.fetchval("SELECT count(*) FROM spades_consumer_positions") == 0
