@@ -18,6 +18,7 @@ _COMMANDS: dict[str, str] = {
     "infra": "services.infra:run",
     "migrate": "events.migrations:run",
     "serve": "services.serve:run",
+    "replay": "services.replay:run",
 }
 
 SERVICES = ("gateway", "table", "matchmaking", "rating", "relay")
@@ -47,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     infra.add_argument("action", choices=("up", "down", "status"))
 
     sub.add_parser("migrate", help="apply the event store's schema migrations")
+
+    replay = sub.add_parser("replay", help="print a game card by card from its event log")
+    replay.add_argument("game_id")
+    replay.add_argument("--at", type=int, default=None, metavar="N", help="stop at step N")
 
     serve = sub.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)
