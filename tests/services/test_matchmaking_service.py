@@ -170,7 +170,7 @@ async def test_four_players_are_matched_into_balanced_teams_and_announced(
 async def test_bad_requests_are_refused_with_their_code_and_append_nothing(
     processes: Processes, event_store: PostgresEventStore, nc: NATS, subjects: Subjects
 ) -> None:
-    await started(processes, nc, subjects)
+    service = await started(processes, nc, subjects)
     (player,) = new_players(1)
     assert (await join(nc, subjects, player))["code"] == "queued"
     before = await event_store.stream_version("queue-standard")
@@ -210,6 +210,10 @@ async def test_bad_requests_are_refused_with_their_code_and_append_nothing(
     status = await ask(nc, subjects.matchmaking_status(), {"player_id": player})
     assert (status["code"], status["queue_sizes"]["standard"]) == ("idle", 0)
     assert (await join(nc, subjects, player))["code"] == "queued"  # may queue again
+
+    service.send_signal(signal.SIGTERM)  # graceful: stops, drains, exits cleanly
+    assert service.wait(timeout=60) == 0, processes.log(service)
+    assert '"service stopped"' in processes.log(service)
 
 
 async def test_a_seated_player_cannot_queue_until_his_game_finishes(
@@ -309,3 +313,120 @@ async def test_a_standby_instance_takes_over_when_the_active_one_dies(
     assert answer["ok"], answer
     (match,) = await eventually(lambda: matches(event_store, "heads-up"), within=60, what="match")
     assert sorted(match.seats) == sorted(players)
+
+
+def rating_update(player: str, mu: float, games: int) -> RatingsUpdated:
+    change = RatingChange(
+        player_id=player,
+        mu_before=25.0,
+        sigma_before=8.3,
+        mu_after=mu,
+        sigma_after=4.0,
+        ordinal_before=0.0,
+        ordinal_after=mu - 12.0,
+        games=games,
+    )
+    return RatingsUpdated(game_id=str(uuid.uuid4()), ladder="standard", changes=(change,))
+
+
+async def test_duplicate_and_late_rating_updates_never_roll_a_rating_back(
+    processes: Processes,
+    event_store: PostgresEventStore,
+    pg_pool: Any,
+    nc: NATS,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    await started(processes, nc, subjects)
+    player, marker = new_players(2)
+    newer = rating_update(player, 27.0, games=12)
+    older = rating_update(player, 22.0, games=11)
+
+    await publish_event(js, subjects, f"rating-{newer.game_id}", newer)
+    await publish_event(js, subjects, f"rating-{older.game_id}", older)  # arrives late
+    await publish_event(js, subjects, f"rating-{newer.game_id}", newer)  # and again
+    last = rating_update(marker, 25.0, games=1)
+    await publish_event(js, subjects, f"rating-{last.game_id}", last)
+    await eventually(
+        lambda: pg_pool.fetchval(
+            "SELECT count(*) FROM matchmaking_ratings WHERE player_id = $1", marker
+        ),
+        within=60,
+        what="the updates before the marker handled",
+    )
+
+    assert (await join(nc, subjects, player))["ok"]
+    (queued,) = [e for e in await queue_log(event_store) if isinstance(e, PlayerQueued)]
+    assert (queued.mu, queued.sigma) == (27.0, 4.0)
+
+
+async def test_a_redelivered_game_finished_does_not_free_players_of_their_next_game(
+    processes: Processes,
+    event_store: PostgresEventStore,
+    nc: NATS,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    await started(processes, nc, subjects)
+    players = new_players(2)
+    for player in players:
+        await join(nc, subjects, player, "heads-up")
+    (first,) = await eventually(lambda: matches(event_store, "heads-up"), within=60, what="match")
+    game = f"game-{uuid.uuid4()}"
+    finished = GameFinished(
+        winner=0,
+        reason="target",
+        scores=(250, 90),
+        ladder="heads-up",
+        rated=True,
+        players=first.seats,
+    )
+    await publish_event(js, subjects, game, finished, version=40)
+
+    async def all_queued() -> bool:
+        answers = [await join(nc, subjects, p, "heads-up") for p in players]
+        return all(a["code"] in ("queued", "already_queued") for a in answers)
+
+    await eventually(all_queued, within=60, interval=0.2, what="queued again after the game")
+    found = await eventually(
+        lambda: _at_least(matches(event_store, "heads-up"), 2), within=60, what="second match"
+    )
+    second = found[1]
+    await publish_event(js, subjects, game, finished, version=40)  # the same event, redelivered
+    others = new_players(2)  # a marker: another table, finished after the redelivery
+    for player in others:
+        await join(nc, subjects, player, "heads-up")
+    (marker,) = await eventually(
+        lambda: _with_player(matches(event_store, "heads-up"), others[0]), within=60, what="match"
+    )
+    await publish_event(
+        js,
+        subjects,
+        f"game-{uuid.uuid4()}",
+        GameFinished(
+            winner=1,
+            reason="target",
+            scores=(90, 250),
+            ladder="heads-up",
+            rated=True,
+            players=marker.seats,
+        ),
+        version=40,
+    )
+
+    async def marker_free() -> bool:
+        return bool((await join(nc, subjects, others[0], "heads-up"))["ok"])
+
+    await eventually(marker_free, within=60, interval=0.2, what="marker table finished")
+    for player in players:
+        status = await ask(nc, subjects.matchmaking_status(), {"player_id": player})
+        assert (status["code"], status["match_id"]) == ("in_game", second.match_id)
+
+
+async def _at_least(found: Any, count: int) -> list[MatchFound] | None:
+    matched: list[MatchFound] = await found
+    return matched if len(matched) >= count else None
+
+
+async def _with_player(found: Any, player: str) -> list[MatchFound]:
+    return [m for m in await found if player in m.seats]

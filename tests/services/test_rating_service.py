@@ -169,7 +169,7 @@ async def test_winners_go_up_losers_down_and_the_update_is_recorded(
 async def test_bad_reads_are_answered_with_a_code(
     processes: Processes, nc: NATS, subjects: Subjects
 ) -> None:
-    start_rating(processes)
+    service = start_rating(processes)
     await eventually(lambda: answering(nc, subjects), within=60, what="rating answers")
 
     unknown = await request(nc, subjects.rating_ladder(), {"ladder": "no-such-ladder"})
@@ -182,6 +182,10 @@ async def test_bad_reads_are_answered_with_a_code(
     assert (wrong["ok"], wrong["code"]) == (False, "malformed")
     assert (too_big["ok"], too_big["code"]) == (False, "malformed")
     assert all(a["message"] for a in (unknown, garbage, wrong, too_big))
+
+    service.send_signal(signal.SIGTERM)  # graceful: stops, drains, exits cleanly
+    assert service.wait(timeout=60) == 0, processes.log(service)
+    assert '"service stopped"' in processes.log(service)
 
 
 async def test_duplicate_and_out_of_order_deliveries_have_no_second_effect(
