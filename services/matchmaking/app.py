@@ -455,7 +455,7 @@ async def main(rt: Runtime) -> None:
         rt.stop.set()  # one part ended (a failure): stop the others too
         for sub in subs:
             with contextlib.suppress(Exception):
-                await sub.drain()  # answer what has arrived, take nothing new
+                await sub.drain()  # type: ignore[no-untyped-call]  # answer what is in, take no more
         outcomes = await asyncio.gather(*tasks, return_exceptions=True)
         for outcome in outcomes:  # every part has finished; now report a failure, if any
             if isinstance(outcome, BaseException):

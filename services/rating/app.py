@@ -357,7 +357,7 @@ async def main(rt: Runtime) -> None:
     stopper = asyncio.create_task(rt.stop.wait())
     await asyncio.wait({consumer, stopper}, return_when=asyncio.FIRST_COMPLETED)
     for sub in subs:
-        await sub.drain()
+        await sub.drain()  # type: ignore[no-untyped-call]
     rt.stop.set()
     stopper.cancel()
     await consumer  # returns after the message in hand is committed and acked
