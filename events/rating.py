@@ -62,7 +62,7 @@ RatingEvents = RatingsUpdated
 RATING = REGISTRY.register("rating", RatingEvents)
 
 
-# -- reads (core NATS request/reply, JSON) ----------------------------------------------------------
+# -- reads (core NATS request/reply, JSON) ------------------------------------------------
 
 
 class LadderQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
