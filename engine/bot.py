@@ -76,9 +76,10 @@ def estimate(hand: tuple[int, ...], t: Tables) -> float:
     trumps = sorted(by_suit[SPADES], reverse=True)
     top = max(t.power[c] for c in t.deck if t.suit[c] == SPADES)
     for i, p in enumerate(trumps):
-        # A trump is sure when the trumps above it that others hold are at most
-        # the trumps below it in this hand.
-        if top - p <= len(trumps) - 1 - i and top - p <= 2:
+        # A trump is sure when no other hand holds a higher one, or when one or two
+        # higher ones are out and this hand has as many lower trumps to spare.
+        outside = top - p - i
+        if outside <= 0 or (outside <= 2 and outside <= len(trumps) - 1 - i):
             tricks += 1
     tricks += max(0, len(trumps) - 4)
     spare_trumps = len(trumps) - tricks
@@ -88,7 +89,7 @@ def estimate(hand: tuple[int, ...], t: Tables) -> float:
         if n and cards[0] == ACE and n <= 6:
             tricks += 1
         if n >= 2 and KING in cards and n <= 5:
-            tricks += 0.75
+            tricks += 0.5
         if n >= 3 and QUEEN in cards and n <= 4:
             tricks += 0.25
         if spare_trumps >= 1 and n <= 1:
@@ -127,6 +128,8 @@ def _blind_choice(view: SeatView) -> Command:
     for c in view.legal:
         if isinstance(c, DeclareBlindNil):
             team = view.seat % 2 if view.rules.players == 4 else view.seat
+            if view.rules.players == 4 and view.bids[(view.seat + 2) % 4] == 0:
+                break  # one nil per partnership is risk enough
             mine = view.scores[team]
             best_other = max(s for i, s in enumerate(view.scores) if i != team)
             # Blind nil is a comeback move: only when far behind or the game is nearly lost.

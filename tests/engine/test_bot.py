@@ -1,0 +1,136 @@
+"""The baseline bot: legal, deterministic, acting on a view alone, and its named habits."""
+
+from __future__ import annotations
+
+import inspect
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine import (
+    DeclareBlindNil,
+    DeclineBlindNil,
+    PassCards,
+    PlaceBid,
+    PlayCard,
+    Ruleset,
+    SeatView,
+    bot,
+    parse_card,
+    view,
+)
+from engine.bot import choose, estimate, play_game
+from engine.rules import tables
+from tests.engine.support import bid_round, hands, run, start
+from tests.engine.test_properties import PROFILE, play, rulesets
+
+
+def test_the_bot_takes_a_view_not_a_state() -> None:
+    params = inspect.signature(choose).parameters
+    assert list(params) == ["view", "rng"]
+    assert "GameState" not in inspect.getsource(bot.choose)
+
+
+@PROFILE
+@given(rulesets(max_hands=3), st.integers(0, 2**32))
+def test_the_bot_always_picks_a_legal_action(rules: Ruleset, seed: int) -> None:
+    for state, _ in play(rules, seed):
+        v = view(state, state.turn)
+        assert choose(v) in v.legal
+
+
+def test_the_bot_is_deterministic_given_the_view() -> None:
+    a, _ = play_game(Ruleset(), 11)
+    b, _ = play_game(Ruleset(), 11)
+    assert a == b
+
+
+def test_bot_games_end_and_mostly_reach_the_target() -> None:
+    reasons = [play_game(Ruleset(), seed)[1].reason for seed in range(8)]
+    assert reasons.count("target") >= 5, reasons
+
+
+STRONG = "AS KS QS JS AH KH AD KD AC KC QC JC TC"
+WEAK = "2S 3S 2H 3H 4H 5H 2D 3D 4D 5D 2C 3C 4C"
+
+
+def test_sure_trick_counting_values_aces_kings_and_top_spades() -> None:
+    t = tables(Ruleset())
+    strong = estimate(tuple(sorted(hands(STRONG)[0])), t)
+    weak = estimate(tuple(sorted(hands(WEAK)[0])), t)
+    assert strong >= 8
+    assert weak < 1
+
+
+def bidding_view(hand: str) -> SeatView:
+    others = [c for c in range(52) if c not in hands(hand)[0]]
+    dealt = (hands(hand)[0], tuple(others[:13]), tuple(others[13:26]), tuple(others[26:39]))
+    return view(start(None, dealt), 0)
+
+
+def test_the_bot_bids_nil_with_a_safe_hand() -> None:
+    assert choose(bidding_view(WEAK)) == PlaceBid(0, 0)
+
+
+def test_the_bot_bids_its_counted_tricks_with_a_strong_hand() -> None:
+    command = choose(bidding_view(STRONG))
+    assert isinstance(command, PlaceBid)
+    assert command.tricks >= 8
+
+
+def test_blind_nil_only_when_far_behind_near_the_end() -> None:
+    close = view(start(scores=(0, 150)), 0)
+    assert choose(close) == DeclineBlindNil(0)
+    desperate = view(start(scores=(100, 420)), 0)
+    assert choose(desperate) == DeclareBlindNil(0)
+
+
+def test_the_blind_nil_bidder_passes_his_highest_cards() -> None:
+    state, _ = run(start(scores=(100, 420)), DeclareBlindNil(0))
+    state = bid_round(state, {1: 3, 2: 4, 3: 3})
+    command = choose(view(state, 0))
+    assert isinstance(command, PassCards)
+    power = state.tables.power
+    assert min(power[c] for c in command.cards) >= max(
+        power[c] for c in state.hands[0] if c not in command.cards
+    )
+
+
+# N (nil) leads into E; S covers. Dealer W, so N leads.
+COVER = hands(
+    "2H 3C 4C 5C 6C 7C 8C 9C 2D 3D 4D 5D 6D",
+    "3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH 2S",
+    "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S TC",
+    "JC QC KC AC TD JD QD KD AD 7D 8D 9D 3H",
+)
+
+
+def test_the_nil_bidder_ducks_with_his_highest_losing_card() -> None:
+    state = bid_round(start(None, COVER), {0: 0, 1: 4, 2: 5, 3: 4})
+    state, _ = run(state, PlayCard(0, parse_card("2H")), PlayCard(1, parse_card("AH")))
+    state, _ = run(state, PlayCard(2, parse_card("AS")), PlayCard(3, parse_card("3H")))
+    # S won and leads; E W follow; N must duck a club under the highest one played.
+    state, _ = run(state, PlayCard(2, parse_card("TC")), PlayCard(3, parse_card("JC")))
+    assert choose(view(state, 0)) == PlayCard(0, parse_card("9C"))
+
+
+def after_east_leads_a_heart(bids: dict[int, int], taken: tuple[int, ...]) -> SeatView:
+    # Dealer N, so E leads; S (void in hearts) plays second, N last.
+    state = bid_round(start(None, COVER, dealer=0), bids)
+    state, _ = run(state._replace(taken=taken), PlayCard(1, parse_card("3H")))
+    return view(state, 2)
+
+
+def test_the_partner_covers_a_nil_by_playing_high_before_him() -> None:
+    v = after_east_leads_a_heart({0: 0, 1: 4, 2: 5, 3: 4}, (0, 0, 0, 0))
+    assert choose(v) == PlayCard(2, parse_card("AS"))
+
+
+def test_the_bot_ducks_bags_once_both_contracts_are_made() -> None:
+    v = after_east_leads_a_heart({0: 1, 1: 1, 2: 1, 3: 1}, (1, 1, 1, 1))
+    assert choose(v) == PlayCard(2, parse_card("TC"))
+
+
+def test_the_bot_keeps_winning_while_the_opponents_can_be_set() -> None:
+    v = after_east_leads_a_heart({0: 1, 1: 4, 2: 1, 3: 4}, (1, 0, 1, 0))
+    assert choose(v) == PlayCard(2, parse_card("3S"))
