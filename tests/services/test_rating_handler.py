@@ -8,9 +8,11 @@ RatingsUpdated append.
 
 from __future__ import annotations
 
+import math
 import uuid
 
 import asyncpg
+import msgspec
 import pytest
 import structlog
 
@@ -18,8 +20,9 @@ from events.consumer import Received
 from events.envelope import REGISTRY, StoredEvent
 from events.game import GameFinished
 from events.pgstore import PostgresEventStore
-from services.rating.app import rate_finished_game
-from services.rating.model import MU0
+from events.rating import LadderQuery
+from services.rating.app import ladder_page, rate_finished_game
+from services.rating.model import INACTIVITY_C, MU0
 
 pytestmark = pytest.mark.infra
 
@@ -106,3 +109,32 @@ async def test_a_rated_game_on_the_heads_up_ladder_rates_two_sides(
     rows = await pg_pool.fetch("SELECT player_id, mu FROM ratings WHERE ladder = 'heads-up'")
     mu = {r["player_id"]: r["mu"] for r in rows}
     assert mu["right"] > MU0 > mu["left"]
+
+
+async def test_the_ladder_orders_by_ordinal_with_inactivity_decay_applied_at_read(
+    pg_pool: asyncpg.Pool,
+) -> None:
+    now = 1_800_000_000.0
+    rows = [  # (player, mu, sigma, games, last played)
+        ("idle-star", 30.0, 2.0, 40, now - 400 * 86_400.0),  # 24.0 when played, ~8.2 now
+        ("steady", 25.0, 3.0, 12, now - 3_600.0),  # 16.0, barely decayed
+        ("newcomer", 26.0, 5.0, 3, now),  # 11.0, provisional
+    ]
+    await pg_pool.executemany(
+        "INSERT INTO ratings (ladder, player_id, mu, sigma, games, last_played)"
+        " VALUES ('standard', $1, $2, $3, $4, $5)",
+        rows,
+    )
+
+    page = msgspec.json.decode(await ladder_page(pg_pool, LadderQuery(ladder="standard"), now))
+    second = msgspec.json.decode(
+        await ladder_page(pg_pool, LadderQuery(ladder="standard", offset=1, limit=1), now)
+    )
+
+    assert [p["player_id"] for p in page["players"]] == ["steady", "newcomer", "idle-star"]
+    star = page["players"][2]
+    assert star["sigma"] == pytest.approx(math.sqrt(2.0**2 + INACTIVITY_C**2 * 400))
+    assert star["ordinal"] == pytest.approx(30.0 - 3 * star["sigma"])
+    assert [p["provisional"] for p in page["players"]] == [False, True, False]
+    assert page["total"] == 3
+    assert [(p["rank"], p["player_id"]) for p in second["players"]] == [(2, "newcomer")]
