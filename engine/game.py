@@ -111,7 +111,7 @@ def _no_spades(hand: tuple[int, ...], t: Tables) -> tuple[int, ...]:
 
 def legal_cards(state: GameState, seat: int) -> tuple[int, ...]:
     """Return the cards ``seat`` may play now, ascending (empty if not its turn)."""
-    if state.phase != PLAY or seat != state.turn:
+    if state.phase != PLAY or seat != state.turn or seat < 0:
         return ()
     hand = state.hands[seat]
     t = state.tables
@@ -182,7 +182,7 @@ _COMMAND_ORDER = {
 
 def legal_actions(state: GameState, seat: int) -> list[Command]:
     """Return every command ``seat`` may send now, sorted by kind then fields."""
-    if seat != state.turn:
+    if seat != state.turn or seat < 0:
         return []
     phase = state.phase
     if phase == PLAY:
@@ -323,8 +323,12 @@ def _reject_bid(state: GameState, seat: int, tricks: object) -> None:
 def _decide_pass(state: GameState, command: PassCards) -> list[Event]:
     seat = command.seat
     k = state.rules.blind_nil_exchange
-    cards = tuple(command.cards)
-    if len(cards) != k or len(set(cards)) != k:
+    try:
+        cards = tuple(command.cards)
+        distinct = len(set(cards))
+    except TypeError:
+        raise errors.InvalidPass(f"cards must be a list of {k} cards") from None
+    if len(cards) != k or distinct != k:
         raise errors.InvalidPass(f"the blind-nil exchange gives exactly {k} different cards")
     for c in cards:
         if c not in state.hands[seat]:

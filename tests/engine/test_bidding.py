@@ -228,3 +228,12 @@ def test_three_player_blind_nil_trails_the_best_other_player() -> None:
     state, _ = run(state, DeclareBlindNil(0))
     state = bid_round(state, {1: 5, 2: 5})
     assert state.phase == "play"  # no partner: no exchange
+
+
+def test_a_malformed_exchange_is_rejected_not_crashed() -> None:
+    state, _ = run(start(scores=(0, 150)), DeclareBlindNil(0))
+    state = bid_round(state, {1: 3, 2: 4, 3: 3})
+    with pytest.raises(InvalidPass):
+        decide(state, PassCards(0, 7))  # type: ignore[arg-type]
+    with pytest.raises(InvalidPass):
+        decide(state, PassCards(0, ([1], [2])))  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from engine import (
     TrickWon,
     UnknownCommand,
     WrongPhase,
+    apply,
     decide,
     initial_state,
     legal_actions,
@@ -293,3 +294,12 @@ def test_legal_actions_are_sorted_and_empty_for_other_seats() -> None:
     actions = legal_actions(state, 0)
     assert actions == sorted(actions, key=lambda a: a.card)  # type: ignore[union-attr]
     assert legal_actions(state, 1) == []
+
+
+def test_nobody_may_act_between_the_last_card_of_a_trick_and_its_winner() -> None:
+    state, _ = run(playing(), PlayCard(0, c("5H")), PlayCard(1, c("2H")), PlayCard(2, c("3H")))
+    new = decide(state, PlayCard(3, c("3S")))
+    between = apply(state, new[0])
+    assert between.turn == -1
+    assert legal_actions(between, -1) == []
+    assert legal_cards(between, -1) == ()
