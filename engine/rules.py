@@ -66,7 +66,9 @@ class Ruleset:
       normally. The exchange (partnerships only; ignored with 2 or 3 players) runs in
       bidding order: the blind-nil bidder gives ``blind_nil_exchange`` cards to the
       partner, who then gives as many back (any cards, including those received).
-      Blind options need a dealt hand, so they are invalid with ``deal="draw"``.
+      If both partners bid blind nil, each one's exchange runs in turn. A blind bid of
+      0 where nil is allowed is blind nil (DeclareBlindNil), not a blind bid. Blind
+      options need a dealt hand, so they are invalid with ``deal="draw"``.
     - Nil: a nil bidder's tricks never count toward the partner's bid; each one is a
       bag (and, like every bag, scores 1 point). Both partners nil: contract 0, each
       nil scored on its own. With ``nil_allowed=False`` a 0 bid is a plain contract
@@ -85,6 +87,10 @@ class Ruleset:
     - Boston: a contract of all the hand's tricks (13) made wins the game at once
       whatever the scores; set it costs 250 instead of 130.
     - Bags off: overtricks still score 1 point each, with no penalty.
+    - ``first_lead="any"`` frees only the first lead: later leads follow the broken
+      rule, and a spade led to the first trick breaks spades. "no_spade" is the plain
+      broken rule (a leader holding only spades may lead one).
+    - Hands in events and in the state are sorted by card number.
     - Jokers: big > little > ace of spades, 2C and 2D removed. ``deuces_high`` alone
       ranks 2H > 2C > 2D > 2S above the ace of spades (all four deuces are trumps);
       with jokers as well it is Joker-Joker-Deuce: big > little > 2S > AS, 2H and 2D
