@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 # subcommand -> "module:function"; the function takes the parsed namespace and returns an exit code.
 _COMMANDS: dict[str, str] = {
     "simulate": "services.simulate:run",
-    "dev": "services.dev:run",
+    "dev": "services.devstack:run",
     "infra": "services.infra:run",
     "migrate": "events.migrations:run",
     "serve": "services.serve:run",
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     dev = sub.add_parser("dev", help="run the whole platform locally on embedded servers")
-    dev.add_argument("--port", type=int, default=8000, help="gateway HTTP port")
+    dev.add_argument("--no-demo", action="store_true", help="do not play the demo game")
 
     infra = sub.add_parser("infra", help="start or stop the embedded PostgreSQL and NATS")
     infra.add_argument("action", choices=("up", "down", "status"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from collections.abc import Iterator
 
 import asyncpg
@@ -118,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
     if not stored:
         print(f"no game {args.game_id}")
         return 1
-    for line in transcript(stored, args.at):
-        print(line)
+    try:
+        for line in transcript(stored, args.at):
+            print(line)
+    except BrokenPipeError:  # `spades replay ... | head` is fine
+        sys.stderr.close()
     return 0
