@@ -71,6 +71,7 @@ MATCHMAKING_LOCK = 0x5BADE5_0003
 PAIRING_INTERVAL = 0.5  # seconds between pairing rounds
 GAMES_CONSUMER = "matchmaking-games"
 RATINGS_CONSUMER = "matchmaking-ratings"
+MAX_PLAYER_ID = 200
 
 _encoder = msgspec.json.Encoder()
 _join = msgspec.json.Decoder(JoinQueue)
@@ -144,7 +145,8 @@ class Matchmaker:
                 if live:
                     await conn.executemany(
                         "INSERT INTO matchmaking_live_players (player_id, match_id, ladder)"
-                        " VALUES ($1, $2, $3)",
+                        " VALUES ($1, $2, $3) ON CONFLICT (player_id) DO UPDATE SET"
+                        " match_id = EXCLUDED.match_id, ladder = EXCLUDED.ladder, since = now()",
                         live,
                     )
         except ConcurrencyConflict:
@@ -159,8 +161,8 @@ class Matchmaker:
     async def join(self, request: JoinQueue, now: float) -> Reply:
         """Queue a player on a ladder with his current rating, or say why not."""
         player = request.player_id
-        if not player.strip():
-            return _refuse("malformed", "player_id must not be empty")
+        if not player.strip() or len(player) > MAX_PLAYER_ID:
+            return _refuse("malformed", f"player_id must be 1..{MAX_PLAYER_ID} characters")
         try:
             ruleset_of(request.ladder)
         except UnknownLadder as exc:
