@@ -120,8 +120,9 @@ class QueueStatus(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Every matchmaking answer: `ok`, a machine `code`, a human `message`, and details.
 
-    Codes: queued, left, status (ok); malformed, unknown_ladder, already_queued, in_game,
-    not_queued, busy (refused, nothing appended).
+    Answers (ok): queued, left; status answers queued, in_game or idle. Refusals (not ok,
+    nothing appended): malformed, unknown_ladder, bot_not_allowed, already_queued, in_game,
+    not_queued, unavailable (the service could not reach its store: try again).
     """
 
     ok: bool

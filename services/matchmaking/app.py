@@ -23,8 +23,8 @@ queued players are paired. A player queues with his rating from the projection o
 RatingsUpdated (a new player has the model's default), inactivity decay applied.
 
 Answers are `events.matchmaking.Reply`: ok, a machine code, a human message, details.
-Refusals (malformed, unknown_ladder, already_queued, in_game, not_queued, unavailable) append
-nothing.
+Refusals (malformed, unknown_ladder, bot_not_allowed, already_queued, in_game, not_queued,
+unavailable) append nothing.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ PAIRING_INTERVAL = 0.5  # seconds between pairing rounds
 GAMES_CONSUMER = "matchmaking-games"
 RATINGS_CONSUMER = "matchmaking-ratings"
 MAX_PLAYER_ID = 200
+BOT_PREFIX = "bot:"  # how a table names a seat played by a bot (events.game.TableOpened)
 
 _encoder = msgspec.json.Encoder()
 _join = msgspec.json.Decoder(JoinQueue)
@@ -163,6 +164,8 @@ class Matchmaker:
         player = request.player_id
         if not player.strip() or len(player) > MAX_PLAYER_ID:
             return _refuse("malformed", f"player_id must be 1..{MAX_PLAYER_ID} characters")
+        if player.startswith(BOT_PREFIX):
+            return _refuse("bot_not_allowed", "ranked games never seat bots")
         try:
             ruleset_of(request.ladder)
         except UnknownLadder as exc:
