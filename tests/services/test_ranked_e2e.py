@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import urllib.request
 
 import msgspec
 from nats.aio.client import Client as NATS
@@ -14,6 +16,7 @@ from events import rating
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
+from services import ops
 from services.table.tables import game_id_of_match, stream_of
 from tests.infra import Processes
 from tests.services.tablekit import TableClient, play_together
@@ -39,8 +42,10 @@ async def matched(nc: NATS, subjects: Subjects, player: str) -> str:
 async def test_four_players_queue_play_a_ranked_game_and_their_ratings_move(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
-    for name in SERVICES:
-        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+    procs = {
+        name: processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+        for name in SERVICES
+    }
     for player in PLAYERS:
         joined = await asyncio.wait_for(_join_when_up(nc, subjects, player), timeout=60)
         assert joined.ok, joined
@@ -90,6 +95,38 @@ async def test_four_players_queue_play_a_ranked_game_and_their_ratings_move(
 
     again = await asyncio.wait_for(rejoin(), 60)
     assert again.ok, again
+
+    # every service exposes the platform's metrics, and the ones it owns have moved
+    scraped = {name: scrape(processes.log(proc)) for name, proc in procs.items()}
+    for name, text in scraped.items():
+        missing = [
+            m for m in ops.metric_names() if f"# TYPE {m.removesuffix('_total')}" not in text
+        ]
+        assert not missing, (name, missing)
+    assert sample(scraped["table"], "spades_commands_handled_total") > 0
+    assert sample(scraped["table"], "spades_event_append_seconds_count") > 0
+    assert sample(scraped["matchmaking"], "spades_matchmaking_wait_seconds_count") >= 4
+    assert sample(scraped["rating"], 'spades_rating_updates_total{outcome="applied"}') >= 1
+
+
+def scrape(log: str) -> str:
+    """Return /metrics of the service whose log says where its ops server listens."""
+    port = next(
+        entry["port"]
+        for entry in (json.loads(line) for line in log.splitlines() if line.startswith("{"))
+        if entry.get("event") == "ops server listening"
+    )
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{ops.METRICS}", timeout=5) as answer:
+        return str(answer.read().decode())
+
+
+def sample(text: str, name: str) -> float:
+    """Return the sum of the samples of ``name`` (a metric, with or without labels)."""
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name) and line[len(name)] in (" {" if "{" not in name else " "):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 async def _join_when_up(nc: NATS, subjects: Subjects, player: str) -> mm.Reply:
