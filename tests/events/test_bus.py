@@ -264,6 +264,7 @@ async def test_nats_restart_during_publishing_loses_nothing(
     nc = await connect(private_nats.url, name="test")
     js = nc.jetstream()
     stop = asyncio.Event()
+    stats = RelayStats()
     committed: list[StoredEvent] = []
     try:
         async with running(
@@ -273,6 +274,7 @@ async def test_nats_restart_during_publishing_loses_nothing(
                 subjects=subjects,
                 stop=stop,
                 page_size=20,
+                stats=stats,
             ),
             stop,
         ):
@@ -301,6 +303,7 @@ async def test_nats_restart_during_publishing_loses_nothing(
             ):
                 await eventually(lambda: _count(pg_pool, len(committed)), what="all effects")
                 stop.set()
+        assert stats.retries >= 1  # the relay really met the outage mid-publishing
         assert await stream_count(js, subjects) == len(committed)
         assert_exactly_once_in_order(await effects(pg_pool), committed)
     finally:
