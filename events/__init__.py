@@ -1,0 +1,19 @@
+"""Events: schemas, the event store, the JetStream bus. The backbone every service stands on.
+
+- `envelope`    `NewEvent`, `StoredEvent`, `Metadata`; `REGISTRY.register(name, Union, ...)`
+                per context, `REGISTRY.new_event(struct, metadata)`, `REGISTRY.decode(stored)`;
+                the versioning rule (defaults first, upcasters keyed by (type, version)).
+- `store`       the `EventStore` protocol, `ConcurrencyConflict`, `EventIdReused`,
+                `Checkpoint`/`START`, and `InMemoryEventStore`.
+- `pgstore`     `PostgresEventStore` (group commit, gap-safe `read_all`), `append_with`
+                (append inside your own transaction), `create_pool`, checkpoints.
+- `migrations`  versioned schema; `spades migrate`.
+- `subjects`    `Subjects(prefix)`: every NATS subject and JetStream stream name.
+- `bus`         `connect`, `ensure_streams`, `close_nats`.
+- `relay`       `run_relay(...)`: the log is the outbox (`python -m events.relay`).
+- `consumer`    `consume(...)`: durable pull consumer, effect + position in one transaction,
+                `Unprocessable` and undecodable messages parked.
+- `bookkeeping` the bus's own events (`MessageParked`), the versioning example.
+- `logs`        structlog JSON set-up; ids and types only, never event data.
+- `game`, `matchmaking`, `rating`: the contexts' event and command Structs.
+"""
