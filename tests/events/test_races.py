@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 
 import asyncpg
@@ -116,3 +117,54 @@ async def test_naive_position_reader_would_skip_the_late_event(
     )
     assert late[0].event_id not in {r["event_id"] for r in after}
     assert late[0].event_id in {e.event_id for e in await event_store.read_all()}
+
+
+async def test_reader_polling_during_concurrent_writers_sees_each_event_once_in_stream_order(
+    database_url: str,
+) -> None:
+    """Many writers (own pools, as separate processes would be) commit in arbitrary order while
+    a reader pages through read_all: every event arrives exactly once, streams in order."""
+    pools = [await create_pool(database_url, min_size=1, max_size=4) for _ in range(4)]
+    try:
+        stores = [PostgresEventStore(pool) for pool in pools]
+        streams = [stream() for _ in range(12)]
+        written: list = []
+        done = asyncio.Event()
+
+        async def writer(store: PostgresEventStore, seed: int) -> None:
+            rng = random.Random(seed)
+            for _ in range(60):
+                sid = rng.choice(streams)
+                version = await store.stream_version(sid)
+                # A conflict means another writer got there first: fine, nothing was written.
+                with contextlib.suppress(ConcurrencyConflict):
+                    written.extend(await store.append(sid, version, new_events(rng.randint(1, 3))))
+                await asyncio.sleep(rng.choice([0, 0, 0.001]))
+
+        delivered: list = []
+
+        async def reader() -> None:
+            checkpoint = START
+            while True:
+                finished = done.is_set()  # read once more after the writers are done
+                page = await stores[0].read_all(after=checkpoint, limit=25)
+                delivered.extend(page)
+                if page:
+                    checkpoint = checkpoint_of(page[-1])
+                elif finished:
+                    return
+                else:
+                    await asyncio.sleep(0.002)
+
+        reading = asyncio.create_task(reader())
+        await asyncio.gather(*(writer(s, seed) for seed, s in enumerate(stores * 2)))
+        done.set()
+        await reading
+    finally:
+        for pool in pools:
+            await pool.close()
+    assert len(delivered) == len({e.event_id for e in delivered})
+    assert {e.event_id for e in delivered} == {e.event_id for e in written}
+    for sid in streams:
+        versions = [e.version for e in delivered if e.stream_id == sid]
+        assert versions == list(range(1, len(versions) + 1))
