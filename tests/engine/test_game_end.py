@@ -149,3 +149,13 @@ def test_replay_of_the_recorded_events_reproduces_the_state() -> None:
         state = replay(new, state)
     state, more = play_lowest(state)
     assert replay([*events, *more]) == state
+
+
+def test_bags_carry_over_into_the_next_hand_end_to_end() -> None:
+    state = bid_round(start(None, ONE_SUIT_EACH, bags=(9, 0)), {0: 10, 1: 1, 2: 1, 3: 1})
+    state, events = play_lowest(state)
+    scored = next(e for e in events if isinstance(e, HandScored))
+    assert scored.points[0] == 110 + 2 - 100
+    assert scored.bags == (1, 0)
+    assert state.hand == 2
+    assert state.bags == (1, 0)
