@@ -1,7 +1,8 @@
 """End-to-end bench: concurrent games through the real table service, relay and NATS.
 
-Every seat of every game is a client that acts through the same requests a person's gateway
-sends (GetView, then SubmitCommand with the bot's suggestion). Measured, per concurrency:
+Every seat of every game is a client shaped like the gateway: it folds the game's events as
+they arrive on NATS, takes its seat's view with `engine.view`, lets the baseline bot choose, and
+sends the command to the table as SubmitCommand. Measured, per concurrency:
 
 - card plays per second over the whole system (bots' thinking is the seat clients' own);
 - p50/p99 from sending a command to its reply (appended in PostgreSQL);
@@ -24,11 +25,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import msgspec
 
 import engine
+import engine.bot
 from events import game as wire
 from events.bus import close_nats, connect, ensure_streams
 from events.envelope import REGISTRY, Metadata, StoredEvent
@@ -84,54 +87,77 @@ async def fresh_database(url: str) -> str:
 
 
 class Seat:
-    """One seat's client: view, act on the suggestion, note the timings."""
+    """One seat's client, shaped like the gateway: folds the game's events from NATS, takes
+    its own view with `engine.view`, and sends only commands to the table."""
 
-    def __init__(self, run: Run, game_id: str, player: str) -> None:
-        self.run, self.game_id, self.player = run, game_id, player
-
-    async def request(self, body: msgspec.Struct) -> wire.TableReply:
-        subject = self.run.subjects.table_command(self.game_id, PARTITIONS)
-        msg = await self.run.nc.request(subject, msgspec.json.encode(body), timeout=30)
-        return _reply.decode(msg.data)
+    def __init__(self, run: Run, game_id: str, player: str, seat: int) -> None:
+        self.run, self.game_id, self.player, self.seat = run, game_id, player, seat
 
     async def play(self) -> None:
+        subject = self.run.subjects.table_command(self.game_id, PARTITIONS)
+        rng = random.Random(self.player)
         while not self.run.done.is_set():
-            reply = await self.request(wire.GetView(game_id=self.game_id, player_id=self.player))
-            view = reply.view
-            if view is None or view.phase == "over":
-                return
-            if view.suggestion is None:
-                await asyncio.sleep(0.002)
-                continue
-            command_id = uuid.uuid4()
-            sent = time.perf_counter()
-            self.run.sent[command_id] = (sent, isinstance(view.suggestion, wire.PlayCard))
-            answer = await self.request(
-                wire.SubmitCommand(
+            state = self.run.states.get(self.game_id)
+            if state is None or state.phase == "over":
+                if state is not None:
+                    return
+            elif state.turn == self.seat:
+                command = engine.bot.choose(engine.view(state, self.seat), rng)
+                command_id = uuid.uuid4()
+                sent = time.perf_counter()
+                self.run.sent[command_id] = (sent, isinstance(command, engine.PlayCard))
+                body = wire.SubmitCommand(
                     game_id=self.game_id,
                     player_id=self.player,
                     command_id=command_id,
-                    command=view.suggestion,
+                    command=wire.command_to_wire(command),
                 )
-            )
-            if answer.ok and not self.run.done.is_set():
-                self.run.acked.append(time.perf_counter() - sent)
+                msg = await self.run.nc.request(subject, msgspec.json.encode(body), timeout=30)
+                answer = _reply.decode(msg.data)
+                if answer.ok and not self.run.done.is_set():
+                    self.run.acked.append(time.perf_counter() - sent)
+                # wait until our own events are folded before looking again
+                while self.run.versions.get(self.game_id, 0) < answer.version:
+                    await self._moved()
+                continue
+            await self._moved()
+
+    async def _moved(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.run.moved(self.game_id).wait(), 1.0)
 
 
 class Run:
-    """One concurrency level: its games, clients and measurements."""
+    """One concurrency level: its games' folded states, clients and measurements."""
 
-    def __init__(self, nc: object, subjects: Subjects) -> None:
-        self.nc: object = nc
+    def __init__(self, nc: Any, subjects: Subjects) -> None:
+        self.nc = nc
         self.subjects = subjects
         self.sent: dict[uuid.UUID, tuple[float, bool]] = {}
         self.acked: list[float] = []
         self.delivered: list[float] = []
         self.plays = 0
         self.done = asyncio.Event()
+        self.states: dict[str, engine.GameState] = {}
+        self.versions: dict[str, int] = {}
+        self._moved: dict[str, asyncio.Event] = {}
+
+    def moved(self, game_id: str) -> asyncio.Event:
+        """Return an event set the next time the game moves."""
+        return self._moved.setdefault(game_id, asyncio.Event())
 
     def on_event(self, data: bytes) -> None:
         stored = _stored.decode(data)
+        game_id = stored.stream_id.removeprefix("game-")
+        if stored.version == self.versions.get(game_id, 0) + 1:
+            engine_event = wire.to_engine(REGISTRY.decode(stored))
+            if engine_event is not None:
+                state = self.states.get(game_id, engine.initial_state())
+                self.states[game_id] = engine.apply(state, engine_event)
+            self.versions[game_id] = stored.version
+        waiting = self._moved.pop(game_id, None)
+        if waiting is not None:
+            waiting.set()
         command_id = stored.metadata.command_id
         if command_id is None or self.done.is_set() or command_id not in self.sent:
             return
@@ -149,21 +175,26 @@ async def service_run(nc: object, subjects: Subjects, tables: int) -> dict[str, 
         run.on_event(msg.data)  # type: ignore[attr-defined]
 
     sub = await nc.subscribe(subjects.game_events(), cb=on_msg)  # type: ignore[attr-defined]
-    seats: list[Seat] = []
-    for _ in range(tables):
-        players = tuple(f"p{uuid.uuid4().hex[:8]}" for _ in range(4))
-        body = wire.OpenCasual(players=players, command_id=uuid.uuid4())
-        msg = await nc.request(  # type: ignore[attr-defined]
-            subjects.table_open(), msgspec.json.encode(body), timeout=30
-        )
-        game_id = _reply.decode(msg.data).game_id
-        seats += [Seat(run, game_id, p) for p in players]
-    tasks = [asyncio.create_task(s.play()) for s in seats]
+
+    async def table_slot() -> None:
+        while not run.done.is_set():  # a finished game is followed by a new one
+            players = tuple(f"p{uuid.uuid4().hex[:8]}" for _ in range(4))
+            body = wire.OpenCasual(players=players, command_id=uuid.uuid4())
+            msg = await nc.request(  # type: ignore[attr-defined]
+                subjects.table_open(), msgspec.json.encode(body), timeout=30
+            )
+            game_id = _reply.decode(msg.data).game_id
+            await asyncio.gather(*(Seat(run, game_id, p, i).play() for i, p in enumerate(players)))
+
+    tasks = [asyncio.create_task(table_slot()) for _ in range(tables)]
     started = time.perf_counter()
     await asyncio.sleep(WINDOW)
     run.done.set()
     elapsed = time.perf_counter() - started
-    await asyncio.gather(*tasks, return_exceptions=True)
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    errors = [r for r in results if isinstance(r, BaseException)]
+    if errors:
+        raise RuntimeError(f"{len(errors)} table slots failed") from errors[0]
     await sub.unsubscribe()
     return {
         "plays_per_s": run.plays / elapsed,
@@ -188,29 +219,32 @@ async def raw_baseline(db_url: str, nats_url: str, subjects: Subjects, tables: i
     async def game(index: int) -> None:
         nonlocal plays
         rng = random.Random(index)
-        stream = f"raw-{uuid.uuid4()}"
-        state = engine.initial_state()
-        version = 0
-        pending = engine.decide(state, engine.StartGame(engine.ranked_default(), seed=index))
-        while not done.is_set():
-            new = [REGISTRY.new_event(wire.to_wire(e), Metadata(actor="raw")) for e in pending]
-            stored = await store.append(stream, version, new)
-            version += len(stored)
-            for s in stored:
-                await js.publish(subjects.event(stream, s.type), msgspec.json.encode(s))
-            for e in pending:
-                state = engine.apply(state, e)
-                plays += isinstance(e, engine.CardPlayed)
-            if state.phase == "over":
-                return
-            pending = engine.decide(state, rng.choice(engine.legal_actions(state, state.turn)))
+        while not done.is_set():  # a finished game is followed by a new one at this table
+            stream = f"raw-{uuid.uuid4()}"
+            state = engine.initial_state()
+            version = 0
+            seed = rng.randrange(2**32)
+            pending = engine.decide(state, engine.StartGame(engine.ranked_default(), seed=seed))
+            while not done.is_set():
+                new = [REGISTRY.new_event(wire.to_wire(e), Metadata(actor="raw")) for e in pending]
+                stored = await store.append(stream, version, new)
+                version += len(stored)
+                for s in stored:
+                    await js.publish(subjects.event(stream, s.type), msgspec.json.encode(s))
+                for e in pending:
+                    state = engine.apply(state, e)
+                    plays += isinstance(e, engine.CardPlayed)
+                if state.phase == "over":
+                    break
+                legal = engine.legal_actions(state, state.turn)
+                pending = engine.decide(state, rng.choice(legal))
 
     tasks = [asyncio.create_task(game(i)) for i in range(tables)]
     started = time.perf_counter()
     await asyncio.sleep(WINDOW)
     done.set()
     elapsed = time.perf_counter() - started
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.gather(*tasks)
     await store.aclose()
     await pool.close()
     await close_nats(nc)
