@@ -1,1 +1,1 @@
-"""Benchmarks run by `make bench`; each module prints figures beside a raw baseline measured in the same run."""
+"""Benchmarks run by `make bench`: each prints figures beside a raw baseline of the same run."""
