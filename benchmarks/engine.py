@@ -37,13 +37,13 @@ def _bot_policy(state: GameState, rng: random.Random) -> object:
     return choose(view(state, state.turn))
 
 
-def play_for(policy: Policy, seconds: float) -> tuple[float, list[list[Event]]]:
-    """Return (hands per second, the games' events) of play by ``policy`` for ``seconds``."""
+def play_for(policy: Policy, seconds: float) -> tuple[float, float, list[list[Event]]]:
+    """Return (hands per wall second, per CPU second, the games' events) of ``policy``."""
     rng = random.Random(1)
     games: list[list[Event]] = []
     hands = 0
     seed = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         events = decide(initial_state(), StartGame(RULES, seed))
         state = replay(events)
@@ -55,7 +55,8 @@ def play_for(policy: Policy, seconds: float) -> tuple[float, list[list[Event]]]:
                 hands += sum(isinstance(e, HandScored) for e in new)
         games.append(events)
         seed += 1
-    return hands / (time.perf_counter() - start), games
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return hands / wall, hands / cpu, games
 
 
 def fold_rate(games: list[list[Event]]) -> float:
@@ -86,8 +87,8 @@ def whole_game_replay() -> tuple[float, int, int, tuple[int, ...]]:
     return best * 1e3, len(events), state.hand, state.scores
 
 
-def open_spiel_rate(seconds: float) -> float | None:
-    """Return OpenSpiel ``spades`` random-play hands per second, or None without pyspiel."""
+def open_spiel_rate(seconds: float) -> tuple[float, float] | None:
+    """Return OpenSpiel ``spades`` random-play hands per wall and CPU second, or None."""
     try:
         import pyspiel  # type: ignore[import-not-found]
     except ImportError:
@@ -95,32 +96,32 @@ def open_spiel_rate(seconds: float) -> float | None:
     game = pyspiel.load_game("spades")
     rng = random.Random(1)
     hands = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         # One OpenSpiel spades game is one hand: 52 chance deals, 4 bids, 52 cards.
         state = game.new_initial_state()
         while not state.is_terminal():
             state.apply_action(rng.choice(state.legal_actions()))
         hands += 1
-    return hands / (time.perf_counter() - start)
+    return hands / (time.perf_counter() - start), hands / (time.process_time() - cpu)
 
 
 def main() -> None:
-    """Print the engine's figures."""
-    random_rate, random_games = play_for(_random_policy, SECONDS)
-    print(f"random play:   {random_rate:8,.0f} hands/s   (ladder: legal_actions+decide+apply)")
-    print(f"  fold:        {fold_rate(random_games):8,.0f} events/s (replay of those games)")
-    bot_rate, bot_games = play_for(_bot_policy, SECONDS)
-    print(f"baseline bot:  {bot_rate:8,.0f} hands/s   (view + choose per move)")
-    print(f"  fold:        {fold_rate(bot_games):8,.0f} events/s")
+    """Print the engine's figures (per wall second and per CPU second of this process)."""
+    wall, cpu, random_games = play_for(_random_policy, SECONDS)
+    print(f"random play:  {wall:7,.0f} hands/s wall, {cpu:7,.0f} per CPU s (ladder rules)")
+    print(f"  fold:       {fold_rate(random_games):9,.0f} events/s (replay of those games)")
+    bot_wall, bot_cpu, bot_games = play_for(_bot_policy, SECONDS)
+    print(f"baseline bot: {bot_wall:7,.0f} hands/s wall, {bot_cpu:7,.0f} per CPU s (view+choose)")
+    print(f"  fold:       {fold_rate(bot_games):9,.0f} events/s")
     ms, count, hands, scores = whole_game_replay()
     print(f"replay of a whole game to 500: {ms:.2f} ms ({count} events, {hands} hands, {scores})")
     theirs = open_spiel_rate(SECONDS)
     if theirs is None:
         print("open_spiel: not installed (pip install open-spiel to compare)")
-    else:
-        print(f"open_spiel spades random play: {theirs:8,.0f} hands/s in this run")
-        print(f"ratio engine/open_spiel: {random_rate / theirs:.2f}x")
+        return
+    print(f"open_spiel:   {theirs[0]:7,.0f} hands/s wall, {theirs[1]:7,.0f} per CPU s (spades)")
+    print(f"ratio engine/open_spiel: {wall / theirs[0]:.2f}x wall, {cpu / theirs[1]:.2f}x CPU")
 
 
 if __name__ == "__main__":
