@@ -28,7 +28,7 @@ from nats.aio.subscription import Subscription
 
 import engine
 from events import game as wire
-from events.consumer import Received, consume
+from events.consumer import Received, Unprocessable, consume
 from events.envelope import REGISTRY, Metadata
 from events.pgstore import Conn
 from events.store import ConcurrencyConflict
@@ -109,8 +109,8 @@ class TableService:
             await lock_conn.close()  # releases every partition lock
 
     async def _claim_partitions(self, conn: asyncpg.Connection) -> None:
-        partitions = self.settings.table_partitions
-        for partition in range(partitions):
+        claimed: set[int] = set()
+        for partition in range(self.settings.table_partitions):
             if partition in self.owned:
                 continue
             got = await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_SPACE, partition)
@@ -120,11 +120,13 @@ class TableService:
                 self.rt.subjects.table_partition_commands(partition),
                 cb=self._spawn(self.on_command),
             )
-            self.log.info("partition claimed", partition=partition)
-            await self._resume_partition(partition)
+            claimed.add(partition)
+        if claimed:
+            self.log.info("partitions claimed", partitions=sorted(claimed))
+            await self._resume(claimed)
 
-    async def _resume_partition(self, partition: int) -> None:
-        """Load the live games of a newly owned partition so their timers run again."""
+    async def _resume(self, partitions: set[int]) -> None:
+        """Load the live games of newly owned partitions so their timers run again."""
         rows = await self.rt.pool.fetch(
             "SELECT s.stream_id FROM spades_streams s WHERE s.stream_id LIKE 'game-%'"
             " AND NOT EXISTS (SELECT 1 FROM spades_events e WHERE e.stream_id = s.stream_id"
@@ -132,7 +134,7 @@ class TableService:
         )
         for row in rows:
             game_id = row["stream_id"].removeprefix("game-")
-            if partition_of(game_id, self.settings.table_partitions) != partition:
+            if partition_of(game_id, self.settings.table_partitions) not in partitions:
                 continue
             async with self._lock(game_id):
                 table = await self._load(game_id, fresh=True)
@@ -316,8 +318,6 @@ class TableService:
         try:
             rules = ruleset_of(match.ladder)
         except UnknownLadder as exc:
-            from events.consumer import Unprocessable
-
             raise Unprocessable(str(exc)) from None
         game_id = game_id_of_match(match.match_id)
         await self._open(
