@@ -1,0 +1,76 @@
+"""The gateway's own settings, beside the shared `services.config.Settings`.
+
+| variable | default | meaning |
+|---|---|---|
+| SPADES_JWT_SECRET | (required) | HS256 token key, >= 32 characters, shared by replicas |
+| SPADES_GATEWAY_DEV | (unset) | `1`: no SPADES_JWT_SECRET needed, a random per-process key |
+| SPADES_HTTP_HOST | 0.0.0.0 | address the HTTP/WebSocket server binds |
+| SPADES_TOKEN_SECONDS | 900 | lifetime of an access token |
+| SPADES_RATE_PER_MINUTE | 300 | HTTP requests per minute per client address, and per account |
+| SPADES_AUTH_RATE_PER_MINUTE | 20 | register/login attempts per minute per address |
+
+Rate limits are counted per replica (an in-memory store): with N replicas a client can reach
+N times the figure, which is the intent of a cheap first line of defence, not a quota.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from services.config import Settings
+
+MIN_SECRET_CHARS = 32
+MAX_BODY_BYTES = 16 * 1024
+"""Largest HTTP request body accepted (413 beyond): every request body here is a few fields."""
+MAX_FRAME_BYTES = 4 * 1024
+"""Largest WebSocket message the protocol accepts; larger ones get a `frame_too_large` error."""
+HARD_FRAME_BYTES = 64 * 1024
+"""Frames beyond this are refused by the server itself (close code 1009), unread."""
+
+
+class ConfigError(Exception):
+    """The gateway cannot start with these settings; the message says what to set."""
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    """What the gateway reads from the environment on top of `Settings`."""
+
+    jwt_secret: str
+    dev_secret: bool = False
+    http_host: str = "0.0.0.0"  # a container listens on every interface
+    token_seconds: int = 900
+    rate_per_minute: int = 300
+    auth_rate_per_minute: int = 20
+
+    @classmethod
+    def from_env(
+        cls, settings: Settings, environ: Mapping[str, str] | None = None
+    ) -> GatewayConfig:
+        """Return the config, or raise ConfigError when no usable signing key is set."""
+        env = os.environ if environ is None else environ
+        secret = settings.jwt_secret
+        dev = env.get("SPADES_GATEWAY_DEV", "") == "1"
+        if not secret:
+            if not dev:
+                raise ConfigError(
+                    "SPADES_JWT_SECRET is not set: the gateway signs access tokens with it "
+                    "(set SPADES_GATEWAY_DEV=1 to use a throwaway key on a development machine)"
+                )
+            secret = secrets.token_urlsafe(48)
+        elif len(secret) < MIN_SECRET_CHARS:
+            raise ConfigError(f"SPADES_JWT_SECRET must be at least {MIN_SECRET_CHARS} characters")
+        try:
+            return cls(
+                jwt_secret=secret,
+                dev_secret=not settings.jwt_secret,
+                http_host=env.get("SPADES_HTTP_HOST", "0.0.0.0"),
+                token_seconds=int(env.get("SPADES_TOKEN_SECONDS", "900")),
+                rate_per_minute=int(env.get("SPADES_RATE_PER_MINUTE", "300")),
+                auth_rate_per_minute=int(env.get("SPADES_AUTH_RATE_PER_MINUTE", "20")),
+            )
+        except ValueError as exc:
+            raise ConfigError(f"a gateway setting is not a number: {exc}") from None

@@ -1,0 +1,86 @@
+"""Every HTTP error is a JSON body `{"code": ..., "message": ...}`.
+
+``code`` is stable for programs (`malformed`, `unauthenticated`, `token_expired`, `name_taken`,
+`rate_limited`, the services' own codes ...); ``message`` is for people. Handlers raise
+`ApiError`; litestar's own exceptions (validation, 404, 405, 413, 429) are mapped to a code by
+their status, and anything unexpected becomes `internal` without its details.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import structlog
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+log = structlog.get_logger("gateway")
+
+_CODES = {
+    400: "malformed",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    503: "unavailable",
+}
+
+
+class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
+    """The body of every error answer."""
+
+    code: str
+    message: str
+
+
+class ApiError(HTTPException):
+    """An error answer with a machine code: raise it from a handler."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(detail=message, status_code=status)
+        self.code = code
+
+
+def _message_of(exc: HTTPException) -> str:
+    if isinstance(exc, ValidationException) and isinstance(exc.extra, list) and exc.extra:
+        parts = []
+        for item in exc.extra[:5]:
+            if isinstance(item, dict):
+                where = item.get("key") or item.get("source") or ""
+                parts.append(f"{where}: {item.get('message', '')}".strip(": "))
+        if parts:
+            return f"{exc.detail}: " + "; ".join(parts)
+    return str(exc.detail)
+
+
+def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[ErrorBody]:
+    """Answer an HTTPException as an ErrorBody with its status (and its headers)."""
+    status = exc.status_code
+    code = getattr(exc, "code", None) or _CODES.get(status, "error")
+    return Response(
+        ErrorBody(code=code, message=_message_of(exc)),
+        status_code=status,
+        media_type=MediaType.JSON,
+        headers=exc.headers,
+    )
+
+
+def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
+    """Answer an unexpected exception as `internal` (the details go to the log only)."""
+    log.exception("unhandled error", path=request.url.path, error=type(exc).__name__)
+    return Response(
+        ErrorBody(code="internal", message="internal error"),
+        status_code=500,
+        media_type=MediaType.JSON,
+    )
+
+
+EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    HTTPException: http_error,
+    Exception: internal_error,
+}
