@@ -288,15 +288,16 @@ class PostgresEventStore:
     Group commit: an append that arrives while a flush is running waits for it, then goes out
     with every other append that arrived meanwhile, as one statement. A lone append goes out at
     once, so a single writer pays no added latency. At most one append per stream rides in a
-    group (a second one waits for the next), and one flush runs at a time per store, so the
-    stream rows of two groups are never locked in opposite orders by this process.
+    group (a second one waits for the next), and one flusher runs at a time per store, so the
+    stream rows of two groups are never locked in opposite orders by this process. The flusher
+    keeps its pooled connection while groups keep coming (no acquire/release between them).
     """
 
     def __init__(self, pool: asyncpg.Pool, *, max_group_events: int = 2000) -> None:
         self._pool = pool
         self._max_group_events = max_group_events
         self._queue: list[_Append] = []
-        self._flushing = False
+        self._flusher: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -318,18 +319,30 @@ class PostgresEventStore:
         return await future
 
     def _kick(self) -> None:
-        if self._flushing or not self._queue:
+        if self._flusher is not None or not self._queue:
             return
-        group = self._take_group()
-        self._flushing = True
-        task = asyncio.get_running_loop().create_task(self._flush(group))
+        task = asyncio.get_running_loop().create_task(self._run_flusher())
+        self._flusher = task
         self._tasks.add(task)
-        task.add_done_callback(self._flushed)
+        task.add_done_callback(self._flusher_done)
 
-    def _flushed(self, task: asyncio.Task[None]) -> None:
+    def _flusher_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        self._flushing = False
-        self._kick()
+        self._flusher = None
+        self._kick()  # appends that arrived after the flusher's last look
+
+    async def _run_flusher(self) -> None:
+        """Flush groups back to back on one connection until nothing waits."""
+        try:
+            async with self._pool.acquire() as conn:
+                while not conn.is_closed() and (group := self._take_group()):
+                    await self._flush(conn, group)
+        except BaseException as exc:  # no connection to be had: fail the waiting appends
+            waiting, self._queue = self._queue, []
+            for item in waiting:
+                self._settle(item, exc)
+            if not isinstance(exc, Exception):
+                raise
 
     def _take_group(self) -> list[_Append]:
         group: list[_Append] = []
@@ -349,21 +362,21 @@ class PostgresEventStore:
         self._queue = rest
         return group
 
-    async def _flush(self, group: list[_Append]) -> None:
+    async def _flush(self, conn: Conn, group: list[_Append]) -> None:
         try:
-            results = await self._write_group(group)
+            results = await _write_group(conn, group)
         except asyncpg.UniqueViolationError:
             if len(group) == 1:
                 self._settle(group[0], EventIdReused(f"event id reused in {group[0].stream_id!r}"))
                 return
             # One append reuses an event id: write them one by one so only it fails.
             for item in group:
-                await self._flush([item])
+                await self._flush(conn, [item])
             return
         except asyncpg.DeadlockDetectedError:
             # Another process locked the same streams in the other order; the statement was
             # rolled back whole, so writing the group again is safe.
-            await self._flush(group)
+            await self._flush(conn, group)
             return
         except BaseException as exc:
             for item in group:
@@ -374,7 +387,7 @@ class PostgresEventStore:
         for item, stored in zip(group, results, strict=True):
             if stored is None:
                 try:
-                    self._settle(item, await self._explain_refusal(item))
+                    self._settle(item, await _explain_refusal(conn, item))
                 except Exception as exc:
                     self._settle(item, exc)
             else:
@@ -388,14 +401,6 @@ class PostgresEventStore:
             item.future.set_exception(outcome)
         else:
             item.future.set_result(outcome)
-
-    async def _write_group(self, group: list[_Append]) -> list[list[StoredEvent] | None]:
-        async with self._pool.acquire() as conn:
-            return await _write_group(conn, group)
-
-    async def _explain_refusal(self, item: _Append) -> list[StoredEvent] | BaseException:
-        async with self._pool.acquire() as conn:
-            return await _explain_refusal(conn, item)
 
     async def read(self, stream_id: str, from_version: int = 0) -> list[StoredEvent]:
         """See EventStore.read."""

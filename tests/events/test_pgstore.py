@@ -1,0 +1,58 @@
+"""What only the PostgreSQL store has: group commit, the pool without RESET, append_with."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+
+from events.pgstore import PostgresEventStore, append_with, create_pool
+from tests.events.helpers import new_events, stream
+
+
+async def test_concurrent_appends_share_transactions(event_store: PostgresEventStore) -> None:
+    results = await asyncio.gather(
+        *(event_store.append(stream(), 0, new_events(2)) for _ in range(60))
+    )
+    transactions = {stored[0].transaction_id for stored in results}
+    assert len(transactions) < 60 / 4  # coalesced: many appends per commit
+    for stored in results:  # each append still got its own versions, all in one transaction
+        assert [e.version for e in stored] == [1, 2]
+        assert len({e.transaction_id for e in stored}) == 1
+
+
+async def test_pool_release_does_not_reset_the_session(database_url: str) -> None:
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    try:
+        async with pool.acquire() as conn:
+            await conn.execute("SET application_name = 'kept-by-the-pool'")
+        async with pool.acquire() as conn:  # the same, only connection
+            assert await conn.fetchval("SHOW application_name") == "kept-by-the-pool"
+            async with conn.transaction():
+                await conn.execute("SELECT 1")
+            assert not conn.is_in_transaction()
+    finally:
+        await pool.close()
+
+
+async def test_append_with_joins_the_callers_transaction(
+    pg_pool: asyncpg.Pool, event_store: PostgresEventStore
+) -> None:
+    sid = stream()
+    async with pg_pool.acquire() as conn:
+        tx = conn.transaction()
+        await tx.start()
+        stored = await append_with(conn, sid, 0, new_events(2))
+        assert [e.version for e in stored] == [1, 2]
+        await tx.rollback()
+    assert await event_store.read(sid) == []
+    assert await event_store.stream_version(sid) == 0
+
+
+async def test_append_fails_instead_of_hanging_when_the_pool_is_closed(database_url: str) -> None:
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    store = PostgresEventStore(pool)
+    await pool.close()
+    with pytest.raises(asyncpg.InterfaceError):
+        await asyncio.wait_for(store.append(stream(), 0, new_events(1)), timeout=30)
