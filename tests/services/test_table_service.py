@@ -240,3 +240,49 @@ async def test_a_casual_table_needs_the_ruleset_s_number_of_distinct_players(
     assert (three.ok, three.code) == (False, "wrong_player_count")
     twice = await client.open_casual(("ann", "ann"), players=2)
     assert (twice.ok, twice.code) == (False, "malformed")
+
+
+async def test_every_refusal_of_a_seat_command_names_its_rule_and_moves_nothing(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    start_table(processes)
+    players = ("ann", "bob", "cy", "di")
+    clients = {p: TableClient(nc, subjects, p) for p in players}
+    game_id = (await clients["ann"].open_casual(players, target=100)).game_id
+    stream = stream_of(game_id)
+
+    async def refused(player: str, command: wire.AnySeatCommand, code: str) -> None:
+        version = await event_store.stream_version(stream)
+        reply = await clients[player].send(game_id, command)
+        assert (reply.ok, reply.code) == (False, code), reply
+        assert reply.message
+        assert await event_store.stream_version(stream) == version
+
+    view = await clients["ann"].view(game_id)
+    on_turn = players[view.turn]
+    waiting = players[(view.turn + 1) % 4]
+    await refused(waiting, wire.PlaceBid(tricks=3), "out_of_turn")
+    await refused(on_turn, wire.DeclareBlindNil(), "blind_nil_not_allowed")  # nobody trails
+    # bid round, then a lead: find a card the next seat holds that does not follow suit
+    while (await clients["ann"].view(game_id)).phase != "play":
+        for client in clients.values():
+            await client.play_turn(game_id)
+    leader_view = await clients[players[(await clients["ann"].view(game_id)).turn]].view(game_id)
+    leader = players[leader_view.seat]
+    mine = set(leader_view.hand)
+    elsewhere = next(
+        c for c in (await clients[players[(leader_view.seat + 1) % 4]].view(game_id)).hand
+    )
+    assert elsewhere not in mine
+    await refused(leader, wire.PlayCard(card=elsewhere), "card_not_in_hand")
+    lead = leader_view.legal[0]
+    assert (await clients[leader].send(game_id, lead)).ok
+    follower_view = await clients[players[(leader_view.seat + 1) % 4]].view(game_id)
+    legal = {c.card for c in follower_view.legal if isinstance(c, wire.PlayCard)}
+    off_suit = [c for c in follower_view.hand if c not in legal]
+    if off_suit:  # he holds the led suit, so anything else breaks the follow-suit rule
+        await refused(
+            players[follower_view.seat], wire.PlayCard(card=off_suit[0]), "must_follow_suit"
+        )
+    await asyncio.wait_for(play_together(list(clients.values()), game_id), 240)
+    await refused("ann", wire.PlaceBid(tricks=3), "game_over")
