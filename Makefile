@@ -13,7 +13,7 @@ $(UV):
 	$(PY) -m pip install --quiet --user uv || $(PY) -m pip install --quiet uv
 
 .venv/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --all-groups
+	$(UV) sync --frozen
 	@touch $@
 
 .PHONY: install
@@ -34,8 +34,8 @@ lint: install ## ruff, the stdlib-only rule for engine/, and strict mypy on engi
 	$(UV) run --frozen mypy
 
 .PHONY: bench
-bench: install ## engine and store benchmarks (figures are ratios to raw baselines in the same run)
-	$(UV) run --frozen python -m benchmarks
+bench: install ## engine, store and end-to-end benchmarks, each beside a raw baseline of the same run
+	$(UV) run --frozen --group bench python -m benchmarks
 
 .PHONY: clean
 clean: ## remove the virtualenv and local server data
