@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import asyncpg
 import msgspec
 from nats.js import JetStreamContext
+from nats.js.errors import NoStreamResponseError
 
 from events.bus import close_nats, connect, ensure_streams, nats_url
 from events.envelope import StoredEvent
@@ -155,6 +156,10 @@ async def run_relay(
                 )
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
+                if isinstance(exc, NoStreamResponseError):
+                    # The server came back without the stream (new cluster, lost storage).
+                    with contextlib.suppress(Exception):
+                        await ensure_streams(js, subjects)
                 continue
             backoff = 0.1
             stats.published += len(page)

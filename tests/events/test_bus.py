@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import signal
 import uuid
 from collections.abc import AsyncIterator
@@ -494,3 +495,33 @@ async def test_handler_failing_every_time_is_parked_after_max_attempts(
         stop.set()
     assert reason == "handler failed 3 times: RuntimeError"
     assert await pg_pool.fetchval("SELECT count(*) FROM spades_consumer_positions") == 0
+
+
+async def test_relay_recreates_the_stream_when_nats_comes_back_empty(
+    event_store: PostgresEventStore,
+    database_url: str,
+    private_nats: EmbeddedNats,
+    subjects: Subjects,
+) -> None:
+    nc = await connect(private_nats.url, name="test")
+    js = nc.jetstream()
+    stop = asyncio.Event()
+    try:
+        async with running(
+            run_relay(
+                database_url=database_url, nats_url=private_nats.url, subjects=subjects, stop=stop
+            ),
+            stop,
+        ):
+            before = await append_many(event_store, streams=2, per_stream=3)
+            await eventually(lambda: _stream_has(js, subjects, len(before)), what="first batch")
+            await asyncio.to_thread(private_nats.stop)
+            shutil.rmtree(private_nats.data_dir / "jetstream")
+            await asyncio.to_thread(private_nats.start)
+            after = await append_many(event_store, streams=2, per_stream=3)
+            await eventually(lambda: _stream_has(js, subjects, len(after)), what="new stream")
+        msgs = [await js.get_msg(subjects.events_stream, seq) for seq in range(1, len(after) + 1)]
+        published = [msgspec.json.decode(m.data, type=StoredEvent).event_id for m in msgs]
+        assert sorted(published) == sorted(e.event_id for e in after)
+    finally:
+        await close_nats(nc)
