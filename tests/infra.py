@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,8 +59,16 @@ def docker_answers() -> bool:
 
 
 def _containers(need_pg: bool, need_nats: bool, servers: dict[str, Any]) -> None:
+    # testcontainers warns about its own deprecated internals; the suite turns warnings into
+    # errors, so they are silenced here and only here.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        _start_containers(need_pg, need_nats, servers)
+
+
+def _start_containers(need_pg: bool, need_nats: bool, servers: dict[str, Any]) -> None:
     from testcontainers.community.nats import NatsContainer
-    from testcontainers.postgres import PostgresContainer
+    from testcontainers.community.postgres import PostgresContainer
 
     if need_pg:
         pg = PostgresContainer("postgres:18", driver=None).start()
