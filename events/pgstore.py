@@ -335,7 +335,15 @@ class PostgresEventStore:
         """Flush groups back to back on one connection until nothing waits."""
         try:
             async with self._pool.acquire() as conn:
-                while not conn.is_closed() and (group := self._take_group()):
+                while not conn.is_closed():
+                    group = self._take_group()
+                    if not group:
+                        # One turn of the loop lets the callers just answered append again
+                        # (a writer's next command): keep the connection for them.
+                        await asyncio.sleep(0)
+                        group = self._take_group()
+                        if not group:
+                            break
                     await self._flush(conn, group)
         except BaseException as exc:  # no connection to be had: fail the waiting appends
             waiting, self._queue = self._queue, []
