@@ -10,8 +10,10 @@ A consumer is a durable pull consumer with explicit acks. For each message:
    runs on the same connection. A redelivered or duplicated event finds its version already
    there and has no second effect. Commit, then ack.
 3. A handler that raises `Unprocessable` parks the message at once; any other exception is
-   retried (nak with a delay) and the message is parked after `max_attempts` deliveries, so
-   nothing is retried forever and nothing is dropped silently.
+   retried in place, with a growing delay, before any later message is looked at (so a later
+   event of the same stream can never overtake it and make it look like a duplicate), and
+   the message is parked after `max_attempts` attempts in all: nothing is retried forever,
+   nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -219,6 +221,7 @@ async def _consume_loop(
                 bound,
                 max_attempts,
                 retry_delay,
+                stop,
             )
 
 
@@ -233,6 +236,7 @@ async def _handle(
     bound: Any,
     max_attempts: int,
     retry_delay: float,
+    stop: asyncio.Event,
 ) -> None:
     try:
         event = _envelope.decode(msg.data)
@@ -248,32 +252,36 @@ async def _handle(
         )
         return
     received = Received(event, payload, msg.subject, msg.metadata.sequence.stream)
-    try:
-        applied = await _apply(pool, consumer, received, handler)
-    except Unprocessable as exc:
-        await park(pool, js, subjects, msg, consumer=consumer, reason=f"unprocessable: {exc}"[:500])
-        return
-    except Exception as exc:
-        attempts = msg.metadata.num_delivered
-        if attempts >= max_attempts:
-            await park(
-                pool,
-                js,
-                subjects,
-                msg,
-                consumer=consumer,
-                reason=f"handler failed {attempts} times: {type(exc).__name__}"[:500],
-            )
+    attempt = msg.metadata.num_delivered
+    while True:
+        try:
+            applied = await _apply(pool, consumer, received, handler)
+            break
+        except Unprocessable as exc:
+            reason = f"unprocessable: {exc}"[:500]
+            await park(pool, js, subjects, msg, consumer=consumer, reason=reason)
             return
-        bound.warning(
-            "handler failed, will retry",
-            event_id=str(event.event_id),
-            type=event.type,
-            attempt=attempts,
-            error=type(exc).__name__,
-        )
-        await msg.nak(delay=retry_delay)
-        return
+        except Exception as exc:
+            if attempt >= max_attempts:
+                reason = f"handler failed {attempt} times: {type(exc).__name__}"[:500]
+                await park(pool, js, subjects, msg, consumer=consumer, reason=reason)
+                return
+            bound.warning(
+                "handler failed, will retry",
+                event_id=str(event.event_id),
+                type=event.type,
+                attempt=attempt,
+                error=type(exc).__name__,
+            )
+            if stop.is_set():
+                await msg.nak()
+                return
+            # Retry here, holding the rest of the batch: letting a later event of the same
+            # stream through first would move the position past this one, which would then be
+            # taken for a duplicate. JetStream is told the message is still being worked on.
+            await msg.in_progress()
+            await asyncio.sleep(retry_delay * attempt)
+            attempt += 1
     if not applied:
         bound.debug("duplicate skipped", event_id=str(event.event_id), version=event.version)
     await msg.ack()

@@ -525,3 +525,40 @@ async def test_relay_recreates_the_stream_when_nats_comes_back_empty(
         assert sorted(published) == sorted(e.event_id for e in after)
     finally:
         await close_nats(nc)
+
+
+@pytest.mark.usefixtures("effects_table")
+async def test_a_failing_event_is_not_overtaken_by_the_next_one_of_its_stream(
+    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects
+) -> None:
+    """v1 fails once, v2 is already fetched: v2 must wait, or v1 would later look like a
+    duplicate (the position would be past it) and its effect would be lost."""
+    await ensure_streams(js, subjects)
+    first, second = _stored("game-7", 1), _stored("game-7", 2)
+    for event in (first, second):
+        await js.publish(subjects.event(event.stream_id, event.type), msgspec.json.encode(event))
+    failed = False
+
+    async def fails_once(conn: Conn, received: Received) -> None:
+        nonlocal failed
+        if received.event.version == 1 and not failed:
+            failed = True
+            raise ConnectionError("transient")
+        await record_effect(conn, received)
+
+    stop = asyncio.Event()
+    async with running(
+        consume(
+            js,
+            pg_pool,
+            subjects=subjects,
+            consumer="effects",
+            filter_subject=subjects.all_events(),
+            handler=fails_once,
+            stop=stop,
+            retry_delay=0.05,
+        ),
+        stop,
+    ):
+        await eventually(lambda: _count(pg_pool, 2), what="both effects")
+    assert [r["version"] for r in await effects(pg_pool)] == [1, 2]
