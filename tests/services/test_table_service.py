@@ -8,16 +8,20 @@ import signal
 import uuid
 
 import asyncpg
+import msgspec
 import pytest
 from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
 
 import engine
 from events import game as wire
-from events.envelope import REGISTRY
+from events import matchmaking as mm
+from events.bus import ensure_streams
+from events.envelope import REGISTRY, Metadata
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.table.app import LOCK_SPACE
-from services.table.tables import stream_of
+from services.table.tables import game_id_of_match, stream_of
 from tests.infra import Processes
 from tests.services.tablekit import PARTITIONS, TableClient, play_together
 
@@ -286,3 +290,48 @@ async def test_every_refusal_of_a_seat_command_names_its_rule_and_moves_nothing(
         )
     await asyncio.wait_for(play_together(list(clients.values()), game_id), 240)
     await refused("ann", wire.PlaceBid(tricks=3), "game_over")
+
+
+async def test_a_match_found_delivered_again_late_opens_one_game(
+    processes: Processes, js: JetStreamContext, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    start_table(processes)
+    matches = []
+    for n in range(2):
+        found = mm.MatchFound(
+            match_id=str(uuid.uuid4()),
+            ladder="standard",
+            rules=engine.ranked_default().to_dict(),
+            seats=(f"a{n}", f"b{n}", f"c{n}", f"d{n}"),
+            win_probability=0.5,
+        )
+        stored = await event_store.append(
+            "queue-standard", n, [REGISTRY.new_event(found, Metadata(actor="test"))]
+        )
+        matches.append((found, stored[0]))
+    # deliver in order, then each again late (after the other): a replayed publish
+    await ensure_streams(js, subjects)
+    for _found, stored in (matches[0], matches[1], matches[0], matches[1]):
+        await js.publish(
+            subjects.event(stored.stream_id, stored.type),
+            msgspec.json.encode(stored),
+            headers={"Nats-Msg-Id": f"{stored.event_id}-{uuid.uuid4()}"},  # defeat dedupe
+        )
+
+    async def opened(match: mm.MatchFound) -> list[wire.GameEvent]:
+        while True:
+            events = await game_events(event_store, game_id_of_match(match.match_id))
+            if events:
+                return events
+            await asyncio.sleep(0.1)
+
+    for found, _ in matches:
+        events = await asyncio.wait_for(opened(found), 60)
+        await asyncio.sleep(1.0)  # room for a duplicate to land, if it could
+        events = await game_events(event_store, game_id_of_match(found.match_id))
+        assert sum(isinstance(e, wire.TableOpened) for e in events) == 1
+        assert sum(isinstance(e, wire.GameStarted) for e in events) == 1
+        first = events[0]
+        assert isinstance(first, wire.TableOpened)
+        assert first.players == found.seats
+        assert first.rated
