@@ -109,13 +109,42 @@ def _no_spades(hand: tuple[int, ...], t: Tables) -> tuple[int, ...]:
     return tuple(c for c in hand if suit[c] != SPADES)
 
 
+def _holds(hand: tuple[int, ...], t: Tables, s: int) -> bool:
+    """Return whether a sorted hand holds a card of effective suit ``s``."""
+    if t.contiguous:
+        i = bisect_left(hand, _SUIT_LO[s])
+        return i < len(hand) and hand[i] < _SUIT_HI[s]
+    suit = t.suit
+    return any(suit[c] == s for c in hand)
+
+
+def _holds_non_spade(hand: tuple[int, ...], t: Tables) -> bool:
+    """Return whether a sorted hand holds a card that is not a spade (nor a trump)."""
+    if t.contiguous:
+        return bool(hand) and hand[0] < _SUIT_LO[SPADES]
+    suit = t.suit
+    return any(suit[c] != SPADES for c in hand)
+
+
 def legal_cards(state: GameState, seat: int) -> tuple[int, ...]:
     """Return the cards ``seat`` may play now, ascending (empty if not its turn)."""
-    if state.phase != PLAY or seat != state.turn or seat < 0:
+    if seat != state.turn or seat < 0 or state.phase != PLAY:
         return ()
+    trick = state.trick
+    if trick and state.tricks:
+        # The common case, past the first trick: follow suit if able; otherwise any card.
+        hand = state.hands[seat]
+        t = state.tables
+        led = t.suit[trick[0]]
+        if t.contiguous:
+            return hand[bisect_left(hand, _SUIT_LO[led]) : bisect_left(hand, _SUIT_HI[led])] or hand
+        return suit_cards(hand, t, led) or hand
+    return _legal_cards(state, seat, trick)
+
+
+def _legal_cards(state: GameState, seat: int, trick: tuple[int, ...]) -> tuple[int, ...]:
     hand = state.hands[seat]
     t = state.tables
-    trick = state.trick
     first = not state.tricks
     if first and state.rules.first_lead == "lowest_club":
         # Seed 003: everyone plays his lowest club to the first trick.
@@ -187,7 +216,18 @@ def legal_actions(state: GameState, seat: int) -> list[Command]:
     phase = state.phase
     if phase == PLAY:
         row = _PLAY[seat]
-        return [row[c] for c in legal_cards(state, seat)]
+        trick = state.trick
+        if trick and state.tricks:
+            # legal_cards' common case, inlined.
+            hand = state.hands[seat]
+            t = state.tables
+            led = t.suit[trick[0]]
+            if t.contiguous:
+                cards = hand[bisect_left(hand, _SUIT_LO[led]) : bisect_left(hand, _SUIT_HI[led])]
+            else:
+                cards = suit_cards(hand, t, led)
+            return [row[c] for c in cards or hand]
+        return [row[c] for c in _legal_cards(state, seat, trick)]
     if phase == BID:
         if state.seen[seat]:
             row_bids = _BID[seat]
@@ -353,10 +393,15 @@ def _decide_play(state: GameState, command: PlayCard) -> list[Event]:
     if card not in hand:
         _reject_play(state, seat, card)
     trick = state.trick
-    if trick and state.tricks:
-        # Fast path of the common case: follow suit if able.
-        led = t.suit[trick[0]]
-        if t.suit[card] != led and suit_cards(hand, t, led):
+    if state.tricks:
+        # Past the first trick (legal_cards' rules, checked for the one card): follow
+        # suit if able; lead a spade only once broken or when holding nothing else.
+        suit = t.suit
+        if trick:
+            led = suit[trick[0]]
+            if suit[card] != led and _holds(hand, t, led):
+                _reject_play(state, seat, card)
+        elif suit[card] == SPADES and not state.broken and _holds_non_spade(hand, t):
             _reject_play(state, seat, card)
     elif card not in legal_cards(state, seat):
         _reject_play(state, seat, card)

@@ -88,7 +88,10 @@ def initial_state() -> GameState:
 
 
 def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
-    return (*items[:index], value, *items[index + 1 :])
+    # Through a list: cheaper than slicing and concatenating (or unpacking) the tuple.
+    copy = list(items)
+    copy[index] = value
+    return tuple(copy)
 
 
 def _trailing(scores: tuple[int, ...], side: int) -> int:
@@ -305,23 +308,27 @@ def _passed(f: Fields, ev: CardsPassed) -> None:
 def _played(f: Fields, ev: CardPlayed) -> None:
     seat, card = ev.seat, ev.card
     t: Tables = f[TABLES]
-    hands = f[HANDS]
+    # Through a list for the hands, concatenation for the hand and the trick: the
+    # cheapest ways to build these tuples in CPython 3.11.
+    hands = list(f[HANDS])
     hand = hands[seat]
     i = hand.index(card)
-    # Concatenation, not unpacking: it is the faster way to build tuples here.
-    f[HANDS] = hands[:seat] + (hand[:i] + hand[i + 1 :],) + hands[seat + 1 :]  # noqa: RUF005
+    hands[seat] = hand[:i] + hand[i + 1 :]
+    f[HANDS] = tuple(hands)
     trick = f[TRICK] = f[TRICK] + (card,)
     if t.suit[card] == SPADES:
         f[BROKEN] = True
-    f[TURN] = -1 if len(trick) == t.players else (seat + 1) % t.players
+    n = t.players
+    f[TURN] = -1 if len(trick) == n else (seat + 1) % n
 
 
 @_mutator(TrickWon)
 def _trick_won(f: Fields, ev: TrickWon) -> None:
     w = ev.seat
     tricks = f[TRICKS] = f[TRICKS] + (Trick(f[LEADER], ev.cards, w),)
-    taken = f[TAKEN]
-    f[TAKEN] = taken[:w] + (taken[w] + 1,) + taken[w + 1 :]  # noqa: RUF005
+    taken = list(f[TAKEN])
+    taken[w] += 1
+    f[TAKEN] = tuple(taken)
     f[TRICK] = ()
     f[LEADER] = w
     if len(tricks) == f[TABLES].tricks:
