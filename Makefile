@@ -2,17 +2,17 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export UV_PYTHON_DOWNLOADS := never
-UV ?= $(shell command -v uv 2>/dev/null || echo "$(HOME)/.local/bin/uv")
-PY := python3
+PY ?= python3
+# uv through the interpreter that installed it: found whether or not its script is on PATH
+UV := $(PY) -m uv
 
 .PHONY: help
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-$(UV):
-	$(PY) -m pip install --quiet --user uv || $(PY) -m pip install --quiet uv
-
-.venv/.synced: pyproject.toml uv.lock | $(UV)
+.venv/.synced: pyproject.toml uv.lock
+	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install --quiet --user uv \
+		|| $(PY) -m pip install --quiet uv
 	$(UV) sync --frozen
 	@touch $@
 
