@@ -436,3 +436,121 @@ def view_to_wire(
 
 def _is_start(command: engine.Command) -> bool:
     return isinstance(command, engine.StartGame)
+
+
+# -- what one seat may be told of a game event (gateway -> client) --------------------------------
+#
+# The stored events hold every secret (the seed, every hand, the stock, the exchanged cards).
+# `redact` returns the form of an event a seat (or a spectator, seat -1) may receive; public
+# events come back as they are. The redacted Structs carry the tag of the event they stand for,
+# so a client sees one "HandDealt" type whatever its seat. A seat's own cards never travel
+# inside an event: `visible_hand` gives them, and the gateway sends them beside the event
+# whenever they change (the deal, a blind candidate's choice, the exchange, a card played).
+
+
+class SeatGameStarted(msgspec.Struct, frozen=True, kw_only=True, tag="GameStarted"):
+    """The game started with these rules and this first dealer (the seed stays secret)."""
+
+    rules: dict[str, RuleValue]
+    dealer: int
+
+
+class SeatHandDealt(msgspec.Struct, frozen=True, kw_only=True, tag="HandDealt"):
+    """A hand was dealt: how many cards each seat holds (the cards themselves stay secret)."""
+
+    hand: int
+    dealer: int
+    hand_sizes: tuple[int, ...]
+    stock_size: int = 0
+
+
+class SeatCardDrawn(msgspec.Struct, frozen=True, kw_only=True, tag="CardDrawn"):
+    """Two-player draw deal: a seat drew; only the drawer is told what it kept and discarded."""
+
+    seat: int
+    kept: Card | None = None
+    discarded: Card | None = None
+
+
+class SeatCardsPassed(msgspec.Struct, frozen=True, kw_only=True, tag="CardsPassed"):
+    """Blind-nil exchange: ``count`` cards went from ``seat`` to ``to_seat``; only those two
+    seats are told which."""
+
+    seat: int
+    to_seat: int
+    count: int
+    cards: tuple[Card, ...] = ()
+
+
+SeatEvent = (
+    TableOpened
+    | TurnTimedOut
+    | SeatAbandoned
+    | SeatGameStarted
+    | SeatHandDealt
+    | SeatCardDrawn
+    | BlindNilDeclared
+    | BlindNilDeclined
+    | BidPlaced
+    | SeatCardsPassed
+    | CardPlayed
+    | TrickWon
+    | HandScored
+    | GameFinished
+)
+"""Everything a seat or spectator may receive about one event of a game."""
+
+
+def redact(event: GameEvent, seat: int) -> SeatEvent:
+    """Return what ``seat`` (-1: a spectator) may know of ``event``: no seed, no hand, no card
+    of another seat that has not been played."""
+    match event:
+        case GameStarted():
+            return SeatGameStarted(rules=event.rules, dealer=event.dealer)
+        case HandDealt():
+            return SeatHandDealt(
+                hand=event.hand,
+                dealer=event.dealer,
+                hand_sizes=tuple(len(h) for h in event.hands),
+                stock_size=len(event.stock),
+            )
+        case CardDrawn():
+            if event.seat == seat:
+                return SeatCardDrawn(seat=seat, kept=event.kept, discarded=event.discarded)
+            return SeatCardDrawn(seat=event.seat)
+        case CardsPassed():
+            told = seat in (event.seat, event.to_seat)
+            return SeatCardsPassed(
+                seat=event.seat,
+                to_seat=event.to_seat,
+                count=len(event.cards),
+                cards=event.cards if told else (),
+            )
+        case (
+            TableOpened()
+            | TurnTimedOut()
+            | SeatAbandoned()
+            | BlindNilDeclared()
+            | BlindNilDeclined()
+            | BidPlaced()
+            | CardPlayed()
+            | TrickWon()
+            | HandScored()
+            | GameFinished()
+        ):
+            return event
+    raise TypeError(f"no redaction for {type(event).__name__}")
+
+
+def visible_hand(state: engine.GameState, seat: int) -> tuple[Card, ...] | None:
+    """Return the cards ``seat`` holds and may see, or None (a spectator, no deal yet, or a
+    blind candidate who has not chosen)."""
+    if seat < 0 or seat >= len(state.hands) or not state.seen[seat]:
+        return None
+    return tuple(engine.card_str(c) for c in state.hands[seat])
+
+
+def releases_spectators(event: GameEvent) -> bool:
+    """Return whether spectators may now see everything up to ``event``: they are kept one
+    trick behind, so they learn a trick (and the bids before it) once it is complete."""
+    return isinstance(event, TrickWon | GameFinished)

@@ -6,9 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
+import msgspec
+import nats.errors
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
+from events.game import TableReply, TableRequest
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.config import Settings
@@ -32,3 +35,29 @@ class Gateway:
 
     def __post_init__(self) -> None:
         self.tokens = Tokens(self.config.jwt_secret, self.config.token_seconds)
+
+
+class Unavailable(Exception):
+    """A service did not answer in time (or nobody listens on its subject)."""
+
+
+REQUEST_TIMEOUT = 5.0
+_table_reply = msgspec.json.Decoder(TableReply)
+
+
+async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
+    """Send a NATS request and return the answer's bytes; raise Unavailable on no answer."""
+    try:
+        msg = await gateway.nc.request(subject, _encoder.encode(body), timeout=REQUEST_TIMEOUT)
+    except (nats.errors.TimeoutError, nats.errors.NoRespondersError) as exc:
+        raise Unavailable(type(exc).__name__) from None
+    return msg.data
+
+
+async def ask_table(gateway: Gateway, game_id: str, request: TableRequest) -> TableReply:
+    """Send a request to the table replica owning ``game_id`` and return its reply."""
+    subject = gateway.subjects.table_command(game_id, gateway.settings.table_partitions)
+    return _table_reply.decode(await ask(gateway, subject, request))
+
+
+_encoder = msgspec.json.Encoder()

@@ -59,6 +59,9 @@ async def start_gateway(processes: Processes, **env: str) -> GatewayProcess:
             "SPADES_HTTP_HOST": "127.0.0.1",
             "SPADES_JWT_SECRET": SECRET,
             "SPADES_LOG_FORMAT": "json",
+            # tests register many accounts from one address; the limit tests set their own
+            "SPADES_AUTH_RATE_PER_MINUTE": "10000",
+            "SPADES_RATE_PER_MINUTE": "10000",
             **env,
         },
     )

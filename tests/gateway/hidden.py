@@ -1,0 +1,59 @@
+"""The hidden-information check: what a seat received against the true state of the game."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import engine
+from events import game as wire
+from events.envelope import REGISTRY, StoredEvent
+from tests.gateway.wsclient import Received
+
+CARD = re.compile(r'"((?:[2-9TJQKA][CDHS])|LJ|BJ)"')
+
+
+def states(stored: list[StoredEvent]) -> list[engine.GameState]:
+    """Return the true state after each version (index 0: before any event)."""
+    state = engine.initial_state()
+    out = [state]
+    for s in stored:
+        event = wire.to_engine(REGISTRY.decode(s))
+        if event is not None:
+            state = engine.apply(state, event)
+        out.append(state)
+    return out
+
+
+def secret_cards(state: engine.GameState, seat: int) -> set[str]:
+    """Return the cards ``seat`` must not know at ``state``: other seats' unplayed cards (bar
+    those it gave them in an exchange), its own while a blind choice is pending, the stock."""
+    secret: set[int] = set(state.stock)
+    for other, hand in enumerate(state.hands):
+        if other != seat or not state.seen[other]:
+            secret |= set(hand)
+    for other, discards in enumerate(state.discards):
+        if other != seat:
+            secret |= set(discards)
+    for giver, _receiver, cards in state.passed:
+        if giver == seat:
+            secret -= set(cards)
+    return {engine.card_str(c) for c in secret}
+
+
+def leaks(
+    received: list[Received], game_id: str, seat: int, truth: list[engine.GameState]
+) -> list[str]:
+    """Return every message that tells ``seat`` (-1: a spectator) something it may not know."""
+    found = []
+    for r in received:
+        body: dict[str, Any] = r.body
+        if '"seed"' in r.text:
+            found.append(f"seed sent: {r.text[:200]}")
+        if body.get("game_id") != game_id or "seq" not in body:
+            continue
+        secret = secret_cards(truth[body["seq"]], seat)
+        shown = set(CARD.findall(r.text)) & secret
+        if shown:
+            found.append(f"seat {seat} told {sorted(shown)} at seq {body['seq']}: {r.text[:300]}")
+    return found

@@ -1,0 +1,68 @@
+"""`events.game.redact` and `visible_hand` over many bot games, without servers, and the
+hidden-information checker itself (it must be able to fail)."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+import engine
+from engine.bot import play_game
+from events import game as wire
+from tests.gateway.hidden import CARD, secret_cards
+
+RULES = [
+    {},
+    {"blind_nil_deficit": 0},
+    {"blind_bids": True, "blind_bid_deficit": 0, "blind_nil_deficit": 0},
+    {"players": 2, "deal": "draw", "blind_nil": False},
+    {"jokers": True, "deuces_high": True},
+]
+
+
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: ",".join(r) or "ladder")
+@pytest.mark.parametrize("seed", range(4))
+def test_what_a_seat_is_told_never_holds_a_secret_card_or_the_seed(
+    rules: dict[str, object], seed: int
+) -> None:
+    ruleset = engine.Ruleset.from_options(rules)  # type: ignore[arg-type]
+    events, _ = play_game(ruleset, seed)
+    state = engine.initial_state()
+    seats = range(-1, ruleset.players)
+    told_blind = 0
+    for event in events:
+        before = state
+        state = engine.apply(state, event)
+        stored = wire.to_wire(event)
+        for seat in seats:
+            redacted = msgspec.json.encode(wire.redact(stored, seat)).decode()
+            assert "seed" not in redacted
+            secret = secret_cards(state, seat)
+            assert not set(CARD.findall(redacted)) & secret, (seat, redacted)
+            hand = wire.visible_hand(state, seat)
+            if hand is not None:
+                assert not set(hand) & secret
+            elif 0 <= seat < len(state.hands) and state.hands[seat]:
+                told_blind += not state.seen[seat]
+            if seat >= 0 and before.hands and isinstance(stored, wire.CardsPassed):
+                # exchanged cards: the giver and the receiver know them, nobody else
+                told = seat in (stored.seat, stored.to_seat)
+                assert bool(json.loads(redacted)["cards"]) == told
+    if rules.get("blind_nil_deficit") == 0:
+        assert told_blind > 0  # the blind-candidate path was exercised
+
+
+def test_the_checker_flags_an_unredacted_deal_and_the_seed() -> None:
+    events, _ = play_game(engine.Ruleset(), 1)
+    state = engine.initial_state()
+    for event in events[:2]:
+        state = engine.apply(state, event)
+    dealt = msgspec.json.encode(wire.to_wire(events[1])).decode()
+    assert set(CARD.findall(dealt)) & secret_cards(state, 0)
+    redacted = msgspec.json.encode(wire.redact(wire.to_wire(events[1]), 0)).decode()
+    assert not set(CARD.findall(redacted)) & secret_cards(state, 0)
+    started = msgspec.json.encode(wire.to_wire(events[0])).decode()
+    assert "seed" in started
+    assert "seed" not in msgspec.json.encode(wire.redact(wire.to_wire(events[0]), 0)).decode()

@@ -1,0 +1,172 @@
+"""Bad input on the WebSocket: each answered with its code, nothing changed, connection kept."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import pytest
+import websockets
+from nats.aio.client import Client as NATS
+
+from events.pgstore import PostgresEventStore
+from events.subjects import Subjects
+from services.gateway.auth import Tokens
+from services.table.tables import stream_of
+from tests.gateway.conftest import SECRET
+from tests.gateway.test_ws_play import open_casual, seated, start_platform
+from tests.gateway.wsclient import WsClient
+from tests.infra import Processes
+from tests.services.tablekit import TableClient
+
+NAMES = ["anna", "bert", "cara", "dave", "outsider"]
+
+
+async def error(client: WsClient, message: dict[str, object] | str) -> dict[str, object]:
+    """Send ``message`` and return the error it gets; the connection must still answer."""
+    await client.send(message)
+    body = await client.expect("error")
+    await client.send({"type": "ping"})
+    await client.expect("pong")
+    return body
+
+
+async def test_bad_input_is_answered_with_its_code_and_changes_nothing(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
+    clients = await seated(gateway, NAMES)
+    seats, outsider = clients[:4], clients[4]
+    game_id = await open_casual(nc, subjects, NAMES[:4])
+    other_game = await open_casual(nc, subjects, ["x1", "x2", "x3", "x4"])
+    view = await TableClient(nc, subjects, NAMES[0]).view(game_id)
+    on_turn, waiting = seats[view.turn], seats[(view.turn + 1) % 4]
+    for client in seats:
+        await client.send({"type": "subscribe", "game_id": game_id})
+        await client.expect("view")
+    version = len(await event_store.read(stream_of(game_id)))
+
+    # not authenticated yet
+    fresh = WsClient(gateway.ws_url, "")
+    await fresh.connect(auth=False)
+    assert (await error(fresh, {"type": "subscribe", "game_id": game_id}))["code"] == (
+        "unauthenticated"
+    )
+    forged, _ = Tokens("another-secret-" + "z" * 40, 900).issue("anna", False)
+    expired, _ = Tokens(SECRET, 60).issue("anna", False, now=time.time() - 3600)
+    assert (await error(fresh, {"type": "auth", "token": forged}))["code"] == "token_invalid"
+    assert (await error(fresh, {"type": "auth", "token": expired}))["code"] == "token_expired"
+    assert (await error(fresh, {"type": "auth", "token": "junk"}))["code"] == "token_invalid"
+
+    # framing and typing
+    cases: list[tuple[dict[str, object] | str, str]] = [
+        ("{not json", "malformed"),
+        ("[1, 2]", "malformed"),
+        ({"type": "hello"}, "unknown_type"),
+        ({"no": "type"}, "unknown_type"),
+        ({"type": "subscribe", "game_id": 5}, "malformed"),
+        ({"type": "subscribe", "game_id": game_id, "extra": 1}, "malformed"),
+        ({"type": "ping", "pad": "x" * 5000}, "frame_too_large"),
+        ({"type": "subscribe", "game_id": str(uuid.uuid4())}, "unknown_game"),
+        ({"type": "subscribe", "game_id": "not-a-uuid"}, "unknown_game"),
+        ({"type": "subscribe", "game_id": game_id, "last_seq": 10**6}, "malformed"),
+        ({"type": "subscribe", "game_id": game_id, "last_seq": -1}, "malformed"),
+    ]
+    for message, code in cases:
+        assert (await error(waiting, message))["code"] == code, message
+    assert waiting.connection is not None
+    await waiting.connection.send(b"\x00binary")
+    assert (await waiting.expect("error"))["code"] == "binary_frame"
+
+    # commands that must not reach the game
+    def play(card: str) -> dict[str, object]:
+        return {"type": "PlayCard", "card": card}
+
+    bid = {"type": "PlaceBid", "tricks": 3}
+    command_cases: list[tuple[WsClient, str, dict[str, object], str]] = [
+        (waiting, game_id, bid, "out_of_turn"),
+        (on_turn, game_id, play("AS"), "wrong_phase"),
+        (on_turn, game_id, {"type": "PlaceBid", "tricks": 99}, "bid_out_of_range"),
+        (on_turn, game_id, {"type": "PlaceBid", "tricks": "three"}, "malformed"),
+        (on_turn, game_id, {**bid, "seat": 2}, "malformed"),
+        (on_turn, game_id, {"type": "Resign"}, "malformed"),
+        (on_turn, other_game, bid, "not_subscribed"),
+    ]
+    for client, target, command, code in command_cases:
+        command_id = await client.command(target, command)
+        body = await client.expect("error")
+        assert body["code"] == code, (command, body)
+        assert body["command_id"] == command_id
+        assert body["message"]
+    # a spectator of another game cannot act in it
+    await outsider.send({"type": "subscribe", "game_id": game_id})
+    assert (await outsider.expect("subscribed"))["role"] == "spectator"
+    await outsider.command(game_id, bid)
+    assert (await outsider.expect("error"))["code"] == "not_your_seat"
+    # a second account on the same connection is refused
+    other_token, _ = Tokens(SECRET, 900).issue("bert", False)
+    assert (await error(on_turn, {"type": "auth", "token": other_token}))["code"] == (
+        "account_mismatch"
+    )
+    assert len(await event_store.read(stream_of(game_id))) == version  # nothing changed
+
+    # a legal command is applied once; its id replayed changes nothing
+    legal = (await TableClient(nc, subjects, NAMES[view.turn]).view(game_id)).suggestion
+    assert legal is not None
+    import msgspec
+
+    command = msgspec.to_builtins(legal)
+    command_id = await on_turn.command(game_id, command)
+    first = await on_turn.expect("ack")
+    assert first["code"] == "applied"
+    after = len(await event_store.read(stream_of(game_id)))
+    assert after > version
+    await on_turn.command(game_id, command, command_id)
+    again = await on_turn.expect("ack")
+    assert again["code"] == "already_applied"
+    assert again["seq"] == first["seq"]
+    assert len(await event_store.read(stream_of(game_id))) == after
+
+
+async def test_a_command_after_the_token_expired_is_refused(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
+    await seated(gateway, NAMES[:4])
+    game_id = await open_casual(nc, subjects, NAMES[:4])
+    view = await TableClient(nc, subjects, NAMES[0]).view(game_id)
+    token, _ = Tokens(SECRET, 2).issue(NAMES[view.turn], False)
+    client = WsClient(gateway.ws_url, token)
+    await client.connect()
+    await client.send({"type": "subscribe", "game_id": game_id})
+    await client.expect("view")
+    version = len(await event_store.read(stream_of(game_id)))
+    await asyncio.sleep(3)
+    await client.command(game_id, {"type": "DeclineBlindNil"})
+    assert (await client.expect("error"))["code"] == "token_expired"
+    assert len(await event_store.read(stream_of(game_id))) == version
+    # a fresh token for the same account brings the connection back
+    fresh, _ = Tokens(SECRET, 900).issue(NAMES[view.turn], False)
+    await client.send({"type": "auth", "token": fresh})
+    await client.expect("welcome")
+
+
+async def test_an_oversized_frame_is_refused_by_the_server(processes: Processes) -> None:
+    gateway = await start_platform(processes)
+    (client,) = await seated(gateway, ["bigfoot"])
+    await client.send({"type": "ping", "pad": "x" * 100_000})
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        await client.recv(10)
+    assert closed.value.rcvd is not None
+    assert closed.value.rcvd.code == 1009
+
+
+async def test_a_silent_connection_is_closed_after_the_auth_timeout(processes: Processes) -> None:
+    gateway = await start_platform(processes)
+    client = WsClient(gateway.ws_url, "")
+    await client.connect(auth=False)
+    body = await client.recv(20)
+    assert body["code"] == "auth_timeout"
+    with pytest.raises(websockets.ConnectionClosed):
+        await client.recv(5)
