@@ -7,15 +7,23 @@ in the rating service, and the gateway reads finished games from the event log.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, MediaType, Request, Response, delete, get, post
 from litestar.datastructures import State
+from litestar.params import Parameter
 
+from events import game as wire
+from events import matchmaking as mm
+from events import rating
 from services.gateway import auth
 from services.gateway.errors import ApiError, ErrorBody
-from services.gateway.state import Gateway
+from services.gateway.games import Game, GameEventOut, GameSummary, StateAt
+from services.gateway.state import Gateway, Unavailable, ask, ask_table
+from services.table.tables import game_id_of_match, stream_of
 
 BEARER = [{"BearerToken": []}]
 
@@ -120,4 +128,405 @@ class Accounts(Controller):
         return account
 
 
-__all__ = ["Accounts", "ErrorBody", "current_player", "gateway_of"]
+# -- services' answers -> HTTP ----------------------------------------------------------------
+
+# HTTP status of each refusal code the services answer with
+_STATUS = {
+    "malformed": 400,
+    "invalid_ruleset": 400,
+    "wrong_player_count": 400,
+    "bot_not_allowed": 403,
+    "not_your_seat": 403,
+    "unknown_ladder": 404,
+    "unknown_game": 404,
+    "already_queued": 409,
+    "in_game": 409,
+    "not_queued": 409,
+    "unavailable": 503,
+}
+
+
+def refused(code: str, message: str) -> ApiError:
+    """Return the HTTP error for a service's refusal code."""
+    return ApiError(_STATUS.get(code, 400), code, message)
+
+
+async def asked(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
+    """Return a service's answer; 503 `unavailable` when it does not answer."""
+    try:
+        return await ask(gateway, subject, body)
+    except Unavailable:
+        raise ApiError(503, "unavailable", "the service did not answer: try again") from None
+
+
+class QueueJoin(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Which ladder's queue to join."""
+
+    ladder: Annotated[str, msgspec.Meta(min_length=1, max_length=64, examples=["standard"])]
+
+
+_reply = msgspec.json.Decoder(mm.Reply)
+
+
+class QueueAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Where the caller stands: ``code`` is queued, left, in_game or idle. Once matched,
+    ``game_id`` is the game to subscribe to over the WebSocket."""
+
+    code: str
+    message: str
+    ladder: str | None = None
+    waited: float | None = None
+    window: float | None = None
+    queue_sizes: dict[str, int] | None = None
+    match_id: str | None = None
+    game_id: str | None = None
+
+
+class Queue(Controller):
+    """The matchmaking queue of the caller."""
+
+    path = "/api/queue"
+    tags = ["queue"]  # noqa: RUF012
+
+    async def _ask(self, state: State, subject: str, body: msgspec.Struct) -> QueueAnswer:
+        reply = _reply.decode(await asked(gateway_of(state), subject, body))
+        if not reply.ok:
+            raise refused(reply.code, reply.message)
+        return QueueAnswer(
+            code=reply.code,
+            message=reply.message,
+            ladder=reply.ladder,
+            waited=reply.waited,
+            window=reply.window,
+            queue_sizes=reply.queue_sizes,
+            match_id=reply.match_id,
+            game_id=game_id_of_match(reply.match_id) if reply.match_id else None,
+        )
+
+    @post("/", status_code=200, summary="Join a ladder's queue", security=BEARER)
+    async def join(
+        self, data: QueueJoin, request: Request[Any, Any, Any], state: State
+    ) -> QueueAnswer:
+        """Queue the caller; the match arrives by `GET /api/queue` (match_id, then game)."""
+        player = current_player(request, state)
+        subject = gateway_of(state).subjects.matchmaking_join()
+        return await self._ask(
+            state, subject, mm.JoinQueue(player_id=player.player_id, ladder=data.ladder)
+        )
+
+    @delete("/", status_code=200, summary="Leave the queue", security=BEARER)
+    async def leave(self, request: Request[Any, Any, Any], state: State) -> QueueAnswer:
+        """Take the caller out of whatever queue he is in."""
+        player = current_player(request, state)
+        subject = gateway_of(state).subjects.matchmaking_leave()
+        return await self._ask(state, subject, mm.LeaveQueue(player_id=player.player_id))
+
+    @get("/", summary="Where the caller stands", security=BEARER)
+    async def status(self, request: Request[Any, Any, Any], state: State) -> QueueAnswer:
+        """Queued (and for how long), matched (`match_id`, `game_id`), or idle; queue sizes."""
+        player = current_player(request, state)
+        subject = gateway_of(state).subjects.matchmaking_status()
+        return await self._ask(state, subject, mm.QueueStatus(player_id=player.player_id))
+
+
+class PracticeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Rule options of a practice table (empty: the ladder's); ``command_id`` makes a retry
+    open the same table."""
+
+    rules: dict[str, wire.RuleValue] = {}
+    command_id: uuid.UUID | None = None
+
+
+class Opened(msgspec.Struct, frozen=True, kw_only=True):
+    """A table was opened: play it over the WebSocket with this game id."""
+
+    game_id: str
+
+
+class Practice(Controller):
+    """Practice tables: the caller and bots."""
+
+    path = "/api/practice"
+    tags = ["games"]  # noqa: RUF012
+
+    @post("/", status_code=201, summary="Open a practice table with bots", security=BEARER)
+    async def open(
+        self, data: PracticeRequest, request: Request[Any, Any, Any], state: State
+    ) -> Opened:
+        """Open an unrated table: the caller at seat 0, bots at the others, these rules."""
+        gateway = gateway_of(state)
+        player = current_player(request, state)
+        body = wire.OpenPractice(
+            player_id=player.player_id,
+            command_id=scoped_id(player.player_id, data.command_id or uuid.uuid4()),
+            rules=data.rules,
+        )
+        reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
+        if not reply.ok:
+            raise refused(reply.code, reply.message)
+        return Opened(game_id=reply.game_id)
+
+
+_table_reply = msgspec.json.Decoder(wire.TableReply)
+_PRACTICE_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-0000000097ac")
+
+
+def scoped_id(player_id: str, command_id: uuid.UUID) -> uuid.UUID:
+    """Return a client's command id scoped to its player (ids of others cannot collide)."""
+    return uuid.uuid5(_PRACTICE_NAMESPACE, f"{player_id}\n{command_id}")
+
+
+# -- ladders and players ------------------------------------------------------------------------
+
+
+class LadderEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One player on a ladder: rank, OpenSkill mu/sigma, the ordinal ranked by, games."""
+
+    rank: int
+    player_id: str
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int
+    provisional: bool
+
+
+class LadderPage(msgspec.Struct, frozen=True, kw_only=True):
+    """One page of a ladder, best ordinal first."""
+
+    ladder: str
+    total: int
+    offset: int
+    limit: int
+    players: list[LadderEntry]
+
+
+class PlayerRating(msgspec.Struct, frozen=True, kw_only=True):
+    """A player's rating on one ladder (inactivity decay applied)."""
+
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int
+    provisional: bool
+
+
+class RatingHistory(msgspec.Struct, frozen=True, kw_only=True):
+    """How one rated game moved the player's rating."""
+
+    game_id: str
+    ladder: str
+    mu_before: float
+    sigma_before: float
+    mu_after: float
+    sigma_after: float
+    ordinal_before: float
+    ordinal_after: float
+    games: int
+    rated_at: float
+
+
+class PlayerProfile(msgspec.Struct, frozen=True, kw_only=True):
+    """A player's account facts, ratings per ladder and rating history (newest first)."""
+
+    player_id: str
+    name: str | None
+    bot: bool
+    ratings: dict[str, PlayerRating]
+    history: list[RatingHistory]
+
+
+class GameListed(msgspec.Struct, frozen=True, kw_only=True):
+    """One game a player sat at."""
+
+    game_id: str
+    ladder: str
+    rated: bool
+    players: tuple[str, ...]
+    finished: bool
+    started_at: datetime
+
+
+class _RatingAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    ok: bool
+    code: str
+    message: str
+    total: int = 0
+    players: list[LadderEntry] = []
+    ratings: dict[str, PlayerRating] = {}
+    history: list[RatingHistory] = []
+
+
+_rating_answer = msgspec.json.Decoder(_RatingAnswer)
+
+
+class Ladders(Controller):
+    """Ladders and player profiles (public)."""
+
+    path = "/api"
+    tags = ["ladders"]  # noqa: RUF012
+
+    @get("/ladders/{ladder:str}", summary="One page of a ladder")
+    async def ladder(
+        self,
+        ladder: str,
+        state: State,
+        offset: Annotated[int, Parameter(ge=0, le=1_000_000)] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
+    ) -> LadderPage:
+        """Players by conservative ordinal (mu - 3 sigma, decayed for inactivity), best first."""
+        gateway = gateway_of(state)
+        query = rating.LadderQuery(ladder=ladder, offset=offset, limit=limit)
+        answer = _rating_answer.decode(
+            await asked(gateway, gateway.subjects.rating_ladder(), query)
+        )
+        if not answer.ok:
+            raise refused(answer.code, answer.message)
+        return LadderPage(
+            ladder=ladder, total=answer.total, offset=offset, limit=limit, players=answer.players
+        )
+
+    @get("/players/{player_id:str}", summary="A player's profile and rating history")
+    async def player(
+        self,
+        player_id: Annotated[str, Parameter(min_length=1, max_length=200)],
+        state: State,
+        history: Annotated[int, Parameter(ge=1, le=1000)] = 100,
+    ) -> PlayerProfile:
+        """Ratings per ladder and the rating history, newest first (404 for nobody)."""
+        gateway = gateway_of(state)
+        query = rating.PlayerQuery(player_id=player_id, history_limit=history)
+        answer = _rating_answer.decode(
+            await asked(gateway, gateway.subjects.rating_player(), query)
+        )
+        if not answer.ok:
+            raise refused(answer.code, answer.message)
+        account = await auth.find_account(gateway.pool, player_id)
+        if account is None and not answer.ratings:
+            raise ApiError(404, "not_found", f"no player {player_id!r}")
+        return PlayerProfile(
+            player_id=player_id,
+            name=account.name if account else None,
+            bot=account.bot if account else player_id.startswith(auth.BOT_PREFIX),
+            ratings=answer.ratings,
+            history=answer.history,
+        )
+
+    @get("/players/{player_id:str}/games", summary="A player's live and past games")
+    async def games(
+        self,
+        player_id: Annotated[str, Parameter(min_length=1, max_length=200)],
+        state: State,
+        limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
+    ) -> list[GameListed]:
+        """The games the player sat at, newest first."""
+        rows = await gateway_of(state).pool.fetch(
+            "SELECT o.stream_id, o.data::text AS data, o.recorded_at,"
+            " EXISTS (SELECT 1 FROM spades_events f WHERE f.stream_id = o.stream_id"
+            "  AND f.type = 'GameFinished') AS finished"
+            " FROM spades_events o WHERE o.type = 'TableOpened' AND o.version = 1"
+            " AND (o.data::jsonb -> 'players') ? $1"
+            " ORDER BY o.recorded_at DESC, o.stream_id LIMIT $2",
+            player_id,
+            limit,
+        )
+        listed = []
+        for row in rows:
+            opened = msgspec.json.decode(row["data"], type=wire.TableOpened)
+            listed.append(
+                GameListed(
+                    game_id=opened.game_id,
+                    ladder=opened.ladder,
+                    rated=opened.rated,
+                    players=opened.players,
+                    finished=row["finished"],
+                    started_at=row["recorded_at"],
+                )
+            )
+        return listed
+
+
+# -- games and replays --------------------------------------------------------------------------
+
+
+async def load_game(state: State, game_id: str) -> Game:
+    """Return a game's log, or 404."""
+    try:
+        uuid.UUID(game_id)
+    except ValueError:
+        raise ApiError(404, "unknown_game", f"no game {game_id!r}") from None
+    stored = await gateway_of(state).store.read(stream_of(game_id))
+    if not stored:
+        raise ApiError(404, "unknown_game", f"no game {game_id!r}")
+    return Game(game_id, stored)
+
+
+_ndjson = msgspec.json.Encoder()
+
+
+class Games(Controller):
+    """Games: public summaries, replays of finished games, a seat's own view."""
+
+    path = "/api/games/{game_id:str}"
+    tags = ["games"]  # noqa: RUF012
+
+    @get("/", summary="A game's public summary")
+    async def summary(self, game_id: str, state: State) -> GameSummary:
+        """Players, rules, phase and scores; a game in progress as of its last whole trick."""
+        return (await load_game(state, game_id)).summary()
+
+    @get("/events", summary="A game's events (JSON or NDJSON)")
+    async def events(
+        self,
+        game_id: str,
+        state: State,
+        format: Literal["json", "ndjson"] = "json",
+    ) -> Response[list[GameEventOut]]:
+        """Every event of a finished game, hands included (the deck seed never); a game in
+        progress only as a spectator sees it, up to its last completed trick."""
+        events = list((await load_game(state, game_id)).events())
+        if format == "ndjson":
+            body = b"".join(_ndjson.encode(e) + b"\n" for e in events)
+            return Response(body, media_type="application/x-ndjson")  # type: ignore[arg-type]
+        return Response(events)
+
+    @get("/state", summary="The state after event `at`")
+    async def state_at(
+        self,
+        game_id: str,
+        state: State,
+        at: Annotated[int | None, Parameter(ge=0, le=1_000_000)] = None,
+    ) -> StateAt:
+        """Face up once the game is over; during play only public facts, no later than the
+        last completed trick."""
+        game = await load_game(state, game_id)
+        return game.state_at(len(game.stored) if at is None else at)
+
+    @get("/transcript", summary="A plain-text transcript", media_type=MediaType.TEXT)
+    async def transcript(self, game_id: str, state: State) -> str:
+        """Every hand, bid and trick of a finished game; during play, the public part only."""
+        return (await load_game(state, game_id)).transcript()
+
+    @get("/view", summary="The caller's own seat view", security=BEARER)
+    async def view(
+        self, game_id: str, request: Request[Any, Any, Any], state: State
+    ) -> wire.SeatViewWire:
+        """The caller's view of a game he sits at (403 `not_your_seat` otherwise)."""
+        player = current_player(request, state)
+        game = await load_game(state, game_id)
+        if player.player_id not in game.opened.players:
+            raise ApiError(403, "not_your_seat", "you have no seat at this game")
+        try:
+            reply = await ask_table(
+                gateway_of(state),
+                game_id,
+                wire.GetView(game_id=game_id, player_id=player.player_id),
+            )
+        except Unavailable:
+            raise ApiError(503, "unavailable", "the table did not answer: try again") from None
+        if not reply.ok or reply.view is None:
+            raise refused(reply.code or "unavailable", reply.message or "no view")
+        return reply.view
+
+
+__all__ = ["Accounts", "ErrorBody", "Games", "Ladders", "Practice", "Queue", "current_player"]

@@ -72,8 +72,8 @@ from services.table.tables import stream_of
 AUTH_SECONDS = 10.0
 MAX_OUTBOX = 2000
 """Messages waiting for a client before it is judged too slow and disconnected."""
-RATE_PER_SECOND = 20.0
-RATE_BURST = 40.0
+RATE_PER_SECOND = 50.0
+RATE_BURST = 200.0
 COMMAND_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-00000000a7e5")
 
 

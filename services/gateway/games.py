@@ -1,0 +1,170 @@
+"""Reads of one game from the event log, as the public may see them.
+
+A finished game is shown face up: every event, every dealt hand (the deck seed excepted: it
+never leaves the servers). A game in progress shows only what a spectator would see now: the
+events up to its last completed trick, redacted for a spectator (no hand, no seed). Folding is
+the engine's; nothing here is kept between requests.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+import engine
+from events import game as wire
+from events.envelope import REGISTRY, StoredEvent
+from services.replay import transcript
+
+
+class GameEventOut(msgspec.Struct, frozen=True, kw_only=True):
+    """One event of a game: its number, type, time and content (redacted unless finished)."""
+
+    seq: int
+    type: str
+    recorded_at: datetime
+    event: Any
+
+
+class GameSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """A game's public summary (for a game in progress: as of its last completed trick)."""
+
+    game_id: str
+    ladder: str
+    rated: bool
+    players: tuple[str, ...]
+    bots: tuple[int, ...]
+    finished: bool
+    phase: str
+    hand_number: int
+    scores: tuple[int, ...]
+    bags: tuple[int, ...]
+    bids: tuple[int, ...]
+    winner: int
+    reason: str
+    seq: int
+    """The last event this summary includes."""
+    events: int
+    """Events in the game's log now."""
+    rules: dict[str, Any]
+
+
+class StateAt(msgspec.Struct, frozen=True, kw_only=True):
+    """The state after event ``at``: every hand when the game is finished, none before."""
+
+    game_id: str
+    at: int
+    face_up: bool
+    phase: str
+    hand_number: int
+    dealer: int
+    turn: int
+    hands: tuple[tuple[str, ...], ...]
+    hand_sizes: tuple[int, ...]
+    bids: tuple[int, ...]
+    trick: tuple[str, ...]
+    taken: tuple[int, ...]
+    scores: tuple[int, ...]
+    bags: tuple[int, ...]
+    winner: int
+    reason: str
+
+
+class Game:
+    """One game's log, decoded, and what the public may see of it."""
+
+    def __init__(self, game_id: str, stored: list[StoredEvent]) -> None:
+        self.game_id = game_id
+        self.stored = stored
+        self.decoded: list[wire.GameEvent] = [REGISTRY.decode(s) for s in stored]
+        opened = self.decoded[0]
+        assert isinstance(opened, wire.TableOpened)
+        self.opened = opened
+        self.finished = isinstance(self.decoded[-1], wire.GameFinished)
+        self.public = len(stored) if self.finished else self._last_release()
+
+    def _last_release(self) -> int:
+        for index in range(len(self.decoded) - 1, -1, -1):
+            if wire.releases_spectators(self.decoded[index]):
+                return index + 1
+        return 0
+
+    def state(self, at: int | None = None) -> engine.GameState:
+        """Return the engine state after event ``at`` (capped at what is public)."""
+        until = self.public if at is None else min(at, self.public)
+        state = engine.initial_state()
+        for event in self.decoded[:until]:
+            engine_event = wire.to_engine(event)
+            if engine_event is not None:
+                state = engine.apply(state, engine_event)
+        return state
+
+    def events(self) -> Iterator[GameEventOut]:
+        """Yield the public events: all (seed removed) when finished, else a spectator's."""
+        for stored, event in zip(self.stored[: self.public], self.decoded, strict=False):
+            shown: Any
+            if self.finished:
+                shown = wire.redact(event, -1) if isinstance(event, wire.GameStarted) else event
+            else:
+                shown = wire.redact(event, -1)
+            yield GameEventOut(
+                seq=stored.version, type=stored.type, recorded_at=stored.recorded_at, event=shown
+            )
+
+    def summary(self) -> GameSummary:
+        """Return the public summary."""
+        state = self.state()
+        return GameSummary(
+            game_id=self.game_id,
+            ladder=self.opened.ladder,
+            rated=self.opened.rated,
+            players=self.opened.players,
+            bots=self.opened.bots,
+            finished=self.finished,
+            phase=state.phase,
+            hand_number=state.hand,
+            scores=state.scores,
+            bags=state.bags,
+            bids=state.bids,
+            winner=state.winner,
+            reason=state.reason,
+            seq=self.public,
+            events=len(self.stored),
+            rules=state.rules.to_dict(),
+        )
+
+    def state_at(self, at: int) -> StateAt:
+        """Return the state after event ``at`` (capped at what is public)."""
+        until = min(at, self.public)
+        state = self.state(until)
+        names = engine.card_str
+        return StateAt(
+            game_id=self.game_id,
+            at=until,
+            face_up=self.finished,
+            phase=state.phase,
+            hand_number=state.hand,
+            dealer=state.dealer,
+            turn=state.turn,
+            hands=tuple(tuple(names(c) for c in h) for h in state.hands) if self.finished else (),
+            hand_sizes=tuple(len(h) for h in state.hands),
+            bids=state.bids,
+            trick=tuple(names(c) for c in state.trick),
+            taken=state.taken,
+            scores=state.scores,
+            bags=state.bags,
+            winner=state.winner,
+            reason=state.reason,
+        )
+
+    def transcript(self) -> str:
+        """Return the plain-text transcript (face up once finished; the seed never shown)."""
+        lines = transcript(self.stored[: self.public])
+        return "".join(_SEED.sub("", line) + "\n" for line in lines)
+
+
+_SEED = re.compile(r" seed -?\d+$")
