@@ -68,10 +68,44 @@ _PLAYED = tuple(tuple(CardPlayed(s, c) for c in range(54)) for s in range(4))
 _BID = tuple(tuple(PlaceBid(s, b) for b in range(18)) for s in range(4))
 
 
+def _inline_shuffle(deck: list[int], rng: random.Random) -> None:
+    # random.Random.shuffle of CPython 3.11, step for step (the same getrandbits calls
+    # and swaps), with _randbelow inlined: it is most of the cost of a deal.
+    getrandbits = rng.getrandbits
+    bits = _BITS
+    for i in range(len(deck) - 1, 0, -1):
+        n = i + 1
+        k = bits[n]
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        deck[i], deck[j] = deck[j], deck[i]
+
+
+def _library_shuffle(deck: list[int], rng: random.Random) -> None:
+    rng.shuffle(deck)
+
+
+def _pick_shuffle() -> Callable[[list[int], random.Random], None]:
+    # The inlined shuffle is used only where it gives random.shuffle's results, so the
+    # same seed deals the same cards on any Python.
+    for seed in ("0/1", "1/2", "check"):
+        mine, theirs = list(range(54)), list(range(54))
+        _inline_shuffle(mine, random.Random(seed))
+        random.Random(seed).shuffle(theirs)
+        if mine != theirs:
+            return _library_shuffle
+    return _inline_shuffle
+
+
+_BITS = tuple(n.bit_length() for n in range(64))
+_shuffle = _pick_shuffle()
+
+
 def deal(rules: Ruleset, t: Tables, seed: int, hand: int, dealer: int) -> HandDealt:
     """Return hand number ``hand``'s deal, derived from (seed, hand) only."""
     deck = list(t.deck)
-    random.Random(f"{seed}/{hand}").shuffle(deck)
+    _shuffle(deck, random.Random(f"{seed}/{hand}"))
     n = t.players
     if rules.deal == "draw":
         return HandDealt(hand=hand, dealer=dealer, hands=((),) * n, stock=tuple(deck))
@@ -462,19 +496,33 @@ def score_hand(
     """Return (points, scores, bags, Boston-winning side or -1) for a finished hand."""
     r = state.rules
     t = state.tables
+    all_bids, all_blind = state.bids, state.blind
+    nil_allowed = r.nil_allowed
     points: list[int] = []
     scores: list[int] = []
     bags: list[int] = []
     boston_side = -1
-    for side in range(t.teams):
-        members = [s for s in range(t.players) if t.team[s] == side]
-        bidders = [s for s in members if not is_nil(r, state.bids[s])]
+    for side, members in enumerate(t.members):
         gained = 0
         new_bags = 0
+        contract = made = blind_part = 0
+        bidders = False
+        for s in members:
+            bid = all_bids[s]
+            if bid == 0 and nil_allowed:
+                # A nil (is_nil): scored on its own; its tricks never help the
+                # partner's bid, but they are bags.
+                value = r.nil_value * (2 if all_blind[s] else 1)
+                gained += value if taken[s] == 0 else -value
+                gained += taken[s]
+                new_bags += taken[s]
+            else:
+                bidders = True
+                contract += bid
+                made += taken[s]
+                if all_blind[s]:
+                    blind_part += bid
         if bidders:
-            contract = sum(state.bids[s] for s in bidders)
-            made = sum(taken[s] for s in bidders)
-            blind_part = sum(state.bids[s] for s in bidders if state.blind[s])
             boston = r.boston and contract == t.tricks
             if made >= contract:
                 if boston:
@@ -492,14 +540,6 @@ def score_hand(
                     new_bags += made - contract
             else:
                 gained -= 250 if boston else 10 * contract
-        for s in members:
-            if s in bidders:
-                continue
-            value = r.nil_value * (2 if state.blind[s] else 1)
-            gained += value if taken[s] == 0 else -value
-            # A nil bidder's tricks never help the partner's bid, but they are bags.
-            gained += taken[s]
-            new_bags += taken[s]
         total_bags = state.bags[side]
         if r.bags:
             total_bags += new_bags

@@ -273,11 +273,28 @@ class Tables(NamedTuple):
     tricks: int
     contiguous: bool
     """Whether each effective suit is one run of card numbers (all decks but deuces-high)."""
+    members: tuple[tuple[int, ...], ...]
+    """The seats of each side."""
+
+
+_last_tables: tuple[Ruleset | None, Tables | None] = (None, None)
+
+
+def tables(rules: Ruleset) -> Tables:
+    """Return the deck and card-order tables of a ruleset."""
+    # Hashing a Ruleset (23 fields) for the cache costs more than the rest of a
+    # game's start: the ruleset seen last is recognised by identity.
+    global _last_tables
+    last, found = _last_tables
+    if rules is last and found is not None:
+        return found
+    found = _tables(rules)
+    _last_tables = rules, found
+    return found
 
 
 @lru_cache(maxsize=256)
-def tables(rules: Ruleset) -> Tables:
-    """Return the deck and card-order tables of a ruleset."""
+def _tables(rules: Ruleset) -> Tables:
     suit = [c // 13 for c in range(52)] + [SPADES, SPADES]
     power = [c % 13 for c in range(52)] + [13, 14]
     removed: set[int] = set()
@@ -308,4 +325,8 @@ def tables(rules: Ruleset) -> Tables:
         teams=rules.teams,
         tricks=rules.tricks_per_hand,
         contiguous=not rules.deuces_high or rules.jokers,
+        members=tuple(
+            tuple(s for s in range(rules.players) if team_of(s, rules.players) == side)
+            for side in range(rules.teams)
+        ),
     )

@@ -159,6 +159,7 @@ def first_leader(rules: Ruleset, hands: tuple[tuple[int, ...], ...], dealer: int
     REASON,
 ) = range(len(GameState._fields))
 
+_BLANK = list(GameState())
 E = TypeVar("E")
 Fields = list[Any]
 _MUTATORS: dict[type, Callable[[Fields, Any], None]] = {}
@@ -192,15 +193,13 @@ def replay(events: Iterable[Event], state: GameState | None = None) -> GameState
 @_mutator(GameStarted)
 def _started(f: Fields, ev: GameStarted) -> None:
     t = tables(ev.ruleset)
-    f[:] = GameState(
-        rules=ev.ruleset,
-        tables=t,
-        seed=ev.seed,
-        phase=DEALING,
-        dealer=ev.dealer,
-        scores=(0,) * t.teams,
-        bags=(0,) * t.teams,
-    )
+    f[:] = _BLANK
+    f[RULES] = ev.ruleset
+    f[TABLES] = t
+    f[SEED] = ev.seed
+    f[PHASE] = DEALING
+    f[DEALER] = ev.dealer
+    f[SCORES] = f[BAGS] = (0,) * t.teams
 
 
 @_mutator(HandDealt)
@@ -223,15 +222,18 @@ def _dealt(f: Fields, ev: HandDealt) -> None:
     f[TAKEN] = (0,) * n
     f[BROKEN] = False
     scores = f[SCORES]
-    # A blind candidate does not see its hand until it chooses.
-    f[SEEN] = tuple(
-        bool(ev.stock)
-        or not (
-            (rules.blind_nil and _trailing(scores, t.team[s]) >= rules.blind_nil_deficit)
-            or (rules.blind_bids and _trailing(scores, t.team[s]) >= rules.blind_bid_deficit)
-        )
-        for s in range(n)
-    )
+    # A blind candidate (its side trails by a blind option's deficit) does not see its
+    # hand until it chooses.
+    deficits = []
+    if rules.blind_nil:
+        deficits.append(rules.blind_nil_deficit)
+    if rules.blind_bids:
+        deficits.append(rules.blind_bid_deficit)
+    if ev.stock or not deficits or max(scores) - min(scores) < min(deficits):
+        f[SEEN] = (True,) * n
+    else:
+        deficit = min(deficits)
+        f[SEEN] = tuple(_trailing(scores, t.team[s]) < deficit for s in range(n))
 
 
 @_mutator(CardDrawn)
