@@ -1,0 +1,152 @@
+"""Reconnect and resume: mid-bid, mid-trick and across a gateway restart, the client's state
+converges to the true one with no event missed or repeated."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+import httpx
+from nats.aio.client import Client as NATS
+
+import engine
+from events import game as wire
+from events.envelope import REGISTRY
+from events.pgstore import PostgresEventStore
+from events.subjects import Subjects
+from services.table.tables import stream_of
+from tests.gateway.conftest import register_and_login, start_gateway
+from tests.gateway.hidden import states
+from tests.gateway.test_ws_play import open_casual
+from tests.gateway.wsclient import WsClient
+from tests.infra import Processes
+
+NAMES = ["rena", "rolf", "rosa", "ruth"]
+
+
+def tracked(sessions: list[WsClient], game_id: str) -> tuple[list[int], tuple[str, ...] | None]:
+    """Return the seqs of every event the sessions received, and the hand they last told."""
+    seqs: list[int] = []
+    hand: tuple[str, ...] | None = None
+    for session in sessions:
+        for r in session.received:
+            body: dict[str, Any] = r.body
+            if body.get("game_id") != game_id:
+                continue
+            if body["type"] == "view":
+                hand = tuple(body["view"]["hand"])
+            elif body["type"] == "event":
+                seqs.append(body["seq"])
+                if body.get("hand") is not None:
+                    hand = tuple(body["hand"])
+    return seqs, hand
+
+
+async def true_hand(
+    store: PostgresEventStore, game_id: str, seq: int, seat: int
+) -> tuple[str, ...]:
+    truth = states(await store.read(stream_of(game_id)))
+    return wire.visible_hand(truth[seq], seat) or ()
+
+
+async def test_a_seat_that_drops_mid_bid_and_mid_trick_resumes_exactly(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    for name in ("relay", "table"):
+        processes.start(
+            "-m",
+            "services.cli",
+            "serve",
+            name,
+            env={"SPADES_OPS_PORT": "0", "SPADES_TURN_SECONDS": "600"},
+        )
+    gateway = await start_gateway(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        tokens = [await register_and_login(http, n) for n in NAMES]
+    game_id = await open_casual(nc, subjects, NAMES)
+    others = [WsClient(gateway.ws_url, t) for t in tokens[1:]]
+    for client in others:
+        await client.connect()
+    rest = asyncio.gather(*(c.play(game_id) for c in others))
+
+    sessions: list[WsClient] = []
+    last: int | None = None
+    for stop_after in (4, 30, 75):  # bidding of hand 1, then inside tricks
+        session = WsClient(gateway.ws_url, tokens[0])
+        await session.connect()
+        await asyncio.wait_for(session.play(game_id, last_seq=last, until_seq=stop_after), 120)
+        await session.close()
+        sessions.append(session)
+        last = max(s for s in tracked([session], game_id)[0])
+        seqs, hand = tracked(sessions, game_id)
+        first_view = next(r.body["seq"] for r in sessions[0].received if r.body["type"] == "view")
+        assert seqs == list(range(first_view + 1, last + 1))  # no gap, no repeat, across drops
+        assert hand == await true_hand(event_store, game_id, last, 0)
+        await asyncio.sleep(0.3)  # the others act meanwhile where they can
+    final = WsClient(gateway.ws_url, tokens[0])
+    await final.connect()
+    await asyncio.wait_for(final.play(game_id, last_seq=last), 300)
+    await asyncio.wait_for(rest, 300)
+    sessions.append(final)
+    stored = await event_store.read(stream_of(game_id))
+    seqs, _ = tracked(sessions, game_id)
+    first_view = next(r.body["seq"] for r in sessions[0].received if r.body["type"] == "view")
+    assert seqs == list(range(first_view + 1, len(stored) + 1))
+    assert isinstance(REGISTRY.decode(stored[-1]), wire.GameFinished)
+
+
+async def test_clients_resume_after_the_gateway_restarts(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    for name in ("relay", "table"):
+        processes.start(
+            "-m",
+            "services.cli",
+            "serve",
+            name,
+            env={"SPADES_OPS_PORT": "0", "SPADES_TURN_SECONDS": "600"},
+        )
+    gateway = await start_gateway(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        tokens = [await register_and_login(http, n) for n in NAMES]
+    game_id = await open_casual(nc, subjects, NAMES)
+    first = [WsClient(gateway.ws_url, t) for t in tokens]
+    for client in first:
+        await client.connect()
+    # everyone plays; north stops after event 40 so the game waits for him mid-hand
+    tasks = [asyncio.create_task(c.play(game_id)) for c in first[1:]]
+    await asyncio.wait_for(first[0].play(game_id, until_seq=40), 120)
+    await asyncio.sleep(0.5)
+    gateway.proc.send_signal(signal.SIGTERM)
+    assert gateway.proc.wait(timeout=30) == 0
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert all(isinstance(r, Exception) for r in results)  # their connections were closed
+
+    restarted = await start_gateway(processes)
+    second = [WsClient(restarted.ws_url, t) for t in tokens]
+    for client in second:
+        await client.connect()
+    await asyncio.wait_for(
+        asyncio.gather(
+            *(
+                c.play(game_id, last_seq=p.last_seq(game_id))
+                for c, p in zip(second, first, strict=True)
+            )
+        ),
+        300,
+    )
+    stored = await event_store.read(stream_of(game_id))
+    assert isinstance(REGISTRY.decode(stored[-1]), wire.GameFinished)
+    truth = states(stored)
+    for seat, (before, after) in enumerate(zip(first, second, strict=True)):
+        seqs, hand = tracked([before, after], game_id)
+        start = next(r.body["seq"] for r in before.received if r.body["type"] == "view")
+        assert seqs == list(range(start + 1, len(stored) + 1)), seat
+        assert hand == (wire.visible_hand(truth[len(stored)], seat) or ())
+    assert (
+        engine.replay(
+            [e for e in (wire.to_engine(REGISTRY.decode(s)) for s in stored) if e is not None]
+        ).phase
+        == "over"
+    )
