@@ -66,6 +66,8 @@ from engine.state import (
 _PLAY = tuple(tuple(PlayCard(s, c) for c in range(54)) for s in range(4))
 _PLAYED = tuple(tuple(CardPlayed(s, c) for c in range(54)) for s in range(4))
 _BID = tuple(tuple(PlaceBid(s, b) for b in range(18)) for s in range(4))
+# Exchange commands are interned as met (at most 4 x C(54, 2) of them).
+_PASSES: tuple[dict[tuple[int, ...], PassCards], ...] = tuple({} for _ in range(4))
 
 
 def _inline_shuffle(deck: list[int], rng: random.Random) -> None:
@@ -209,12 +211,10 @@ def _legal_cards(state: GameState, seat: int, trick: tuple[int, ...]) -> tuple[i
 def legal_bids(state: GameState, seat: int) -> tuple[int, ...]:
     """Return the numbers ``seat`` may bid (0 = nil where allowed), ascending."""
     r = state.rules
-    top = state.tables.tricks
-    bids = list(range(r.min_bid, top + 1))
-    if r.nil_allowed:
-        bids.insert(0, 0)
-    if state.tables.players != 4:
-        return tuple(bids)
+    t = state.tables
+    if not (r.suicide or r.team_min_bid) or t.players != 4:
+        return t.bids
+    bids = list(t.bids)
     partner = state.bids[(seat + 2) % 4]
     if r.suicide:
         # One nil and one bid of at least four per partnership.
@@ -276,7 +276,11 @@ def legal_actions(state: GameState, seat: int) -> list[Command]:
         return sorted(choices, key=_command_key)
     if phase == PASS:
         k = state.rules.blind_nil_exchange
-        return [PassCards(seat, combo) for combo in combinations(state.hands[seat], k)]
+        passes = _PASSES[seat]
+        return [
+            passes.get(combo) or passes.setdefault(combo, PassCards(seat, combo))
+            for combo in combinations(state.hands[seat], k)
+        ]
     if phase == DRAW:
         return [DrawCard(seat, False), DrawCard(seat, True)]
     return []
@@ -295,7 +299,10 @@ def decide(state: GameState, command: Command) -> list[Event]:
     handler: Callable[[GameState, Any], list[Event]] | None = _HANDLERS.get(kind)
     if handler is None:
         raise errors.UnknownCommand(f"unknown command {command!r}")
-    _check_turn(state, command.seat, _PHASE_OF[kind])  # type: ignore[union-attr]
+    seat = command.seat  # type: ignore[union-attr]
+    phase = _PHASE_OF[kind]
+    if state.phase != phase or seat != state.turn or not isinstance(seat, int) or seat < 0:
+        _check_turn(state, seat, phase)
     return handler(state, command)
 
 

@@ -275,6 +275,8 @@ class Tables(NamedTuple):
     """Whether each effective suit is one run of card numbers (all decks but deuces-high)."""
     members: tuple[tuple[int, ...], ...]
     """The seats of each side."""
+    bids: tuple[int, ...]
+    """The bids allowed before any partner constraint (0 = nil first where allowed)."""
 
 
 _last_tables: tuple[Ruleset | None, Tables | None] = (None, None)
@@ -329,4 +331,5 @@ def _tables(rules: Ruleset) -> Tables:
             tuple(s for s in range(rules.players) if team_of(s, rules.players) == side)
             for side in range(rules.teams)
         ),
+        bids=(0,) * rules.nil_allowed + tuple(range(rules.min_bid, rules.tricks_per_hand + 1)),
     )

@@ -176,14 +176,15 @@ def _mutator(kind: type[E]) -> Callable[[Callable[[Fields, E], None]], Callable[
 
 def apply(state: GameState, event: Event) -> GameState:
     """Return the state after one event (events are facts: they are not re-validated)."""
-    fields = list(state)
+    # [*t] beats list(t) here: list() of a tuple subclass takes the iterator path.
+    fields = [*state]
     _MUTATORS[type(event)](fields, event)
     return _new(GameState, fields)
 
 
 def replay(events: Iterable[Event], state: GameState | None = None) -> GameState:
     """Return the state that a game's events fold to (from ``state``, default a new game)."""
-    fields = list(state or GameState())
+    fields = [*(state or GameState())]
     mutators = _MUTATORS
     for event in events:
         mutators[type(event)](fields, event)
@@ -327,7 +328,8 @@ def _played(f: Fields, ev: CardPlayed) -> None:
 @_mutator(TrickWon)
 def _trick_won(f: Fields, ev: TrickWon) -> None:
     w = ev.seat
-    tricks = f[TRICKS] = f[TRICKS] + (Trick(f[LEADER], ev.cards, w),)
+    # tuple.__new__ skips Trick's Python-level __new__ (same value).
+    tricks = f[TRICKS] = f[TRICKS] + (_new(Trick, (f[LEADER], ev.cards, w)),)
     taken = list(f[TAKEN])
     taken[w] += 1
     f[TAKEN] = tuple(taken)
