@@ -20,11 +20,12 @@ from typing import Any
 
 import uvicorn
 from litestar import Litestar, Request
+from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
 from litestar.datastructures import State
 from litestar.middleware.rate_limit import RateLimitConfig, get_remote_address
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.spec import Components, Schema, SecurityScheme
 
 from services.config import Settings
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
@@ -34,6 +35,19 @@ from services.gateway.handlers import Accounts, Games, Ladders, Practice, Queue,
 from services.gateway.state import Gateway
 from services.gateway.ws import play
 from services.runtime import Runtime, run_service
+
+
+class StrictStructs(StructSchemaPlugin):
+    """Declare `additionalProperties: false` for request Structs that refuse unknown fields
+    (litestar's own plugin leaves it out, so the document would promise what we refuse)."""
+
+    def to_openapi_schema(self, field_definition: Any, schema_creator: Any) -> Schema:
+        schema = super().to_openapi_schema(field_definition, schema_creator)
+        config = getattr(field_definition.annotation, "__struct_config__", None)
+        if config is not None and config.forbid_unknown_fields:
+            schema.additional_properties = False
+        return schema
+
 
 AUTH_PATHS = frozenset({"/api/accounts", "/api/tokens"})
 
@@ -81,6 +95,7 @@ def create_app(gateway: Gateway) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[limit.middleware for limit in _rate_limits(gateway)],
         request_max_body_size=MAX_BODY_BYTES,
+        plugins=[StrictStructs()],
         openapi_config=OpenAPIConfig(
             title="Spades ladder gateway",
             version="1.0.0",

@@ -14,6 +14,7 @@ import msgspec
 import structlog
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi.datastructures import ResponseSpec
 
 log = structlog.get_logger("gateway")
 
@@ -83,4 +84,21 @@ def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     HTTPException: http_error,
     Exception: internal_error,
+}
+
+
+# Documented on every operation: the answers any of them may give besides its success.
+ERROR_RESPONSES: dict[int, ResponseSpec] = {
+    status: ResponseSpec(data_container=ErrorBody, description=description)
+    for status, description in {
+        400: "malformed request, or a rule or ruleset it breaks (see code)",
+        401: "unauthenticated, token_invalid, token_expired or invalid_credentials",
+        403: "not allowed (bot_not_allowed, not_your_seat)",
+        404: "not found (not_found, unknown_game, unknown_ladder)",
+        409: "conflicts with the current state (name_taken, already_queued, in_game ...)",
+        413: "request body too large",
+        429: "rate limited: see the RateLimit-* headers",
+        500: "internal error",
+        503: "a service did not answer: try again",
+    }.items()
 }

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, MediaType, Request, Response, delete, get, post
+from litestar import Controller, MediaType, Request, delete, get, post
 from litestar.datastructures import State
 from litestar.params import Parameter
 
@@ -20,7 +20,7 @@ from events import game as wire
 from events import matchmaking as mm
 from events import rating
 from services.gateway import auth
-from services.gateway.errors import ApiError, ErrorBody
+from services.gateway.errors import ERROR_RESPONSES, ApiError, ErrorBody
 from services.gateway.games import Game, GameEventOut, GameSummary, StateAt
 from services.gateway.state import Gateway, Unavailable, ask, ask_table
 from services.table.tables import game_id_of_match, stream_of
@@ -89,7 +89,7 @@ class Accounts(Controller):
     path = "/api"
     tags = ["accounts"]  # noqa: RUF012 - litestar reads a class attribute
 
-    @post("/accounts", status_code=201, summary="Register an account")
+    @post("/accounts", responses=ERROR_RESPONSES, status_code=201, summary="Register an account")
     async def register(self, data: Register, state: State) -> auth.Account:
         """Create an account (409 `name_taken` when the name is in use, ignoring case)."""
         password_hash = await auth.hash_password(data.password)
@@ -100,11 +100,16 @@ class Accounts(Controller):
         except auth.NameTaken:
             raise ApiError(409, "name_taken", f"the name {data.name!r} is taken") from None
 
-    @post("/tokens", status_code=200, summary="Log in: get an access token")
+    @post(
+        "/tokens", responses=ERROR_RESPONSES, status_code=200, summary="Log in: get an access token"
+    )
     async def login(self, data: Login, state: State) -> Token:
         """Return an access token for a name and password (401 `invalid_credentials`)."""
         gateway = gateway_of(state)
-        found = await auth.find_login(gateway.pool, data.name)
+        # a name no account can have is not looked up (PostgreSQL text refuses NUL, for one)
+        found = (
+            await auth.find_login(gateway.pool, data.name) if auth.valid_name(data.name) else None
+        )
         ok = await auth.verify_password(found[1] if found else None, data.password)
         if found is None or not ok:
             raise ApiError(401, "invalid_credentials", "unknown name or wrong password")
@@ -118,7 +123,9 @@ class Accounts(Controller):
             bot=account.bot,
         )
 
-    @get("/me", summary="The account of the access token", security=BEARER)
+    @get(
+        "/me", responses=ERROR_RESPONSES, summary="The account of the access token", security=BEARER
+    )
     async def me(self, request: Request[Any, Any, Any], state: State) -> auth.Account:
         """Return the caller's account."""
         claims = current_player(request, state)
@@ -185,7 +192,7 @@ class QueueAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
 class Queue(Controller):
     """The matchmaking queue of the caller."""
 
-    path = "/api/queue"
+    path = "/api"
     tags = ["queue"]  # noqa: RUF012
 
     async def _ask(self, state: State, subject: str, body: msgspec.Struct) -> QueueAnswer:
@@ -203,7 +210,13 @@ class Queue(Controller):
             game_id=game_id_of_match(reply.match_id) if reply.match_id else None,
         )
 
-    @post("/", status_code=200, summary="Join a ladder's queue", security=BEARER)
+    @post(
+        "/queue",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Join a ladder's queue",
+        security=BEARER,
+    )
     async def join(
         self, data: QueueJoin, request: Request[Any, Any, Any], state: State
     ) -> QueueAnswer:
@@ -214,14 +227,20 @@ class Queue(Controller):
             state, subject, mm.JoinQueue(player_id=player.player_id, ladder=data.ladder)
         )
 
-    @delete("/", status_code=200, summary="Leave the queue", security=BEARER)
+    @delete(
+        "/queue",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Leave the queue",
+        security=BEARER,
+    )
     async def leave(self, request: Request[Any, Any, Any], state: State) -> QueueAnswer:
         """Take the caller out of whatever queue he is in."""
         player = current_player(request, state)
         subject = gateway_of(state).subjects.matchmaking_leave()
         return await self._ask(state, subject, mm.LeaveQueue(player_id=player.player_id))
 
-    @get("/", summary="Where the caller stands", security=BEARER)
+    @get("/queue", responses=ERROR_RESPONSES, summary="Where the caller stands", security=BEARER)
     async def status(self, request: Request[Any, Any, Any], state: State) -> QueueAnswer:
         """Queued (and for how long), matched (`match_id`, `game_id`), or idle; queue sizes."""
         player = current_player(request, state)
@@ -249,7 +268,13 @@ class Practice(Controller):
     path = "/api/practice"
     tags = ["games"]  # noqa: RUF012
 
-    @post("/", status_code=201, summary="Open a practice table with bots", security=BEARER)
+    @post(
+        "/",
+        responses=ERROR_RESPONSES,
+        status_code=201,
+        summary="Open a practice table with bots",
+        security=BEARER,
+    )
     async def open(
         self, data: PracticeRequest, request: Request[Any, Any, Any], state: State
     ) -> Opened:
@@ -366,7 +391,7 @@ class Ladders(Controller):
     path = "/api"
     tags = ["ladders"]  # noqa: RUF012
 
-    @get("/ladders/{ladder:str}", summary="One page of a ladder")
+    @get("/ladders/{ladder:str}", responses=ERROR_RESPONSES, summary="One page of a ladder")
     async def ladder(
         self,
         ladder: str,
@@ -386,7 +411,11 @@ class Ladders(Controller):
             ladder=ladder, total=answer.total, offset=offset, limit=limit, players=answer.players
         )
 
-    @get("/players/{player_id:str}", summary="A player's profile and rating history")
+    @get(
+        "/players/{player_id:str}",
+        responses=ERROR_RESPONSES,
+        summary="A player's profile and rating history",
+    )
     async def player(
         self,
         player_id: Annotated[str, Parameter(min_length=1, max_length=200)],
@@ -412,7 +441,11 @@ class Ladders(Controller):
             history=answer.history,
         )
 
-    @get("/players/{player_id:str}/games", summary="A player's live and past games")
+    @get(
+        "/players/{player_id:str}/games",
+        responses=ERROR_RESPONSES,
+        summary="A player's live and past games",
+    )
     async def games(
         self,
         player_id: Annotated[str, Parameter(min_length=1, max_length=200)],
@@ -462,6 +495,7 @@ async def load_game(state: State, game_id: str) -> Game:
 
 
 _ndjson = msgspec.json.Encoder()
+MAX_AT = 1_000_000
 
 
 class Games(Controller):
@@ -470,44 +504,50 @@ class Games(Controller):
     path = "/api/games/{game_id:str}"
     tags = ["games"]  # noqa: RUF012
 
-    @get("/", summary="A game's public summary")
+    @get("/", responses=ERROR_RESPONSES, summary="A game's public summary")
     async def summary(self, game_id: str, state: State) -> GameSummary:
         """Players, rules, phase and scores; a game in progress as of its last whole trick."""
         return (await load_game(state, game_id)).summary()
 
-    @get("/events", summary="A game's events (JSON or NDJSON)")
-    async def events(
-        self,
-        game_id: str,
-        state: State,
-        format: Literal["json", "ndjson"] = "json",
-    ) -> Response[list[GameEventOut]]:
+    @get("/events", responses=ERROR_RESPONSES, summary="A game's events")
+    async def events(self, game_id: str, state: State) -> list[GameEventOut]:
         """Every event of a finished game, hands included (the deck seed never); a game in
         progress only as a spectator sees it, up to its last completed trick."""
-        events = list((await load_game(state, game_id)).events())
-        if format == "ndjson":
-            body = b"".join(_ndjson.encode(e) + b"\n" for e in events)
-            return Response(body, media_type="application/x-ndjson")  # type: ignore[arg-type]
-        return Response(events)
+        return list((await load_game(state, game_id)).events())
 
-    @get("/state", summary="The state after event `at`")
+    @get(
+        "/events.ndjson",
+        responses=ERROR_RESPONSES,
+        summary="A game's events, one JSON object a line",
+        media_type="application/x-ndjson",
+    )
+    async def events_ndjson(self, game_id: str, state: State) -> bytes:
+        """The same events as `/events`, as NDJSON (one event a line)."""
+        events = (await load_game(state, game_id)).events()
+        return b"".join(_ndjson.encode(e) + b"\n" for e in events)
+
+    @get("/state", responses=ERROR_RESPONSES, summary="The state after event `at`")
     async def state_at(
         self,
         game_id: str,
         state: State,
-        at: Annotated[int | None, Parameter(ge=0, le=1_000_000)] = None,
+        at: Annotated[int, Parameter(ge=0, le=MAX_AT)] = MAX_AT,
     ) -> StateAt:
         """Face up once the game is over; during play only public facts, no later than the
-        last completed trick."""
-        game = await load_game(state, game_id)
-        return game.state_at(len(game.stored) if at is None else at)
+        last completed trick. Without ``at``: the latest state."""
+        return (await load_game(state, game_id)).state_at(at)
 
-    @get("/transcript", summary="A plain-text transcript", media_type=MediaType.TEXT)
+    @get(
+        "/transcript",
+        responses=ERROR_RESPONSES,
+        summary="A plain-text transcript",
+        media_type=MediaType.TEXT,
+    )
     async def transcript(self, game_id: str, state: State) -> str:
         """Every hand, bid and trick of a finished game; during play, the public part only."""
         return (await load_game(state, game_id)).transcript()
 
-    @get("/view", summary="The caller's own seat view", security=BEARER)
+    @get("/view", responses=ERROR_RESPONSES, summary="The caller's own seat view", security=BEARER)
     async def view(
         self, game_id: str, request: Request[Any, Any, Any], state: State
     ) -> wire.SeatViewWire:

@@ -98,7 +98,7 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         dealt = next(e for e in events if e["type"] == "HandDealt")
         assert len(dealt["event"]["hands"]) == 4  # face up
         assert all("seed" not in json.dumps(e) for e in events)
-        lines = (await http.get(f"/api/games/{game_id}/events?format=ndjson")).text.splitlines()
+        lines = (await http.get(f"/api/games/{game_id}/events.ndjson")).text.splitlines()
         assert [json.loads(line)["seq"] for line in lines] == [e["seq"] for e in events]
         state = (await http.get(f"/api/games/{game_id}/state", params={"at": 3})).json()
         assert state["face_up"] is True

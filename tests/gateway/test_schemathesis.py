@@ -1,0 +1,72 @@
+"""Schemathesis against the gateway's own OpenAPI document, on the real processes.
+
+Every generated request must get an answer that matches the document (status, content type,
+body schema) and never a 5xx. The token of a registered account is sent with every request, so
+the authenticated paths are exercised too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+
+from tests.gateway.conftest import register_and_login, start_gateway
+from tests.infra import REPO, Processes
+
+
+async def test_schemathesis_finds_no_server_error_or_schema_mismatch(
+    processes: Processes, tmp_path: object
+) -> None:
+    for name in ("relay", "table", "matchmaking", "rating"):
+        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+    gateway = await start_gateway(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        token = await register_and_login(http, "fuzzer")
+    base = [
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "run",
+        f"{gateway.url}/schema/openapi.json",
+        "--max-examples",
+        "25",
+        "--seed",
+        "1",
+        "--no-color",
+        "--header",
+        f"Authorization: Bearer {token}",
+    ]
+    # Findings we answer for by design, each left out of one run only:
+    # - allow_header_conformance: litestar's automatic OPTIONS answer names only the methods of
+    #   the first handler registered on a path (OPTIONS /api/queue says "OPTIONS, POST").
+    # - positive_data_acceptance on /api/practice: rule options depend on each other (the draw
+    #   deal excludes blind bids ...), which a JSON schema cannot say; the engine answers
+    #   400 invalid_ruleset naming the conflict.
+    runs = [
+        [
+            *base,
+            "--checks",
+            "all",
+            "--exclude-checks",
+            "allow_header_conformance",
+            "--exclude-path",
+            "/api/practice",
+        ],
+        [
+            *base,
+            "--checks",
+            "all",
+            "--exclude-checks",
+            "allow_header_conformance,positive_data_acceptance",
+            "--include-path",
+            "/api/practice",
+        ],
+    ]
+    for argv in runs:
+        done = subprocess.run(  # noqa: ASYNC221 - the test has nothing else to do meanwhile
+            argv, cwd=REPO, capture_output=True, text=True, timeout=600
+        )
+        print(done.stdout[-20_000:], done.stderr[-5_000:])
+        assert done.returncode == 0, done.stdout[-5_000:]
