@@ -1,0 +1,225 @@
+"""Gateway bench: games played by WebSocket clients through gateway, table, relay and NATS.
+
+Every seat is a WebSocket client of a real `spades serve gateway` process: it subscribes with
+hints and, on `your_turn`, sends the suggested command. Measured per number of clients (four a
+table), over SPADES_BENCH_SECONDS (default 15):
+
+- card plays per second that reached all four seats of their table;
+- p50/p99 from a seat sending PlayCard to the last of the four seats receiving its CardPlayed;
+- inbound WebSocket messages per second at the gateway, beside the ~31k/s the issue measured
+  for litestar+uvicorn relaying to rooms of four on this machine (the ratio is printed).
+
+Run: `uv run python -m benchmarks gateway`; SPADES_BENCH_CLIENTS="100,1000" sets the levels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import msgspec
+import websockets
+
+from benchmarks.e2e import REPO, pct, servers
+from events import game as wire
+from events.bus import close_nats, connect, ensure_streams
+from events.migrations import migrate
+from events.subjects import Subjects
+from services.gateway.auth import Tokens
+
+WINDOW = float(os.environ.get("SPADES_BENCH_SECONDS", "15"))
+CLIENTS = tuple(int(n) for n in os.environ.get("SPADES_BENCH_CLIENTS", "100").split(","))
+SECRET = "bench-secret-" + "b" * 40
+RAW_CEILING = 31_000.0  # inbound messages/s, litestar+uvicorn rooms of four (the issue's figure)
+
+
+Key = tuple[str, str, int]
+"""(game id, card, how many times that card was played before in the game)."""
+
+
+@dataclass
+class Run:
+    """What every client of one level records."""
+
+    sent: dict[Key, float] = field(default_factory=dict)
+    seen: dict[Key, list[float]] = field(default_factory=dict)
+    inbound: int = 0
+    stop: bool = False
+
+
+async def seat(url: str, token: str, game_id: str, run: Run) -> None:
+    """Play one seat by the hints until the game ends or the run stops."""
+    played: dict[str, int] = {}
+    async with websockets.connect(url, max_size=2**20) as ws:
+        await ws.send(json.dumps({"type": "auth", "token": token}))
+        await ws.send(json.dumps({"type": "subscribe", "game_id": game_id, "hints": True}))
+        run.inbound += 2
+        while not run.stop:
+            try:
+                text = await asyncio.wait_for(ws.recv(), 1.0)
+            except TimeoutError:
+                continue
+            body = json.loads(text)
+            kind = body["type"]
+            if kind == "your_turn" and body.get("suggestion"):
+                command = body["suggestion"]
+                if command["type"] == "PlayCard":
+                    card = command["card"]
+                    run.sent[(game_id, card, played.get(card, 0))] = time.perf_counter()
+                message = {
+                    "type": "command",
+                    "game_id": game_id,
+                    "command_id": str(uuid.uuid4()),
+                    "command": command,
+                }
+                await ws.send(json.dumps(message))
+                run.inbound += 1
+            elif kind == "event":
+                event = body["event"]
+                if event["type"] == "CardPlayed":
+                    card = event["card"]
+                    key = (game_id, card, played.get(card, 0))
+                    played[card] = key[2] + 1
+                    run.seen.setdefault(key, []).append(time.perf_counter())
+                elif event["type"] == "GameFinished":
+                    return
+
+
+async def start_gateway(env: dict[str, str]) -> tuple[asyncio.subprocess.Process, int]:
+    """Start the gateway and return it with its HTTP port."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.cli",
+        "serve",
+        "gateway",
+        cwd=REPO,
+        env={**env, "SPADES_HTTP_PORT": "0", "SPADES_LOG_LEVEL": "info"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    while True:
+        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        if not line:
+            raise SystemExit("the gateway exited")
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "http_port" in record:
+            asyncio.create_task(_drain(proc.stdout))  # noqa: RUF006 - lives as long as the pipe
+            return proc, int(record["http_port"])
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.readline():
+        pass
+
+
+async def level(nc: Any, subjects: Subjects, url: str, clients: int) -> dict[str, float]:
+    """Open clients/4 casual tables, play them for the window, return the figures."""
+    tokens = Tokens(SECRET, 3600)
+    run = Run()
+    tasks = []
+    for t in range(clients // 4):
+        players = tuple(f"b{clients}x{t}s{s}" for s in range(4))
+        body = wire.OpenCasual(players=players, command_id=uuid.uuid4())
+        msg = await nc.request(subjects.table_open(), msgspec.json.encode(body), timeout=30)
+        reply = msgspec.json.decode(msg.data, type=wire.TableReply)
+        assert reply.ok, reply
+        for player in players:
+            token, _ = tokens.issue(player, False)
+            tasks.append(asyncio.create_task(seat(url, token, reply.game_id, run)))
+    started = time.perf_counter()
+    inbound_start = run.inbound
+    await asyncio.wait(tasks, timeout=WINDOW)
+    elapsed = time.perf_counter() - started
+    run.stop = True
+    await asyncio.gather(*tasks, return_exceptions=True)
+    latencies = [
+        max(times) - run.sent[key]
+        for key, times in run.seen.items()
+        if len(times) >= 4 and key in run.sent
+    ]
+    complete = sum(1 for times in run.seen.values() if len(times) >= 4)
+    return {
+        "plays_per_s": complete / elapsed,
+        "p50": pct(latencies, 0.50),
+        "p99": pct(latencies, 0.99),
+        "inbound_per_s": (run.inbound - inbound_start) / elapsed,
+    }
+
+
+async def bench(urls: dict[str, str]) -> None:
+    """Start relay, table and gateway; run each level; print the figures."""
+    name = f"bench_gw_{os.getpid()}"
+    admin = await asyncpg.connect(urls["SPADES_DATABASE_URL"])
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    db_url = urls["SPADES_DATABASE_URL"].rsplit("/", 1)[0] + f"/{name}"
+    conn = await asyncpg.connect(db_url)
+    await migrate(conn)
+    await conn.close()
+    prefix = f"benchgw{os.getpid()}"
+    subjects = Subjects(prefix)
+    env = {
+        **os.environ,
+        "SPADES_DATABASE_URL": db_url,
+        "SPADES_NATS_URL": urls["SPADES_NATS_URL"],
+        "SPADES_NATS_PREFIX": prefix,
+        "SPADES_OPS_PORT": "0",
+        "SPADES_TURN_SECONDS": "120",
+        "SPADES_LOG_LEVEL": "warning",
+        "SPADES_JWT_SECRET": SECRET,
+        "SPADES_HTTP_HOST": "127.0.0.1",
+    }
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "services.cli", "serve", service, cwd=REPO, env=env
+        )
+        for service in ("relay", "table")
+    ]
+    gateway, port = await start_gateway(env)
+    procs.append(gateway)
+    nc = await connect(urls["SPADES_NATS_URL"], name="bench-gateway")
+    try:
+        await ensure_streams(nc.jetstream(), subjects)
+        await asyncio.sleep(2.0)  # the table claims its partitions
+        print(f"window {WINDOW:.0f} s per level; gateway x1, table x1, relay x1")
+        for clients in CLIENTS:
+            f = await level(nc, subjects, f"ws://127.0.0.1:{port}/ws", clients)
+            print(
+                f"{clients:5d} clients: {f['plays_per_s']:7.0f} plays/s to all four seats; "
+                f"send -> all four received p50 {f['p50']:.1f} ms p99 {f['p99']:.1f} ms; "
+                f"{f['inbound_per_s']:.0f} inbound msgs/s "
+                f"(ratio to the {RAW_CEILING:.0f}/s relay ceiling "
+                f"{f['inbound_per_s'] / RAW_CEILING:.3f})"
+            )
+    finally:
+        await close_nats(nc)
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            await asyncio.wait_for(proc.wait(), 20)
+
+
+def main() -> None:
+    """Run the gateway bench (called by `python -m benchmarks`)."""
+    (REPO / ".spades").mkdir(exist_ok=True)
+    with servers() as urls:
+        asyncio.run(bench(urls))
+
+
+if __name__ == "__main__":
+    main()
