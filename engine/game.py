@@ -251,16 +251,22 @@ def legal_actions(state: GameState, seat: int) -> list[Command]:
     if phase == PLAY:
         row = _PLAY[seat]
         trick = state.trick
-        if trick and state.tricks:
-            # legal_cards' common case, inlined.
+        if state.tricks:
+            # legal_cards past the first trick, inlined: follow suit if able, otherwise
+            # any card; lead anything once spades are broken, else a non-spade if held.
             hand = state.hands[seat]
             t = state.tables
-            led = t.suit[trick[0]]
-            if t.contiguous:
-                cards = hand[bisect_left(hand, _SUIT_LO[led]) : bisect_left(hand, _SUIT_HI[led])]
-            else:
-                cards = suit_cards(hand, t, led)
-            return [row[c] for c in cards or hand]
+            if trick:
+                led = t.suit[trick[0]]
+                if t.contiguous:
+                    lo, hi = _SUIT_LO[led], _SUIT_HI[led]
+                    cards = hand[bisect_left(hand, lo) : bisect_left(hand, hi)]
+                else:
+                    cards = suit_cards(hand, t, led)
+                return [row[c] for c in cards or hand]
+            if state.broken:
+                return [row[c] for c in hand]
+            return [row[c] for c in _no_spades(hand, t) or hand]
         return [row[c] for c in _legal_cards(state, seat, trick)]
     if phase == BID:
         if state.seen[seat]:
@@ -293,7 +299,30 @@ def decide(state: GameState, command: Command) -> list[Event]:
     """Return the events a command causes, or raise a `RuleViolation` naming the rule."""
     kind = type(command)
     if kind is PlayCard:
-        return _decide_play(state, command)  # type: ignore[arg-type]
+        # Most commands are cards: their checks are inlined here, saving a call.
+        seat, card = command.seat, command.card  # type: ignore[union-attr]
+        if state.phase != PLAY or seat != state.turn:
+            _check_turn(state, seat, PLAY)
+        t = state.tables
+        hand = state.hands[seat]
+        if card not in hand:
+            _reject_play(state, seat, card)
+        trick = state.trick
+        if state.tricks:
+            # Past the first trick (legal_cards' rules, checked for the one card): follow
+            # suit if able; lead a spade only once broken or when holding nothing else.
+            suit = t.suit
+            if trick:
+                led = suit[trick[0]]
+                if suit[card] != led and _holds(hand, t, led):
+                    _reject_play(state, seat, card)
+            elif suit[card] == SPADES and not state.broken and _holds_non_spade(hand, t):
+                _reject_play(state, seat, card)
+        elif card not in legal_cards(state, seat):
+            _reject_play(state, seat, card)
+        if len(trick) + 1 < t.players:
+            return [_PLAYED[seat][card]]
+        return _last_card(state, seat, card)
     if kind is StartGame:
         return _decide_start(state, command)  # type: ignore[arg-type]
     handler: Callable[[GameState, Any], list[Event]] | None = _HANDLERS.get(kind)
@@ -425,32 +454,11 @@ def _name(card: object) -> str:
         return repr(card)
 
 
-def _decide_play(state: GameState, command: PlayCard) -> list[Event]:
-    seat, card = command.seat, command.card
-    if state.phase != PLAY or seat != state.turn:
-        _check_turn(state, seat, PLAY)
+def _last_card(state: GameState, seat: int, card: int) -> list[Event]:
     t = state.tables
-    hand = state.hands[seat]
-    if card not in hand:
-        _reject_play(state, seat, card)
-    trick = state.trick
-    if state.tricks:
-        # Past the first trick (legal_cards' rules, checked for the one card): follow
-        # suit if able; lead a spade only once broken or when holding nothing else.
-        suit = t.suit
-        if trick:
-            led = suit[trick[0]]
-            if suit[card] != led and _holds(hand, t, led):
-                _reject_play(state, seat, card)
-        elif suit[card] == SPADES and not state.broken and _holds_non_spade(hand, t):
-            _reject_play(state, seat, card)
-    elif card not in legal_cards(state, seat):
-        _reject_play(state, seat, card)
     n = t.players
-    if len(trick) + 1 < n:
-        return [_PLAYED[seat][card]]
     events: list[Event] = [_PLAYED[seat][card]]
-    trick = trick + (card,)  # noqa: RUF005 - faster than unpacking
+    trick = state.trick + (card,)  # noqa: RUF005 - faster than unpacking
     # A trick with a trump is won by the highest trump, else by the highest card led.
     suit, power = t.suit, t.power
     led = suit[trick[0]]
