@@ -170,3 +170,18 @@ async def test_a_silent_connection_is_closed_after_the_auth_timeout(processes: P
     assert body["code"] == "auth_timeout"
     with pytest.raises(websockets.ConnectionClosed):
         await client.recv(5)
+
+
+async def test_a_flooding_client_is_rate_limited_and_kept(processes: Processes) -> None:
+    gateway = await start_platform(processes)
+    (client,) = await seated(gateway, ["flood"])
+    for _ in range(400):
+        await client.send({"type": "ping"})
+    answers = [(await client.recv(10))["type"] for _ in range(400)]
+    assert answers.count("error") > 0
+    assert answers.count("pong") >= 200  # the burst
+    limited = [r.body for r in client.received if r.body["type"] == "error"]
+    assert {e["code"] for e in limited} == {"rate_limited"}
+    await asyncio.sleep(1.0)
+    await client.send({"type": "ping"})
+    assert (await client.expect("pong"))["type"] == "pong"
