@@ -1,9 +1,9 @@
 """`spades dev`: the whole platform on this machine, on embedded PostgreSQL and NATS.
 
 Starts (or reuses) the embedded servers, applies the migrations, runs relay, table,
-matchmaking and rating as one process each (logs under .spades/logs/), waits until every
-service is ready, plays one practice game through the real services so you see it work, and
-keeps everything running until Ctrl-C. `--no-demo` skips the game.
+matchmaking, rating and the gateway as one process each (logs under .spades/logs/), waits
+until every service is ready, plays one practice game through the real services so you see
+it work, and keeps everything running until Ctrl-C. `--no-demo` skips the game.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from services.config import Settings
 from services.infra import run as infra_run
 from services.infra import spades_home
 
-SERVICES = ("relay", "table", "matchmaking", "rating")
+SERVICES = ("relay", "table", "matchmaking", "rating", "gateway")
 FIRST_OPS_PORT = 9101
 
 
@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     infra_run(argparse.Namespace(action="up"))
     settings = Settings.from_env()
     env = {
+        "SPADES_GATEWAY_DEV": "1",  # a throwaway signing key unless SPADES_JWT_SECRET is set
         **os.environ,
         "SPADES_DATABASE_URL": settings.database_url,
         "SPADES_NATS_URL": settings.nats_url,
@@ -129,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         _wait_ready(procs)
         if not getattr(args, "no_demo", False):
             asyncio.run(_demo(settings))
-        print("\nthe platform is running; Ctrl-C stops it (`spades infra down` stops the servers)")
+        print(f"\nAPI and WebSocket: http://127.0.0.1:{settings.http_port}/ (OpenAPI at /schema)")
+        print("the platform is running; Ctrl-C stops it (`spades infra down` stops the servers)")
         with contextlib.suppress(KeyboardInterrupt):
             while all(p.poll() is None for p in procs.values()):
                 time.sleep(0.5)
