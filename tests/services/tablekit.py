@@ -52,6 +52,15 @@ class TableClient:
         )
         return await self.request(self.subjects.table_open(), body)
 
+    async def wait_for_game(self, game_id: str, within: float = 60.0) -> None:
+        """Wait until the table has opened ``game_id`` (a match reaches it through the relay)."""
+        body = msgspec.json.encode(wire.GetView(game_id=game_id, player_id=self.player_id))
+        subject = self.subjects.table_command(game_id, PARTITIONS)
+        deadline = asyncio.get_running_loop().time() + within
+        while (await self.request(subject, body)).code == "unknown_game":
+            assert asyncio.get_running_loop().time() < deadline, f"game {game_id} never opened"
+            await asyncio.sleep(0.1)
+
     async def view(self, game_id: str) -> wire.SeatViewWire:
         """Return this player's view of the game."""
         reply = await self.request(

@@ -54,6 +54,7 @@ async def test_four_players_queue_play_a_ranked_game_and_their_ratings_move(
     assert len(match_ids) == 1
     game_id = game_id_of_match(match_ids.pop())
     clients = [TableClient(nc, subjects, p) for p in PLAYERS]
+    await clients[0].wait_for_game(game_id)
     await asyncio.wait_for(play_together(clients, game_id), 600)
 
     events = [REGISTRY.decode(s) for s in await event_store.read(stream_of(game_id))]
