@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,8 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
 from events.bus import close_nats, connect, ensure_streams
+from events.consumer import Handler, consume
+from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
 from services import logs, ops
@@ -39,6 +41,22 @@ class Runtime:
     js: JetStreamContext
     stop: asyncio.Event
     log: Any
+
+    def consume(
+        self, consumer: str, filter_subject: str, handler: Handler, **options: Any
+    ) -> Coroutine[Any, Any, None]:
+        """Return the exactly-once consumer loop of ``handler`` on this service's connections."""
+        return consume(
+            self.js,
+            self.pool,
+            subjects=self.subjects,
+            consumer=consumer,
+            filter_subject=filter_subject,
+            handler=handler,
+            stop=self.stop,
+            registry=REGISTRY,
+            **options,
+        )
 
 
 ServiceMain = Callable[[Runtime], Awaitable[None]]

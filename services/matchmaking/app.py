@@ -40,7 +40,7 @@ import asyncpg
 import msgspec
 from nats.aio.msg import Msg
 
-from events.consumer import Received, Unprocessable, consume
+from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
 from events.game import GameFinished
 from events.matchmaking import (
@@ -415,29 +415,13 @@ async def main(rt: Runtime) -> None:
         tasks = [
             asyncio.create_task(_pairing_loop(mm, lock_conn, rt)),
             asyncio.create_task(
-                consume(
-                    rt.js,
-                    rt.pool,
-                    subjects=rt.subjects,
-                    consumer=GAMES_CONSUMER,
-                    filter_subject=rt.subjects.game_finished(),
-                    handler=game_finished,
-                    stop=rt.stop,
-                    registry=REGISTRY,
-                    ack_wait=10.0,
+                rt.consume(
+                    GAMES_CONSUMER, rt.subjects.game_finished(), game_finished, ack_wait=10.0
                 )
             ),
             asyncio.create_task(
-                consume(
-                    rt.js,
-                    rt.pool,
-                    subjects=rt.subjects,
-                    consumer=RATINGS_CONSUMER,
-                    filter_subject=rt.subjects.ratings_updated(),
-                    handler=ratings_updated,
-                    stop=rt.stop,
-                    registry=REGISTRY,
-                    ack_wait=10.0,
+                rt.consume(
+                    RATINGS_CONSUMER, rt.subjects.ratings_updated(), ratings_updated, ack_wait=10.0
                 )
             ),
         ]

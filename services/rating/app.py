@@ -39,7 +39,7 @@ from typing import Any
 import msgspec
 from nats.aio.msg import Msg
 
-from events.consumer import Received, Unprocessable, consume
+from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
 from events.game import GameFinished
 from events.pgstore import Conn, append_with
@@ -341,17 +341,7 @@ async def main(rt: Runtime) -> None:
         ),
     ]
     consumer = asyncio.create_task(
-        consume(
-            rt.js,
-            rt.pool,
-            subjects=rt.subjects,
-            consumer=CONSUMER,
-            filter_subject=rt.subjects.game_finished(),
-            handler=handler,
-            stop=rt.stop,
-            registry=REGISTRY,
-            ack_wait=10.0,
-        )
+        rt.consume(CONSUMER, rt.subjects.game_finished(), handler, ack_wait=10.0)
     )
     log.info("rating consuming", subject=rt.subjects.game_finished())
     stopper = asyncio.create_task(rt.stop.wait())

@@ -28,7 +28,7 @@ from nats.aio.subscription import Subscription
 
 import engine
 from events import game as wire
-from events.consumer import Received, Unprocessable, consume
+from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
 from events.pgstore import Conn
 from events.store import ConcurrencyConflict
@@ -81,16 +81,7 @@ class TableService:
             cb=self._spawn(self.on_open),
         )
         matches = asyncio.create_task(
-            consume(
-                rt.js,
-                rt.pool,
-                subjects=rt.subjects,
-                consumer="table-matches",
-                filter_subject=rt.subjects.match_found(),
-                handler=self.on_match_found,
-                stop=rt.stop,
-                registry=REGISTRY,
-            )
+            rt.consume("table-matches", rt.subjects.match_found(), self.on_match_found)
         )
         try:
             while not rt.stop.is_set():
