@@ -27,6 +27,7 @@ from typing import Any
 import asyncpg
 import msgspec
 import nats.errors
+import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -208,6 +209,11 @@ async def _consume_loop(
             continue
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError):
             await asyncio.sleep(0.2)
+            continue
+        except nats.js.errors.ServiceUnavailableError:
+            # JetStream answers 503 while busy or electing a leader: a pause, not a failure
+            bound.warning("jetstream unavailable; fetching again")
+            await asyncio.sleep(0.5)
             continue
         for msg in msgs:
             await _handle(

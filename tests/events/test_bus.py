@@ -12,10 +12,13 @@ from datetime import UTC, datetime
 
 import asyncpg
 import msgspec
+import nats.js.errors
 import pytest
+import structlog
 from nats.js import JetStreamContext
 from structlog.testing import capture_logs
 
+from events import consumer as consumer_module
 from events.bookkeeping import MessageParked
 from events.bus import close_nats, connect, ensure_streams
 from events.consumer import Received, Unprocessable, consume
@@ -562,3 +565,35 @@ async def test_a_failing_event_is_not_overtaken_by_the_next_one_of_its_stream(
     ):
         await eventually(lambda: _count(pg_pool, 2), what="both effects")
     assert [r["version"] for r in await effects(pg_pool)] == [1, 2]
+
+
+async def test_a_busy_jetstream_answering_503_pauses_the_consumer_instead_of_killing_it() -> None:
+    """Seen under load: fetch raised ServiceUnavailableError and took the table service down."""
+    stop = asyncio.Event()
+
+    class Busy:
+        calls = 0
+
+        async def fetch(self, batch: int, timeout: float) -> list[object]:  # noqa: ASYNC109
+            self.calls += 1
+            if self.calls == 1:
+                raise nats.js.errors.ServiceUnavailableError
+            stop.set()
+            raise TimeoutError
+
+    sub = Busy()
+    await consumer_module._consume_loop(
+        sub,
+        None,  # type: ignore[arg-type]  (no message arrives, so nothing else is touched)
+        None,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        "busy",
+        None,  # type: ignore[arg-type]
+        None,
+        structlog.get_logger(),
+        stop,
+        1,
+        1,
+        0.0,
+    )
+    assert sub.calls == 2
