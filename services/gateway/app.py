@@ -33,6 +33,7 @@ from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.feed import Feeds
 from services.gateway.handlers import Accounts, Games, Ladders, Practice, Queue, bearer_token
 from services.gateway.state import Gateway
+from services.gateway.web import web_routes
 from services.gateway.ws import play
 from services.runtime import Runtime, run_service
 
@@ -50,6 +51,8 @@ class StrictStructs(StructSchemaPlugin):
 
 
 AUTH_PATHS = frozenset({"/api/accounts", "/api/tokens"})
+# the client's page and files are not the API: loading them spends none of the request budget
+UNLIMITED = ["/schema", "^/$", "^/static/"]
 
 
 def _rate_limits(gateway: Gateway) -> list[RateLimitConfig]:
@@ -72,13 +75,13 @@ def _rate_limits(gateway: Gateway) -> list[RateLimitConfig]:
         RateLimitConfig(
             rate_limit=("minute", config.rate_per_minute),
             identifier_for_request=lambda r: f"address:{get_remote_address(r)}",
-            exclude=["/schema"],
+            exclude=UNLIMITED,
         ),
         RateLimitConfig(
             rate_limit=("minute", config.rate_per_minute),
             identifier_for_request=lambda r: f"account:{account_of(r)}",
             check_throttle_handler=has_account,
-            exclude=["/schema"],
+            exclude=UNLIMITED,
         ),
         RateLimitConfig(
             rate_limit=("minute", config.auth_rate_per_minute),
@@ -91,7 +94,7 @@ def _rate_limits(gateway: Gateway) -> list[RateLimitConfig]:
 def create_app(gateway: Gateway) -> Litestar:
     """Return the litestar application of one gateway replica."""
     return Litestar(
-        route_handlers=[Accounts, Queue, Practice, Ladders, Games, play],
+        route_handlers=[Accounts, Queue, Practice, Ladders, Games, play, *web_routes()],
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[limit.middleware for limit in _rate_limits(gateway)],
         request_max_body_size=MAX_BODY_BYTES,
