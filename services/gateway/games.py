@@ -8,7 +8,6 @@ the engine's; nothing here is kept between requests.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -17,8 +16,8 @@ import msgspec
 
 import engine
 from events import game as wire
+from events import transcript as transcripts
 from events.envelope import REGISTRY, StoredEvent
-from services.replay import transcript
 
 
 class GameEventOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -162,9 +161,6 @@ class Game:
         )
 
     def transcript(self) -> str:
-        """Return the plain-text transcript (face up once finished; the seed never shown)."""
-        lines = transcript(self.stored[: self.public])
-        return "".join(_SEED.sub("", line) + "\n" for line in lines)
-
-
-_SEED = re.compile(r" seed -?\d+$")
+        """Return the plain-text transcript: face up once finished, else only the public part
+        (up to the last completed trick, no hand, no exchanged or drawn card); never the seed."""
+        return transcripts.export(self.decoded[: self.public])
