@@ -14,13 +14,19 @@ A consumer is a durable pull consumer with explicit acks. For each message:
    event of the same stream can never overtake it and make it look like a duplicate), and
    the message is parked after `max_attempts` attempts in all: nothing is retried forever,
    nothing is dropped silently.
+
+Every line logged while a message is handled carries its event id as `request_id` (the
+`Nats-Msg-Id`, or `consumer:sequence` for a message without one) and the `game_id` when the
+event belongs to a game stream. With `on_lag`, the durable consumer's backlog (JetStream's
+`num_pending + num_ack_pending`: not yet delivered plus delivered and not yet acknowledged)
+is polled every `lag_interval` seconds and handed over with the consumer's name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +34,7 @@ import asyncpg
 import msgspec
 import nats.errors
 import nats.js.errors
+import structlog
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -39,7 +46,7 @@ from events.logs import get_logger
 from events.pgstore import Conn
 from events.subjects import Subjects
 
-__all__ = ["Handler", "Received", "Unprocessable", "consume", "park"]
+__all__ = ["Handler", "LagHandler", "Received", "Unprocessable", "consume", "game_id_of", "park"]
 
 log = get_logger("consumer")
 _envelope = msgspec.json.Decoder(StoredEvent)
@@ -61,6 +68,30 @@ class Received:
 
 
 Handler = Callable[[Conn, Received], Awaitable[None]]
+# Told the consumer's name and its backlog in messages.
+LagHandler = Callable[[str, int], None]
+
+
+def game_id_of(stream_id: str) -> str | None:
+    """Return the game id of a game stream (`game-<id>`), None for any other stream."""
+    category, _, rest = stream_id.partition("-")
+    return rest if category == "game" and rest else None
+
+
+@contextlib.contextmanager
+def _message_context(msg: Msg, consumer: str, event: StoredEvent | None) -> Iterator[None]:
+    """Bind the message's ids to every log line emitted while it is handled."""
+    if event is not None:
+        ids = {"request_id": str(event.event_id)}
+        game_id = game_id_of(event.stream_id)
+        if game_id is not None:
+            ids["game_id"] = game_id
+    else:
+        msg_id = (msg.headers or {}).get("Nats-Msg-Id")
+        sequence = msg.metadata.sequence.stream if msg.reply else None
+        ids = {"request_id": msg_id or f"{consumer}:{sequence}"}
+    with structlog.contextvars.bound_contextvars(**ids):
+        yield
 
 
 async def park(
@@ -146,12 +177,15 @@ async def consume(
     max_attempts: int = 5,
     retry_delay: float = 1.0,
     ack_wait: float = 30.0,
+    on_lag: LagHandler | None = None,
+    lag_interval: float = 2.0,
 ) -> None:
     """Feed `handler` every event on `filter_subject` until `stop`; see the module docstring.
 
     `consumer` names the durable consumer and the positions row set; `registry` makes the
     payload decode (and upcast) before the handler runs, so a payload of the wrong shape is
-    parked instead of reaching the handler.
+    parked instead of reaching the handler. `on_lag(consumer, messages)` is called every
+    `lag_interval` seconds with the consumer's backlog.
     """
     await ensure_streams(js, subjects)
     durable = subjects.durable(consumer)
@@ -168,6 +202,13 @@ async def consume(
         ),
     )
     bound = log.bind(consumer=consumer)
+    watcher = (
+        asyncio.create_task(
+            _watch_lag(js, subjects.events_stream, durable, consumer, on_lag, stop, lag_interval)
+        )
+        if on_lag is not None
+        else None
+    )
     try:
         await _consume_loop(
             sub,
@@ -184,8 +225,32 @@ async def consume(
             retry_delay,
         )
     finally:
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
         with contextlib.suppress(Exception):
             await sub.unsubscribe()
+
+
+async def _watch_lag(
+    js: JetStreamContext,
+    stream: str,
+    durable: str,
+    consumer: str,
+    on_lag: LagHandler,
+    stop: asyncio.Event,
+    interval: float,
+) -> None:
+    """Report the durable consumer's backlog every `interval` seconds until `stop`."""
+    while not stop.is_set():
+        try:
+            info = await js.consumer_info(stream, durable, timeout=interval)
+            on_lag(consumer, (info.num_pending or 0) + (info.num_ack_pending or 0))
+        except Exception as exc:  # NATS reconnecting or busy: the next poll tries again
+            log.debug("consumer lag not measured", consumer=consumer, error=type(exc).__name__)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=interval)
 
 
 async def _consume_loop(
@@ -248,15 +313,47 @@ async def _handle(
         event = _envelope.decode(msg.data)
         payload = registry.decode(event) if registry is not None else None
     except (msgspec.DecodeError, msgspec.ValidationError, LookupError) as exc:
-        await park(
-            pool,
-            js,
-            subjects,
-            msg,
-            consumer=consumer,
-            reason=f"undecodable: {type(exc).__name__}: {exc}"[:500],
-        )
+        with _message_context(msg, consumer, None):
+            await park(
+                pool,
+                js,
+                subjects,
+                msg,
+                consumer=consumer,
+                reason=f"undecodable: {type(exc).__name__}: {exc}"[:500],
+            )
         return
+    with _message_context(msg, consumer, event):
+        await _handle_decoded(
+            msg,
+            event,
+            payload,
+            js,
+            pool,
+            subjects,
+            consumer,
+            handler,
+            bound,
+            max_attempts,
+            retry_delay,
+            stop,
+        )
+
+
+async def _handle_decoded(
+    msg: Msg,
+    event: StoredEvent,
+    payload: Any,
+    js: JetStreamContext,
+    pool: asyncpg.Pool,
+    subjects: Subjects,
+    consumer: str,
+    handler: Handler,
+    bound: Any,
+    max_attempts: int,
+    retry_delay: float,
+    stop: asyncio.Event,
+) -> None:
     received = Received(event, payload, msg.subject, msg.metadata.sequence.stream)
     attempt = msg.metadata.num_delivered
     while True:

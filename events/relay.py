@@ -13,6 +13,10 @@
   the client's reconnects.
 - One active relay: the instance holding a PostgreSQL advisory lock (on a dedicated
   connection, so the lock dies with the process) publishes; others wait as standbys.
+- Lag: every `lag_interval` seconds each instance, standbys included, measures what is
+  committed and not yet published: the events after the *stored* checkpoint and the age of
+  the oldest of them (`relay_lag`), and hands it to `on_lag`. A standby therefore reports the
+  lag of an active relay that is stuck, which the active relay itself cannot.
 
 Run it as `python -m events.relay` (or `spades serve relay`): configuration from
 SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX.
@@ -24,12 +28,14 @@ import asyncio
 import contextlib
 import os
 import signal
+import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
 import msgspec
+import structlog
 from nats.js import JetStreamContext
 from nats.js.errors import NoStreamResponseError
 
@@ -37,17 +43,35 @@ from events.bus import close_nats, connect, ensure_streams, nats_url
 from events.envelope import StoredEvent
 from events.logs import configure_logging, get_logger
 from events.migrations import database_url
-from events.pgstore import PostgresEventStore, create_pool, load_checkpoint, save_checkpoint
+from events.pgstore import (
+    Conn,
+    PostgresEventStore,
+    create_pool,
+    load_checkpoint,
+    save_checkpoint,
+)
 from events.store import checkpoint_of
 from events.subjects import Subjects, current
 
-__all__ = ["RELAY_LOCK", "RelayStats", "main", "publish_page", "run_relay"]
+__all__ = [
+    "LAG_COUNT_CAP",
+    "RELAY_LOCK",
+    "RelayLag",
+    "RelayStats",
+    "main",
+    "publish_page",
+    "relay_lag",
+    "run_relay",
+]
 
 # pg_advisory_lock key held by the active relay.
 RELAY_LOCK = 0x5BADE5_0002
 # Test hook: the process kills itself (SIGKILL) once it has published this many events, after
 # JetStream acknowledged them and before the checkpoint is saved: the worst moment to die.
 _CRASH_ENV = "SPADES_RELAY_CRASH_AFTER"
+# Counting unpublished events stops here: past it the number says "very far behind" already,
+# and a count must stay cheap when the relay has been down for hours.
+LAG_COUNT_CAP = 100_000
 
 log = get_logger("relay")
 _encoder = msgspec.json.Encoder()
@@ -59,6 +83,49 @@ class RelayStats:
 
     published: int = 0
     retries: int = 0
+
+
+@dataclass(frozen=True)
+class RelayLag:
+    """What is committed and not yet published: how many events (at most LAG_COUNT_CAP), and
+    the age in seconds of the oldest of them (0 when nothing waits)."""
+
+    events: int
+    seconds: float
+
+
+_LAG = """
+SELECT count(*) AS events,
+       COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(recorded_at)), 0)::float8 AS seconds
+FROM (SELECT recorded_at FROM spades_events
+      WHERE (transaction_id, position) > ($1::xid8, $2::int8)
+      ORDER BY transaction_id, position LIMIT $3) AS unpublished
+"""
+
+
+async def relay_lag(conn: Conn | asyncpg.Pool, name: str = "relay") -> RelayLag:
+    """Return the lag of the relay `name`: committed events after its stored checkpoint."""
+    checkpoint = await load_checkpoint(conn, name)
+    row = await conn.fetchrow(_LAG, checkpoint.transaction_id, checkpoint.position, LAG_COUNT_CAP)
+    assert row is not None
+    return RelayLag(events=int(row["events"]), seconds=max(0.0, float(row["seconds"])))
+
+
+async def _watch_lag(
+    pool: asyncpg.Pool,
+    name: str,
+    on_lag: Callable[[RelayLag], None],
+    stop: asyncio.Event,
+    interval: float,
+) -> None:
+    """Measure the lag every `interval` seconds until `stop`; a failed measure is skipped."""
+    while not stop.is_set():
+        try:
+            on_lag(await relay_lag(pool, name))
+        except Exception as exc:  # PostgreSQL away: the next measure tries again
+            log.debug("relay lag not measured", error=type(exc).__name__)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=interval)
 
 
 async def publish_page(
@@ -90,6 +157,33 @@ async def publish_page(
             raise outcome
 
 
+async def _publish_or_pause(
+    js: JetStreamContext,
+    subjects: Subjects,
+    page: Sequence[StoredEvent],
+    stats: RelayStats,
+    backoff: float,
+) -> bool:
+    """Publish the page (True), or log why not and pause `backoff` seconds (False)."""
+    try:
+        await publish_page(js, subjects, page)
+    except Exception as exc:
+        stats.retries += 1
+        log.warning(
+            "publish failed; page will be published again",
+            error=type(exc).__name__,
+            first_event=str(page[0].event_id),
+            events=len(page),
+        )
+        await asyncio.sleep(backoff)
+        if isinstance(exc, NoStreamResponseError):
+            # The server came back without the stream (new cluster, lost storage).
+            with contextlib.suppress(Exception):
+                await ensure_streams(js, subjects)
+        return False
+    return True
+
+
 async def _hold_lock(conn: asyncpg.Connection, stop: asyncio.Event) -> bool:
     """Wait until this instance holds the relay lock (True) or `stop` is set (False)."""
     announced = False
@@ -114,11 +208,14 @@ async def run_relay(
     page_size: int = 500,
     idle_wait: float = 0.02,
     stats: RelayStats | None = None,
+    on_lag: Callable[[RelayLag], None] | None = None,
+    lag_interval: float = 1.0,
 ) -> RelayStats:
     """Relay committed events to JetStream until `stop` is set; return what was done.
 
     `name` keys the checkpoint (two relays with different names both publish everything:
-    only for tests and benchmarks). Events go out as `StoredEvent` JSON.
+    only for tests and benchmarks). Events go out as `StoredEvent` JSON. `on_lag`, when given,
+    receives a `RelayLag` every `lag_interval` seconds (the service sets its gauges with it).
     """
     subjects = subjects or current()
     stop = stop or asyncio.Event()
@@ -127,6 +224,11 @@ async def run_relay(
     nc = await connect(nats_url, name=f"spades-{name}")
     lock_conn = await asyncpg.connect(database_url)
     pool = await create_pool(database_url, min_size=1, max_size=2)
+    watcher = (
+        asyncio.create_task(_watch_lag(pool, name, on_lag, stop, lag_interval))
+        if on_lag is not None
+        else None
+    )
     try:
         js = nc.jetstream()
         await ensure_streams(js, subjects)
@@ -144,31 +246,24 @@ async def run_relay(
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=idle_wait)
                 continue
-            try:
-                await publish_page(js, subjects, page)
-            except Exception as exc:
-                stats.retries += 1
-                log.warning(
-                    "publish failed; page will be published again",
-                    error=type(exc).__name__,
-                    first_event=str(page[0].event_id),
-                    events=len(page),
-                )
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
-                if isinstance(exc, NoStreamResponseError):
-                    # The server came back without the stream (new cluster, lost storage).
-                    with contextlib.suppress(Exception):
-                        await ensure_streams(js, subjects)
-                continue
-            backoff = 0.1
-            stats.published += len(page)
-            if crash_after and stats.published >= crash_after:
-                os.kill(os.getpid(), signal.SIGKILL)
-            checkpoint = checkpoint_of(page[-1])
-            await save_checkpoint(pool, name, checkpoint)
+            # Every line logged about this page carries its batch id as request_id.
+            with structlog.contextvars.bound_contextvars(request_id=f"batch-{uuid.uuid4().hex}"):
+                if not await _publish_or_pause(js, subjects, page, stats, backoff):
+                    backoff = min(backoff * 2, 2.0)
+                    continue
+                backoff = 0.1
+                stats.published += len(page)
+                if crash_after and stats.published >= crash_after:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                checkpoint = checkpoint_of(page[-1])
+                await save_checkpoint(pool, name, checkpoint)
+                log.debug("page published", events=len(page))
         return stats
     finally:
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
         await pool.close()
         await lock_conn.close()  # releases the advisory lock
         await close_nats(nc)

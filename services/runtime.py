@@ -45,7 +45,11 @@ class Runtime:
     def consume(
         self, consumer: str, filter_subject: str, handler: Handler, **options: Any
     ) -> Coroutine[Any, Any, None]:
-        """Return the exactly-once consumer loop of ``handler`` on this service's connections."""
+        """Return the exactly-once consumer loop of ``handler`` on this service's connections.
+
+        Its backlog is the ``spades_consumer_lag_messages{consumer=...}`` gauge of /metrics.
+        """
+        options.setdefault("on_lag", _show_consumer_lag)
         return consume(
             self.js,
             self.pool,
@@ -57,6 +61,10 @@ class Runtime:
             registry=REGISTRY,
             **options,
         )
+
+
+def _show_consumer_lag(consumer: str, messages: int) -> None:
+    ops.CONSUMER_LAG.labels(consumer=consumer).set(messages)
 
 
 ServiceMain = Callable[[Runtime], Awaitable[None]]

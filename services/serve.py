@@ -32,11 +32,17 @@ def run(args: argparse.Namespace) -> int:
 
 async def _relay(rt: Runtime) -> None:
     """Run the outbox relay under the common runtime (ops server, logs, signals)."""
-    from events.relay import run_relay
+    from events.relay import RelayLag, run_relay
+    from services import ops
+
+    def show_lag(lag: RelayLag) -> None:
+        ops.RELAY_LAG_EVENTS.set(lag.events)
+        ops.RELAY_LAG_SECONDS.set(lag.seconds)
 
     await run_relay(
         database_url=rt.settings.database_url,
         nats_url=rt.settings.nats_url,
         subjects=rt.subjects,
         stop=rt.stop,
+        on_lag=show_lag,
     )
