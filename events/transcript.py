@@ -623,8 +623,11 @@ def parse(text: str) -> Transcript:
                 raise _Refused("malformed_line", f"a line is at most {MAX_LINE} characters")
             reader.read(line)
         except _Refused as exc:
-            cut = number == len(rows) and exc.code == "malformed_line"
-            raise TranscriptError("truncated" if cut else exc.code, number, str(exc)) from None
+            if number == len(rows) and exc.code == "malformed_line":  # no final newline
+                raise TranscriptError(
+                    "truncated", number, f"the text stops mid-line: {exc}"
+                ) from None
+            raise TranscriptError(exc.code, number, str(exc)) from None
     try:
         return reader.finish()
     except _Refused as exc:

@@ -31,7 +31,15 @@ from services.config import Settings
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.feed import Feeds
-from services.gateway.handlers import Accounts, Games, Ladders, Practice, Queue, bearer_token
+from services.gateway.handlers import (
+    Accounts,
+    Games,
+    Ladders,
+    Practice,
+    Queue,
+    Transcripts,
+    bearer_token,
+)
 from services.gateway.state import Gateway
 from services.gateway.web import web_routes
 from services.gateway.ws import play
@@ -94,7 +102,16 @@ def _rate_limits(gateway: Gateway) -> list[RateLimitConfig]:
 def create_app(gateway: Gateway) -> Litestar:
     """Return the litestar application of one gateway replica."""
     return Litestar(
-        route_handlers=[Accounts, Queue, Practice, Ladders, Games, play, *web_routes()],
+        route_handlers=[
+            Accounts,
+            Queue,
+            Practice,
+            Ladders,
+            Games,
+            Transcripts,
+            play,
+            *web_routes(),
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[limit.middleware for limit in _rate_limits(gateway)],
         request_max_body_size=MAX_BODY_BYTES,

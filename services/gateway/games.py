@@ -73,6 +73,68 @@ class StateAt(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
+class ReplayedEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """One event of a replayed transcript, as `/api/games/{id}/events` shows a finished game's
+    (there is no time: a transcript does not record one)."""
+
+    seq: int
+    type: str
+    event: Any
+
+
+class TranscriptReplay(msgspec.Struct, frozen=True, kw_only=True):
+    """A transcript read back: its game's rules, every event, and the state they end in."""
+
+    game_id: str
+    rules: dict[str, Any]
+    events: list[ReplayedEvent]
+    state: StateAt
+
+
+def shown(event: wire.GameEvent, finished: bool) -> Any:
+    """Return an event as the public may see it: all of it (bar the seed) once the game is
+    finished, a spectator's part before."""
+    if finished and not isinstance(event, wire.GameStarted):
+        return event
+    return wire.redact(event, -1)
+
+
+def state_at_of(game_id: str, at: int, state: engine.GameState, face_up: bool) -> StateAt:
+    """Return the public form of a game's state after event ``at``."""
+    names = engine.card_str
+    return StateAt(
+        game_id=game_id,
+        at=at,
+        face_up=face_up,
+        phase=state.phase,
+        hand_number=state.hand,
+        dealer=state.dealer,
+        turn=state.turn,
+        hands=tuple(tuple(names(c) for c in h) for h in state.hands) if face_up else (),
+        hand_sizes=tuple(len(h) for h in state.hands),
+        bids=state.bids,
+        trick=tuple(names(c) for c in state.trick),
+        taken=state.taken,
+        scores=state.scores,
+        bags=state.bags,
+        winner=state.winner,
+        reason=state.reason,
+    )
+
+
+def replay_of(read: transcripts.Transcript) -> TranscriptReplay:
+    """Return the public replay of a transcript read back (face up: the game is over)."""
+    return TranscriptReplay(
+        game_id=read.opened.game_id,
+        rules=read.state.rules.to_dict(),
+        events=[
+            ReplayedEvent(seq=seq, type=type(event).__name__, event=shown(event, True))
+            for seq, event in enumerate(read.events, 1)
+        ],
+        state=state_at_of(read.opened.game_id, len(read.events), read.state, True),
+    )
+
+
 class Game:
     """One game's log, decoded, and what the public may see of it."""
 
@@ -105,13 +167,11 @@ class Game:
     def events(self) -> Iterator[GameEventOut]:
         """Yield the public events: all (seed removed) when finished, else a spectator's."""
         for stored, event in zip(self.stored[: self.public], self.decoded, strict=False):
-            shown: Any
-            if self.finished:
-                shown = wire.redact(event, -1) if isinstance(event, wire.GameStarted) else event
-            else:
-                shown = wire.redact(event, -1)
             yield GameEventOut(
-                seq=stored.version, type=stored.type, recorded_at=stored.recorded_at, event=shown
+                seq=stored.version,
+                type=stored.type,
+                recorded_at=stored.recorded_at,
+                event=shown(event, self.finished),
             )
 
     def summary(self) -> GameSummary:
@@ -139,26 +199,7 @@ class Game:
     def state_at(self, at: int) -> StateAt:
         """Return the state after event ``at`` (capped at what is public)."""
         until = min(at, self.public)
-        state = self.state(until)
-        names = engine.card_str
-        return StateAt(
-            game_id=self.game_id,
-            at=until,
-            face_up=self.finished,
-            phase=state.phase,
-            hand_number=state.hand,
-            dealer=state.dealer,
-            turn=state.turn,
-            hands=tuple(tuple(names(c) for c in h) for h in state.hands) if self.finished else (),
-            hand_sizes=tuple(len(h) for h in state.hands),
-            bids=state.bids,
-            trick=tuple(names(c) for c in state.trick),
-            taken=state.taken,
-            scores=state.scores,
-            bags=state.bags,
-            winner=state.winner,
-            reason=state.reason,
-        )
+        return state_at_of(self.game_id, until, self.state(until), self.finished)
 
     def transcript(self) -> str:
         """Return the plain-text transcript: face up once finished, else only the public part

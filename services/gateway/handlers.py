@@ -7,25 +7,36 @@ in the rating service, and the gateway reads finished games from the event log.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, delete, get, post
 from litestar.datastructures import State
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import Parameter
 
 from events import game as wire
 from events import matchmaking as mm
 from events import rating
+from events import transcript as transcripts
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError, ErrorBody
-from services.gateway.games import Game, GameEventOut, GameSummary, StateAt
+from services.gateway.games import (
+    Game,
+    GameEventOut,
+    GameSummary,
+    StateAt,
+    TranscriptReplay,
+    replay_of,
+)
 from services.gateway.state import Gateway, Unavailable, ask, ask_table
 from services.table.tables import game_id_of_match, stream_of
 
-BEARER = [{"BearerToken": []}]
+BEARER: list[dict[str, list[str]]] = [{"BearerToken": []}]
 
 
 # -- bodies ---------------------------------------------------------------------------------------
@@ -569,4 +580,71 @@ class Games(Controller):
         return reply.view
 
 
-__all__ = ["Accounts", "ErrorBody", "Games", "Ladders", "Practice", "Queue", "current_player"]
+# -- transcripts --------------------------------------------------------------------------------
+
+MAX_TRANSCRIPT_BYTES = 512 * 1024
+"""Largest transcript accepted (413 beyond): a whole game is 25 to 50 KiB, one that reaches
+the 50-hand cap about 250 KiB."""
+
+
+@dataclass
+class _TranscriptBody(Operation):
+    """The operation of `POST /api/transcripts`: its body is plain text, which litestar cannot
+    declare from a handler's signature (the handler reads the raw body)."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            required=True,
+            description="a transcript as `GET /api/games/{game_id}/transcript` writes it",
+            content={
+                "text/plain": OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.STRING, max_length=MAX_TRANSCRIPT_BYTES)
+                )
+            },
+        )
+
+
+class Transcripts(Controller):
+    """Replays of transcripts: what a text says, checked by the rules engine."""
+
+    path = "/api/transcripts"
+    tags = ["games"]  # noqa: RUF012
+
+    @post(
+        "/",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Replay a transcript",
+        operation_class=_TranscriptBody,
+        request_max_body_size=MAX_TRANSCRIPT_BYTES,
+    )
+    async def replay(self, request: Request[Any, Any, Any]) -> TranscriptReplay:
+        """Read a finished game's plain-text transcript back and replay it with the rules
+        engine: the game's events (as `/api/games/{game_id}/events` shows them) and its final
+        state. Only the text is replayed: no game is looked up, nothing is stored. A line
+        that is not a legal continuation is refused with a code (`malformed_line`,
+        `truncated`, `face_down`, `unknown_rule`, `invalid_ruleset`, `invalid_deal`,
+        `mismatch`, `bad_step`, or the rule broken: `must_follow_suit`, `card_not_in_hand`
+        ...) and a message naming the line."""
+        body = await request.body()
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ApiError(400, "malformed", "a transcript is UTF-8 text") from None
+        try:
+            read = await asyncio.to_thread(transcripts.parse, text)
+        except transcripts.TranscriptError as exc:
+            raise ApiError(400, exc.code, str(exc)) from None
+        return replay_of(read)
+
+
+__all__ = [
+    "Accounts",
+    "ErrorBody",
+    "Games",
+    "Ladders",
+    "Practice",
+    "Queue",
+    "Transcripts",
+    "current_player",
+]
