@@ -1,35 +1,69 @@
-"""Structured logs: one JSON object a line, with game, table, seat and player ids bound.
+"""Structured logs: one JSON object a line, with request, game, table, seat and player ids bound.
 
 Log ids and types, never payloads: a card hand in a log line would leak hidden information
 to whoever reads the logs.
+
+Every unit of work binds its ids with `work` (or `structlog.contextvars.bound_contextvars`
+inside one): a table command (its command id and game id), a timer or bot move, a consumed
+event (bound by `events.consumer`), a relay batch, a request over NATS or HTTP (the gateway's
+`services.gateway.requestids`). Every line logged inside carries `request_id`, and `game_id`
+where the work is about one game.
 """
 
 from __future__ import annotations
 
-import logging
-import sys
+import contextlib
+import re
+import uuid
+from collections.abc import Iterator, Mapping
 
 import structlog
+
+from events.logs import configure_logging
 
 
 def configure(level: str = "info", fmt: str = "json") -> None:
     """Route structlog and stdlib logging to stderr as JSON (or console) at ``level``."""
-    numeric = logging.getLevelName(level.upper())
-    if not isinstance(numeric, int):
-        raise ValueError(f"unknown log level {level!r}")
-    renderer: structlog.typing.Processor = (
-        structlog.dev.ConsoleRenderer() if fmt == "console" else structlog.processors.JSONRenderer()
-    )
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
-    )
-    logging.basicConfig(level=numeric, stream=sys.stderr, format="%(message)s")
+    configure_logging(level, fmt)
+
+
+REQUEST_ID_HEADER = "X-Request-Id"
+# What a caller may choose as its request id: short, printable, no spaces or quotes, so it
+# can neither forge log fields nor bloat every line it is copied into.
+_SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def new_request_id() -> str:
+    """Return a fresh request id (32 hex characters)."""
+    return uuid.uuid4().hex
+
+
+def sane_request_id(value: str | None) -> str | None:
+    """Return ``value`` when it is acceptable as a request id from outside, else None."""
+    if value is None or not _SANE_REQUEST_ID.fullmatch(value):
+        return None
+    return value
+
+
+def request_id_of(headers: Mapping[str, str] | None) -> str:
+    """Return the sane X-Request-Id among ``headers`` (e.g. a NATS message's), or a new id."""
+    return sane_request_id((headers or {}).get(REQUEST_ID_HEADER)) or new_request_id()
+
+
+@contextlib.contextmanager
+def work(request_id: str | None = None, **ids: object) -> Iterator[str]:
+    """Bind a unit of work's ids for every line logged inside; yield its request id.
+
+    Ids bound by an enclosing unit (say, the message a timer was armed in) are cleared first,
+    so a task spawned from a request does not log under that request's id.
+    """
+    rid = request_id or new_request_id()
+    bound = {"request_id": rid, **{k: v for k, v in ids.items() if v is not None}}
+    saved = structlog.contextvars.get_contextvars()
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(**bound)
+    try:
+        yield rid
+    finally:
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(**saved)

@@ -40,6 +40,7 @@ from services.gateway.handlers import (
     Transcripts,
     bearer_token,
 )
+from services.gateway.requestids import request_ids
 from services.gateway.state import Gateway
 from services.gateway.web import web_routes
 from services.gateway.ws import play
@@ -144,6 +145,7 @@ def create_app(gateway: Gateway) -> Litestar:
             }
         ),
         debug=False,
+        logging_config=None,  # services.logs owns logging: JSON lines with request ids
     )
 
 
@@ -172,7 +174,7 @@ async def serve(rt: Runtime) -> None:
     )
     server = _Server(
         uvicorn.Config(
-            create_app(gateway),
+            request_ids(create_app(gateway)),  # outermost: 404s and 429s get an id too
             host=config.http_host,
             port=rt.settings.http_port,
             log_config=None,

@@ -58,11 +58,12 @@ from events.matchmaking import (
 from events.pgstore import Conn, PostgresEventStore, append_with
 from events.rating import RatingsUpdated
 from events.store import ConcurrencyConflict
-from services import ops
+from services import logs, ops
 from services.ladders import LADDERS, UnknownLadder, ruleset_of
 from services.matchmaking.pairing import Pairing, Waiting, pair, window
 from services.rating.model import Rating, decayed
 from services.runtime import Runtime
+from services.table.tables import game_id_of_match
 
 __all__ = ["MATCHMAKING_LOCK", "Matchmaker", "main", "seats_of"]
 
@@ -302,6 +303,7 @@ class Matchmaker:
                     self._log.info(
                         "match found",
                         match_id=match.match_id,
+                        game_id=game_id_of_match(match.match_id),
                         ladder=ladder,
                         players=list(match.seats),
                         win_probability=round(match.win_probability, 3),
@@ -358,20 +360,21 @@ def _responder(
     """Return a subscription callback: decode, answer, reply; never leave a request hanging."""
 
     async def handle(msg: Msg) -> None:
-        try:
-            request = decoder.decode(msg.data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            reply = _refuse("malformed", f"cannot read the request: {exc}")
-        else:
+        with logs.work(logs.request_id_of(msg.headers)):
             try:
-                reply = await answer(request)
-            except Exception as exc:
-                rt.log.exception("request failed", subject=msg.subject)
-                reply = _refuse("unavailable", f"try again: {type(exc).__name__}")
-        if reply.ok is False:
-            rt.log.info("request refused", subject=msg.subject, code=reply.code)
-        if msg.reply:
-            await msg.respond(_encoder.encode(reply))
+                request = decoder.decode(msg.data)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                reply = _refuse("malformed", f"cannot read the request: {exc}")
+            else:
+                try:
+                    reply = await answer(request)
+                except Exception as exc:
+                    rt.log.exception("request failed", subject=msg.subject)
+                    reply = _refuse("unavailable", f"try again: {type(exc).__name__}")
+            if reply.ok is False:
+                rt.log.info("request refused", subject=msg.subject, code=reply.code)
+            if msg.reply:
+                await msg.respond(_encoder.encode(reply))
 
     return handle
 
@@ -398,10 +401,11 @@ async def _pairing_loop(mm: Matchmaker, lock_conn: asyncpg.Connection, rt: Runti
             return
         if lock_conn.is_closed():
             raise RuntimeError("lost the matchmaking lock connection")
-        try:
-            await mm.pair_round(time.time())
-        except Exception as exc:  # PostgreSQL away: the next round tries again
-            rt.log.warning("pairing round failed", error=type(exc).__name__)
+        with logs.work(f"pairing:{logs.new_request_id()}"):
+            try:
+                await mm.pair_round(time.time())
+            except Exception as exc:  # PostgreSQL away: the next round tries again
+                rt.log.warning("pairing round failed", error=type(exc).__name__)
 
 
 async def main(rt: Runtime) -> None:

@@ -52,7 +52,7 @@ from events.rating import (
 )
 from events.store import ConcurrencyConflict
 from events.subjects import split_stream_id
-from services import ops
+from services import logs, ops
 from services.ladders import UnknownLadder, ruleset_of
 from services.rating.model import (
     INACTIVITY_C,
@@ -302,18 +302,19 @@ async def player_page(pool: Any, query: PlayerQuery, now: float) -> bytes:
 
 def _reader(rt: Runtime, decoder: Any, page: Any) -> Any:
     async def handle(msg: Msg) -> None:
-        try:
-            query = decoder.decode(msg.data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            answer = _answer(False, "malformed", f"cannot read the request: {exc}")
-        else:
+        with logs.work(logs.request_id_of(msg.headers)):
             try:
-                answer = await page(rt.pool, query, time.time())
-            except Exception as exc:  # an answer, never a silent timeout
-                rt.log.exception("read failed", subject=msg.subject)
-                answer = _answer(False, "unavailable", f"read failed: {type(exc).__name__}")
-        if msg.reply:
-            await msg.respond(answer)
+                query = decoder.decode(msg.data)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                answer = _answer(False, "malformed", f"cannot read the request: {exc}")
+            else:
+                try:
+                    answer = await page(rt.pool, query, time.time())
+                except Exception as exc:  # an answer, never a silent timeout
+                    rt.log.exception("read failed", subject=msg.subject)
+                    answer = _answer(False, "unavailable", f"read failed: {type(exc).__name__}")
+            if msg.reply:
+                await msg.respond(answer)
 
     return handle
 

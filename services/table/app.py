@@ -9,6 +9,10 @@ ever both believe they own a game (a network split), the store's expected versio
 only one append win: games never fork.
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append, answer.
+
+Logs: a command logs under its command id as `request_id` with its `game_id`; a timer or bot
+move under `timer:<game_id>:<version>`; a MatchFound under its event id (the consumer binds
+it). Lines name the command's type and the seat, never a card or the seed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 
 import asyncpg
 import msgspec
+import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
@@ -33,7 +38,7 @@ from events.envelope import REGISTRY, Metadata
 from events.pgstore import Conn
 from events.store import ConcurrencyConflict
 from events.subjects import partition_of
-from services import ops
+from services import logs, ops
 from services.ladders import UnknownLadder, ruleset_of
 from services.runtime import Runtime
 from services.table.tables import (
@@ -202,17 +207,20 @@ class TableService:
                 msg, wire.TableReply(ok=False, code="malformed", message="not a game request")
             )
             return
-        log = self.log.bind(game_id=request.game_id, player_id=request.player_id)
-        async with self._lock(request.game_id):
-            try:
-                reply = await self._answer(request)
-            except Rejected as exc:
-                ops.COMMANDS_REJECTED.labels(command=_command_name(request), reason=exc.code).inc()
-                log.info("command rejected", code=exc.code)
-                reply = wire.TableReply(
-                    ok=False, code=exc.code, message=str(exc), game_id=request.game_id
-                )
-        await self._reply(msg, reply)
+        request_id = str(request.command_id) if isinstance(request, wire.SubmitCommand) else None
+        with logs.work(request_id, game_id=request.game_id):
+            log = self.log.bind(player_id=request.player_id)
+            async with self._lock(request.game_id):
+                try:
+                    reply = await self._answer(request)
+                except Rejected as exc:
+                    command = _command_name(request)
+                    ops.COMMANDS_REJECTED.labels(command=command, reason=exc.code).inc()
+                    log.info("command rejected", command=command, code=exc.code)
+                    reply = wire.TableReply(
+                        ok=False, code=exc.code, message=str(exc), game_id=request.game_id
+                    )
+            await self._reply(msg, reply)
 
     async def _answer(self, request: wire.SubmitCommand | wire.GetView) -> wire.TableReply:
         table = await self._load(request.game_id)
@@ -258,6 +266,12 @@ class TableService:
         else:
             raise Rejected("conflict", "the game moved on three times; send the command again")
         ops.COMMANDS_HANDLED.labels(command=type(request.command).__name__).inc()
+        self.log.debug(
+            "command applied",
+            command=type(request.command).__name__,
+            player_id=request.player_id,
+            version=table.version,
+        )
         self._schedule(table)
         return wire.TableReply(
             ok=True,
@@ -294,14 +308,15 @@ class TableService:
             )
             return
         game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}:{request.command_id}"))
-        try:
-            await self._open(
-                game_id, ladder=kind, rated=False, players=players, bots=bots, rules=rules
-            )
-        except Rejected as exc:
-            await self._reply(msg, wire.TableReply(ok=False, code=exc.code, message=str(exc)))
-            return
-        await self._reply(msg, wire.TableReply(ok=True, game_id=game_id, version=1))
+        with logs.work(str(request.command_id), game_id=game_id):
+            try:
+                await self._open(
+                    game_id, ladder=kind, rated=False, players=players, bots=bots, rules=rules
+                )
+            except Rejected as exc:
+                await self._reply(msg, wire.TableReply(ok=False, code=exc.code, message=str(exc)))
+                return
+            await self._reply(msg, wire.TableReply(ok=True, game_id=game_id, version=1))
 
     async def on_match_found(self, conn: Conn, received: Received) -> None:
         """Turn a MatchFound into a rated game (idempotent: its id comes from the match)."""
@@ -311,15 +326,17 @@ class TableService:
         except UnknownLadder as exc:
             raise Unprocessable(str(exc)) from None
         game_id = game_id_of_match(match.match_id)
-        await self._open(
-            game_id,
-            ladder=match.ladder,
-            rated=True,
-            players=tuple(match.seats),
-            bots=(),
-            rules=rules,
-            match_id=match.match_id,
-        )
+        # The consumer bound the event id as request_id; the game is known only from here on.
+        with structlog.contextvars.bound_contextvars(game_id=game_id):
+            await self._open(
+                game_id,
+                ladder=match.ladder,
+                rated=True,
+                players=tuple(match.seats),
+                bots=(),
+                rules=rules,
+                match_id=match.match_id,
+            )
 
     async def _open(self, game_id: str, **how: Any) -> None:
         events = opening_events(
@@ -334,7 +351,7 @@ class TableService:
             await self.rt.store.append(stream_of(game_id), 0, new)
         except ConcurrencyConflict:
             return  # opened already (a retry or a redelivered MatchFound)
-        self.log.info("game opened", game_id=game_id, ladder=how["ladder"], rated=how["rated"])
+        self.log.info("game opened", ladder=how["ladder"], rated=how["rated"])
         if partition_of(game_id, self.settings.table_partitions) in self.owned:
             async with self._lock(game_id):
                 table = await self._load(game_id, fresh=True)
@@ -370,6 +387,12 @@ class TableService:
         self, game_id: str, version: int, seat: int, is_bot: bool, delay: float
     ) -> None:
         await asyncio.sleep(delay)
+        # The timer task was armed inside some command's context: log under its own id.
+        with logs.work(f"timer:{game_id}:{version}", game_id=game_id):
+            await self._act_for(game_id, version, seat, is_bot)
+
+    async def _act_for(self, game_id: str, version: int, seat: int, is_bot: bool) -> None:
+        """Play the bot's move, or time the seat out, unless somebody acted in time."""
         async with self._lock(game_id):
             table = self.tables.get(game_id)
             if table is None or table.version != version or self.rt.stop.is_set():
@@ -383,15 +406,16 @@ class TableService:
                 else:
                     events = table.timeout_events(seat, self.settings.abandon_streak)
                     actor = TIMEOUT_ACTOR
-                    self.log.info("turn timed out", game_id=game_id, seat=seat)
+                    self.log.info("turn timed out", seat=seat)
                 await self._append(table, events, id_seed=f"{game_id}:{version}", actor=actor)
             except ConcurrencyConflict:
                 table = await self._load(game_id, fresh=True)
                 if table is None:
                     return
             except Rejected as exc:  # a bot must never be refused: that is a bug to see
-                self.log.error("bot move refused", game_id=game_id, code=exc.code)
+                self.log.error("bot move refused", seat=seat, code=exc.code)
                 return
+            self.log.debug("seat acted for", seat=seat, actor=actor, version=table.version)
             self._schedule(table)
 
 
