@@ -9,6 +9,12 @@ table), over SPADES_BENCH_SECONDS (default 15):
 - inbound WebSocket messages per second at the gateway, beside the ~31k/s the issue measured
   for litestar+uvicorn relaying to rooms of four on this machine (the ratio is printed).
 
+Beside the figures, the CPU seconds each process spent in the window (gateway, table, relay and
+the bench's own clients, from /proc): whichever sits near one core per second is the
+bottleneck. SPADES_BENCH_PYSPY=DIR also records each service with py-spy (on PATH, or
+SPADES_PYSPY=/path/to/py-spy) during each level, as collapsed stacks in DIR
+(`<service>-<clients>.txt`), for flame graphs or a quick `sort | uniq -c`.
+
 Run: `uv run python -m benchmarks gateway`; SPADES_BENCH_CLIENTS="100,1000" sets the levels.
 """
 
@@ -17,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 import time
 import uuid
@@ -38,6 +45,7 @@ WINDOW = float(os.environ.get("SPADES_BENCH_SECONDS", "15"))
 CLIENTS = tuple(int(n) for n in os.environ.get("SPADES_BENCH_CLIENTS", "100").split(","))
 SECRET = "bench-secret-" + "b" * 40
 RAW_CEILING = 31_000.0  # inbound messages/s, litestar+uvicorn rooms of four (the issue's figure)
+PYSPY_DIR = os.environ.get("SPADES_BENCH_PYSPY", "")
 
 
 Key = tuple[str, str, int]
@@ -124,7 +132,50 @@ async def _drain(stream: asyncio.StreamReader) -> None:
         pass
 
 
-async def level(nc: Any, subjects: Subjects, url: str, clients: int) -> dict[str, float]:
+def cpu_seconds(pid: int) -> float:
+    """Return the CPU time (user + system) a process has used so far; 0 where /proc is not."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def profile(pids: dict[str, int], clients: int) -> list[asyncio.subprocess.Process]:
+    """Start py-spy on every service for one window (when SPADES_BENCH_PYSPY asks for it)."""
+    if not PYSPY_DIR:
+        return []
+    pyspy = os.environ.get("SPADES_PYSPY") or shutil.which("py-spy")
+    if pyspy is None:
+        raise SystemExit("SPADES_BENCH_PYSPY needs py-spy on PATH (or SPADES_PYSPY)")
+    os.makedirs(PYSPY_DIR, exist_ok=True)
+    return [
+        await asyncio.create_subprocess_exec(
+            pyspy,
+            "record",
+            "--pid",
+            str(pid),
+            "--duration",
+            str(int(WINDOW)),
+            "--rate",
+            "200",
+            "--format",
+            "raw",
+            "--nonblocking",
+            "--output",
+            os.path.join(PYSPY_DIR, f"{name}-{clients}.txt"),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for name, pid in pids.items()
+        if name != "bench"
+    ]
+
+
+async def level(
+    nc: Any, subjects: Subjects, url: str, clients: int, pids: dict[str, int]
+) -> dict[str, float]:
     """Open clients/4 casual tables, play them for the window, return the figures."""
     tokens = Tokens(SECRET, 3600)
     run = Run()
@@ -138,10 +189,13 @@ async def level(nc: Any, subjects: Subjects, url: str, clients: int) -> dict[str
         for player in players:
             token, _ = tokens.issue(player, False)
             tasks.append(asyncio.create_task(seat(url, token, reply.game_id, run)))
+    spies = await profile(pids, clients)
     started = time.perf_counter()
     inbound_start = run.inbound
+    cpu_start = {name: cpu_seconds(pid) for name, pid in pids.items()}
     await asyncio.wait(tasks, timeout=WINDOW)
     elapsed = time.perf_counter() - started
+    cpu = {name: (cpu_seconds(pid) - cpu_start[name]) / elapsed for name, pid in pids.items()}
     run.stop = True
     await asyncio.gather(*tasks, return_exceptions=True)
     latencies = [
@@ -150,7 +204,10 @@ async def level(nc: Any, subjects: Subjects, url: str, clients: int) -> dict[str
         if len(times) >= 4 and key in run.sent
     ]
     complete = sum(1 for times in run.seen.values() if len(times) >= 4)
+    for spy in spies:
+        await spy.wait()
     return {
+        **{f"cpu_{name}": share for name, share in cpu.items()},
         "plays_per_s": complete / elapsed,
         "p50": pct(latencies, 0.50),
         "p99": pct(latencies, 0.99),
@@ -192,19 +249,28 @@ async def bench(urls: dict[str, str]) -> None:
     ]
     gateway, port = await start_gateway(env)
     procs.append(gateway)
+    pids = {
+        "gateway": gateway.pid,
+        "table": procs[1].pid,
+        "relay": procs[0].pid,
+        "bench": os.getpid(),
+    }
     nc = await connect(urls["SPADES_NATS_URL"], name="bench-gateway")
     try:
         await ensure_streams(nc.jetstream(), subjects)
         await asyncio.sleep(2.0)  # the table claims its partitions
         print(f"window {WINDOW:.0f} s per level; gateway x1, table x1, relay x1")
         for clients in CLIENTS:
-            f = await level(nc, subjects, f"ws://127.0.0.1:{port}/ws", clients)
+            f = await level(nc, subjects, f"ws://127.0.0.1:{port}/ws", clients, pids)
             print(
                 f"{clients:5d} clients: {f['plays_per_s']:7.0f} plays/s to all four seats; "
                 f"send -> all four received p50 {f['p50']:.1f} ms p99 {f['p99']:.1f} ms; "
                 f"{f['inbound_per_s']:.0f} inbound msgs/s "
                 f"(ratio to the {RAW_CEILING:.0f}/s relay ceiling "
-                f"{f['inbound_per_s'] / RAW_CEILING:.3f})"
+                f"{f['inbound_per_s'] / RAW_CEILING:.3f})\n"
+                f"{'':14}CPU per second of the window: "
+                + ", ".join(f"{name} {f['cpu_' + name]:.2f}" for name in pids)
+                + f"; load average {os.getloadavg()[0]:.2f}"
             )
     finally:
         await close_nats(nc)

@@ -48,12 +48,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
 import time
 import uuid
 from typing import Any
 
 import msgspec
+import structlog
 from litestar import WebSocket, websocket
 from litestar.datastructures import State
 from litestar.exceptions import WebSocketDisconnect
@@ -61,19 +63,22 @@ from litestar.exceptions import WebSocketDisconnect
 import engine
 import engine.bot
 from events import game as wire
+from events import matchmaking as mm
 from events.envelope import REGISTRY, StoredEvent
 from services import ops
 from services.gateway import auth
 from services.gateway.config import MAX_FRAME_BYTES
-from services.gateway.feed import Delivery, Feeds
-from services.gateway.state import Gateway, Unavailable, ask_table
-from services.table.tables import stream_of
+from services.gateway.feed import Clock, Feeds, GameFeed, Item
+from services.gateway.state import Gateway, Unavailable, ask, ask_table
+from services.table.tables import game_id_of_match, stream_of
 
 AUTH_SECONDS = 10.0
 MAX_OUTBOX = 2000
 """Messages waiting for a client before it is judged too slow and disconnected."""
 RATE_PER_SECOND = 50.0
 RATE_BURST = 200.0
+MATCH_WAIT = 30.0
+"""Seconds a late-connecting player's match_found waits for the table to open the game."""
 COMMAND_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-00000000a7e5")
 
 
@@ -204,10 +209,35 @@ class Pong(_Out, tag="pong"):
     """The answer to a ping."""
 
 
-ServerMessage = Welcome | Subscribed | View | Event | YourTurn | Ack | Error | Unsubscribed | Pong
+class MatchReady(_Out, tag="match_found"):
+    """The player was matched: ``game_id`` is his ranked game, at ``seat`` of ``players``."""
+
+    game_id: str
+    match_id: str
+    ladder: str
+    seat: int
+    players: tuple[str, ...]
+
+
+ServerMessage = (
+    Welcome
+    | Subscribed
+    | View
+    | Event
+    | YourTurn
+    | Clock
+    | MatchReady
+    | Ack
+    | Error
+    | Unsubscribed
+    | Pong
+)
 
 _decoder = msgspec.json.Decoder(ClientMessage)
 _encoder = msgspec.json.Encoder()
+_mm_reply = msgspec.json.Decoder(mm.Reply)
+_wire_command = functools.lru_cache(maxsize=4096)(wire.command_to_wire)
+"""Engine commands are frozen and few (a card, a bid): convert each once per process."""
 _COMMAND_FIELDS = {
     cls.__name__: set(cls.__struct_fields__)
     for cls in (
@@ -271,20 +301,29 @@ def scoped_command_id(player_id: str, game_id: str, command_id: uuid.UUID) -> uu
 
 
 class Watch:
-    """One session's view of one game: folds its events, redacts them for the seat."""
+    """One session's view of one game: folds its events, redacts them for the seat.
 
-    def __init__(self, game_id: str, opened: wire.TableOpened, player_id: str) -> None:
+    The fold and the encoded messages come from the game's feed when another session of this
+    replica made them already (the fold is deterministic: the state after event N is the same
+    for everyone who folded 1..N-1).
+    """
+
+    def __init__(
+        self, game_id: str, opened: wire.TableOpened, player_id: str, feed: GameFeed | None = None
+    ) -> None:
         self.game_id = game_id
         self.opened = opened
+        self.feed = feed
         self.seat = opened.players.index(player_id) if player_id in opened.players else -1
         self.state = engine.initial_state()
         self.version = 0
-        self.held: list[Event] = []
+        self.held: list[bytes] = []
         self.released_state = self.state
         self.released_version = 0
         self.last_time = 0.0
         self.signalled = -1
         self.abandoned = False
+        self.bots = frozenset(opened.bots)
 
     @property
     def role(self) -> str:
@@ -293,35 +332,69 @@ class Watch:
 
     def fold(self, stored: StoredEvent, event: wire.GameEvent) -> wire.GameEvent:
         """Fold one event silently (it is before what the client asked for)."""
-        engine_event = wire.to_engine(event)
-        if engine_event is not None:
-            self.state = engine.apply(self.state, engine_event)
+        shared = self.feed.after.get(stored.version) if self.feed is not None else None
+        if shared is not None:
+            self.state = shared
+        else:
+            engine_event = wire.to_engine(event)
+            if engine_event is not None:
+                self.state = engine.apply(self.state, engine_event)
         self.version = stored.version
         self.last_time = stored.recorded_at.timestamp()
-        if isinstance(event, wire.SeatAbandoned) and event.seat == self.seat:
-            self.abandoned = True
-        if wire.releases_spectators(event) or self.seat >= 0:
+        if isinstance(event, wire.SeatAbandoned):
+            self.bots = self.bots | {event.seat}
+            if event.seat == self.seat:
+                self.abandoned = True
+        if self.seat >= 0 or wire.releases_spectators(event):
             self.released_state, self.released_version = self.state, self.version
         return event
 
-    def step(self, stored: StoredEvent, event: wire.GameEvent) -> list[Event]:
+    def offer(self) -> bool:
+        """Seed the feed with this fold if it is ahead; return whether a clock went out."""
+        if self.feed is None or self.version <= self.feed.version:
+            return False
+        return self.feed.offer(self.version, self.state, self.last_time, self.opened, self.bots)
+
+    def step(self, stored: StoredEvent, event: wire.GameEvent) -> list[bytes]:
         """Fold one event and return the messages it gives this seat (spectators: batched)."""
-        before = wire.visible_hand(self.state, self.seat)
-        self.fold(stored, event)
-        after = wire.visible_hand(self.state, self.seat)
-        message = Event(
-            game_id=self.game_id,
-            seq=stored.version,
-            event=wire.redact(event, self.seat),
-            hand=after if after is not None and after != before else None,
-        )
+        feed, version = self.feed, stored.version
+        data = feed.shared_messages(version, self.seat) if feed is not None else None
+        if data is None:
+            before = wire.visible_hand(self.state, self.seat)
+            self.fold(stored, event)
+            after = wire.visible_hand(self.state, self.seat)
+            message = Event(
+                game_id=self.game_id,
+                seq=version,
+                event=wire.redact(event, self.seat),
+                hand=after if after is not None and after != before else None,
+            )
+            data = _encoder.encode(message)
+            if feed is not None:
+                feed.share_messages(version, self.seat, data)
+        else:
+            self.fold(stored, event)
         if self.seat >= 0:
-            return [message]
-        self.held.append(message)
+            return [data]
+        self.held.append(data)
         if not wire.releases_spectators(event):
             return []
         released, self.held = self.held, []
         return released
+
+    def clock(self) -> Clock | None:
+        """Return the clock of the game as this session's fold has it (None: nobody's turn)."""
+        state = self.state
+        if state.phase == "over" or state.turn < 0:
+            return None
+        return Clock(
+            game_id=self.game_id,
+            seq=self.version,
+            seat=state.turn,
+            deadline=self.last_time + self.opened.turn_seconds,
+            now=time.time(),
+            bot=state.turn in self.bots,
+        )
 
     def local_view(self) -> View:
         """Return the snapshot this seat may have now (spectators: at the last release)."""
@@ -347,7 +420,7 @@ class Watch:
             return None
         seat_view = engine.view(state, self.seat)
         legal = tuple(
-            wire.command_to_wire(c) for c in seat_view.legal if not isinstance(c, engine.StartGame)
+            _wire_command(c) for c in seat_view.legal if not isinstance(c, engine.StartGame)
         )
         if not legal:
             return None
@@ -355,7 +428,7 @@ class Watch:
         suggestion = None
         if hints:
             choice = engine.bot.choose(seat_view, random.Random(self.version))
-            suggestion = wire.command_to_wire(choice)
+            suggestion = _wire_command(choice)
         return YourTurn(
             game_id=self.game_id,
             seq=self.version,
@@ -369,16 +442,25 @@ class Watch:
 
 
 class Session:
-    """One WebSocket connection: authentication, subscriptions, commands, one writer."""
+    """One WebSocket connection: authentication, subscriptions, commands, one writer.
+
+    Every line logged while a client message is handled carries ``request_id`` (the client's
+    ``command_id`` for a command, a fresh id otherwise), ``connection_id`` and, for a message
+    about a game, ``game_id`` (structlog context variables); a watch keeps those of the
+    ``subscribe`` that started it.
+    """
 
     def __init__(self, gateway: Gateway, feeds: Feeds, socket: WebSocket[Any, Any, Any]) -> None:
         self.gateway = gateway
         self.feeds = feeds
         self.socket = socket
+        self.connection_id = uuid.uuid4().hex
         self.claims: auth.Claims | None = None
         self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.watches: dict[str, Watch] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.background: set[asyncio.Task[None]] = set()
+        self.matched: set[str] = set()
         self.allowance = RATE_BURST
         self.checked = time.monotonic()
         self.role = ""
@@ -389,13 +471,17 @@ class Session:
 
     def send(self, message: _Out) -> None:
         """Queue a message for the client (the writer sends them in order)."""
+        self.send_raw(_encoder.encode(message))
+
+    def send_raw(self, data: bytes) -> None:
+        """Queue an encoded message for the client."""
         if self.closing:
             return
         if self.outbox.qsize() >= MAX_OUTBOX:
             self.closing = True
             self.outbox.put_nowait(None)  # the writer closes: the client resumes later
             return
-        self.outbox.put_nowait(_encoder.encode(message))
+        self.outbox.put_nowait(data)
 
     async def _writer(self) -> None:
         while True:
@@ -410,6 +496,10 @@ class Session:
 
     async def run(self) -> None:
         """Serve the connection until the client leaves (or must be let go)."""
+        with structlog.contextvars.bound_contextvars(connection_id=self.connection_id):
+            await self._run()
+
+    async def _run(self) -> None:
         await self.socket.accept()
         writer = asyncio.create_task(self._writer())
         deadline = time.monotonic() + AUTH_SECONDS
@@ -433,9 +523,12 @@ class Session:
         except WebSocketDisconnect:
             return
         finally:
-            for task in self.tasks.values():
+            if self.claims is not None:
+                self.feeds.matches.unregister(self.claims.player_id, self._on_match)
+            tasks = [*self.tasks.values(), *self.background]
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
             writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
             if self.role:
@@ -462,11 +555,23 @@ class Session:
             )
             return
         message = parse(data)
+        ids: dict[str, str] = {}
+        if isinstance(message, Command):
+            ids["request_id"] = str(message.command_id)
+        else:
+            ids["request_id"] = uuid.uuid4().hex
+        game_id = getattr(message, "game_id", None)
+        if game_id is not None:
+            ids["game_id"] = game_id
+        with structlog.contextvars.bound_contextvars(**ids):
+            await self._dispatch(message)
+
+    async def _dispatch(self, message: ClientMessage | Error) -> None:
         match message:
             case Error():
                 self.send(message)
             case Auth():
-                self._on_auth(message)
+                await self._on_auth(message)
             case Ping():
                 self.send(Pong())
             case _ if self.claims is None:
@@ -481,20 +586,92 @@ class Session:
             case ViewRequest():
                 await self._on_view(message)
 
-    def _on_auth(self, message: Auth) -> None:
+    async def _on_auth(self, message: Auth) -> None:
         try:
             claims = self.gateway.tokens.verify(message.token)
         except auth.TokenError as exc:
+            self.log.info("auth refused", code=exc.code)
             self.send(Error(code=exc.code, message=str(exc)))
             return
         if self.claims is not None and claims.player_id != self.claims.player_id:
             self.send(Error(code="account_mismatch", message="a connection stays with one account"))
             return
-        if self.claims is None:
+        first = self.claims is None
+        if first:
             self.role = "bot" if claims.bot else "player"
             ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).inc()
         self.claims = claims
         self.send(Welcome(player_id=claims.player_id, bot=claims.bot, expires_at=claims.expires_at))
+        if first and not claims.bot:  # ranked games never seat bots
+            structlog.contextvars.bind_contextvars(player_id=claims.player_id)
+            await self.feeds.matches.register(claims.player_id, self._on_match)
+            self._spawn(self._live_match(claims.player_id))
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.create_task(work)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    # -- matches -------------------------------------------------------------------------------
+
+    def _announce(
+        self, match_id: str, ladder: str, players: tuple[str, ...], game_id: str | None = None
+    ) -> None:
+        """Send match_found once per game on this connection."""
+        assert self.claims is not None
+        player = self.claims.player_id
+        game_id = game_id or game_id_of_match(match_id)
+        if game_id in self.matched or player not in players:
+            return
+        self.matched.add(game_id)
+        self.log.info("match found", game_id=game_id, match_id=match_id)
+        self.send(
+            MatchReady(
+                game_id=game_id,
+                match_id=match_id,
+                ladder=ladder,
+                seat=players.index(player),
+                players=players,
+            )
+        )
+
+    def _on_match(self, match: mm.MatchFound) -> None:
+        self._announce(match.match_id, match.ladder, tuple(match.seats))
+
+    async def _live_match(self, player: str) -> None:
+        """Announce the ranked game the player is seated in, if any: a player who connects
+        after his match was found learns it too (the answer GET /api/queue gives)."""
+        try:
+            reply = _mm_reply.decode(
+                await ask(
+                    self.gateway,
+                    self.gateway.subjects.matchmaking_status(),
+                    mm.QueueStatus(player_id=player),
+                )
+            )
+        except Unavailable:
+            self.log.info("matchmaking did not answer: no match lookup")
+            return
+        if not reply.ok or reply.code != "in_game" or not reply.match_id:
+            return
+        game_id = game_id_of_match(reply.match_id)
+        _, queue = await self.feeds.join(game_id)
+        try:
+            stored = await self.gateway.store.read(stream_of(game_id))
+            if not stored:  # the table has not opened the game yet: wait for its first event
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(queue.get(), MATCH_WAIT)
+                stored = await self.gateway.store.read(stream_of(game_id))
+        finally:
+            await self.feeds.leave(game_id, queue)
+        if not stored:
+            self.log.warning("matched game did not open", game_id=game_id)
+            return
+        opened = REGISTRY.decode(stored[0])
+        if isinstance(opened, wire.TableOpened) and opened.match_id == reply.match_id:
+            self._announce(reply.match_id, opened.ladder, opened.players, game_id)
+
+    # -- subscriptions -------------------------------------------------------------------------
 
     async def _on_subscribe(self, message: Subscribe) -> None:
         """Check the request against the log, then replace any watch of the same game.
@@ -505,6 +682,7 @@ class Session:
         game_id = message.game_id
 
         def refuse(code: str, text: str) -> None:
+            self.log.info("subscribe refused", code=code)
             self.send(Error(code=code, message=text, game_id=game_id))
 
         if message.last_seq is not None and message.last_seq < 0:
@@ -515,7 +693,7 @@ class Session:
         except ValueError:
             refuse("unknown_game", "no such game")
             return
-        queue = await self.feeds.join(game_id)
+        feed, queue = await self.feeds.join(game_id)
         try:
             stored = await self.gateway.store.read(stream_of(game_id))
             if not stored:
@@ -524,7 +702,7 @@ class Session:
                 refuse("malformed", f"last_seq {message.last_seq} is past the last event")
             else:
                 await self._unsubscribe(game_id)
-                self.tasks[game_id] = asyncio.create_task(self._watch(message, queue, stored))
+                self.tasks[game_id] = asyncio.create_task(self._watch(message, feed, queue, stored))
                 return
         except BaseException:
             await self.feeds.leave(game_id, queue)
@@ -541,21 +719,29 @@ class Session:
     # -- watching a game -----------------------------------------------------------------------
 
     async def _watch(
-        self, message: Subscribe, queue: asyncio.Queue[Delivery], stored: list[StoredEvent]
+        self,
+        message: Subscribe,
+        feed: GameFeed,
+        queue: asyncio.Queue[Item],
+        stored: list[StoredEvent],
     ) -> None:
         game_id = message.game_id
         try:
-            await self._follow(message, queue, stored)
+            await self._follow(message, feed, queue, stored)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self.log.exception("watch failed", game_id=game_id, error=type(exc).__name__)
+            self.log.exception("watch failed", error=type(exc).__name__)
             self.send(Error(code="internal", message="watching failed", game_id=game_id))
         finally:
             await self.feeds.leave(game_id, queue)
 
     async def _follow(
-        self, message: Subscribe, queue: asyncio.Queue[Delivery], stored: list[StoredEvent]
+        self,
+        message: Subscribe,
+        feed: GameFeed,
+        queue: asyncio.Queue[Item],
+        stored: list[StoredEvent],
     ) -> None:
         game_id = message.game_id
         assert self.claims is not None
@@ -563,9 +749,10 @@ class Session:
         decoded = [REGISTRY.decode(s) for s in stored]
         opened = decoded[0]
         assert isinstance(opened, wire.TableOpened)
-        watch = Watch(game_id, opened, self.claims.player_id)
+        watch = Watch(game_id, opened, self.claims.player_id, feed)
         last = message.last_seq
         self.watches[game_id] = watch
+        self.log.info("subscribed", role=watch.role, seat=watch.seat, last_seq=last)
         self.send(
             Subscribed(game_id=game_id, role=watch.role, seat=watch.seat, players=opened.players)
         )
@@ -584,16 +771,28 @@ class Session:
                 watch.fold(s, e)
         for s, e in pending[last:]:
             self._emit(watch, s, e)
+        if not watch.offer():  # no clock went to every watcher: tell this one
+            if feed.version == watch.version:
+                data = feed.current_clock()
+            else:
+                clock = watch.clock()
+                data = None if clock is None else _encoder.encode(clock)
+            if data is not None:
+                self.send_raw(data)
         self._signal(watch, message.hints)
         while True:
-            s, e = await queue.get()
-            if s.version <= watch.version:
-                continue  # already sent (read from the store, or a redelivery)
-            if s.version > watch.version + 1:  # missed on the bus: the log has it
-                for gap in await store.read(stream_of(game_id), watch.version + 1):
-                    if gap.version < s.version:
-                        self._emit(watch, gap, REGISTRY.decode(gap))
-            self._emit(watch, s, e)
+            item = await queue.get()
+            if isinstance(item, bytes):
+                self.send_raw(item)  # the game's clock
+            else:
+                s, e = item
+                if s.version > watch.version:
+                    if s.version > watch.version + 1:  # missed on the bus: the log has it
+                        for gap in await store.read(stream_of(game_id), watch.version + 1):
+                            if gap.version < s.version:
+                                self._emit(watch, gap, REGISTRY.decode(gap))
+                    self._emit(watch, s, e)
+                    watch.offer()
             if queue.empty():
                 self._signal(watch, message.hints)
 
@@ -625,8 +824,8 @@ class Session:
         return probe.local_view()
 
     def _emit(self, watch: Watch, stored: StoredEvent, event: wire.GameEvent) -> None:
-        for message in watch.step(stored, event):
-            self.send(message)
+        for data in watch.step(stored, event):
+            self.send_raw(data)
 
     def _signal(self, watch: Watch, hints: bool) -> None:
         turn = watch.your_turn(hints)
@@ -649,6 +848,7 @@ class Session:
         game_id, command_id = message.game_id, message.command_id
 
         def refuse(code: str, text: str) -> None:
+            self.log.info("command refused", code=code)
             self.send(Error(code=code, message=text, game_id=game_id, command_id=command_id))
 
         if self.claims.expires_at <= time.time():
@@ -672,11 +872,13 @@ class Session:
         try:
             reply = await ask_table(self.gateway, game_id, request)
         except Unavailable:
+            self.log.warning("table did not answer", command=type(command).__name__)
             refuse("unavailable", "the table did not answer: send it again, same command_id")
             return
         if not reply.ok:
             refuse(reply.code, reply.message)
             return
+        self.log.debug("command applied", command=type(command).__name__, seq=reply.version)
         self.send(
             Ack(
                 game_id=game_id,

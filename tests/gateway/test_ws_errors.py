@@ -105,7 +105,7 @@ async def test_bad_input_is_answered_with_its_code_and_changes_nothing(
     await outsider.command(game_id, bid)
     assert (await outsider.expect("error"))["code"] == "not_your_seat"
     # a second account on the same connection is refused
-    other_token, _ = Tokens(SECRET, 900).issue("bert", False)
+    other_token, _ = Tokens(SECRET, 900).issue(NAMES[(view.turn + 1) % 4], False)
     assert (await error(on_turn, {"type": "auth", "token": other_token}))["code"] == (
         "account_mismatch"
     )
