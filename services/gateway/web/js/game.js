@@ -1,0 +1,314 @@
+// What one seat (or a spectator) knows of a game: a `view` snapshot folded with the events
+// the gateway sends after it. Nothing here decides a rule: what the seat may do comes from the
+// server (`legal`); whose turn it is for the other seats is followed from the events only to
+// show it.
+
+import { membersOf, seatName, teamName, teamOf } from "./cards.js";
+import { playerName, signed } from "./ui.js";
+
+const REASONS = {
+  target: "reached the target",
+  mercy: "the mercy rule",
+  boston: "a Boston",
+  hand_cap: "the hand limit",
+};
+
+export class Game {
+  constructor(seat, players) {
+    this.seat = seat;
+    this.players = players || [];
+    this.n = this.players.length || 4;
+    this.rules = null;
+    this.seq = 0;
+    this.phase = "new";
+    this.hand_number = 0;
+    this.dealer = 0;
+    this.turn = -1;
+    this.hand = [];
+    this.hand_hidden = false;
+    this.hand_sizes = [];
+    this.bids = [];
+    this.blind = [];
+    this.leader = -1;
+    this.trick = [];
+    this.trickSeats = [];
+    this.taken = [];
+    this.scores = [];
+    this.bags = [];
+    this.winner = -1;
+    this.reason = "";
+    this.legal = null;
+    this.deadline = null;
+    this.lastTrick = null;
+    this.result = null;
+    this.over = null;
+    this.exchange = [];
+    this.stock = 0;
+  }
+
+  /** Replace everything with a snapshot at `seq`. */
+  applyView(view, seq) {
+    this.seq = seq;
+    if (view.players && view.players.length) {
+      this.players = view.players;
+      this.n = view.players.length;
+    }
+    for (const key of [
+      "phase", "hand_number", "dealer", "turn", "hand_hidden", "leader", "winner", "reason",
+    ]) {
+      this[key] = view[key];
+    }
+    this.hand = [...view.hand];
+    this.hand_sizes = [...view.hand_sizes];
+    this.bids = [...view.bids];
+    this.blind = [...view.blind];
+    this.trick = [...view.trick];
+    this.trickSeats = this.trick.map((_, i) => (view.leader + i) % this.n);
+    this.taken = [...view.taken];
+    this.scores = [...view.scores];
+    this.bags = [...view.bags];
+    this.legal = this.seat >= 0 && view.turn === this.seat && view.legal.length ? view.legal : null;
+    if (view.phase === "over") this.over = this.over || this.finishedFrom(view.winner, view.reason, view.scores);
+  }
+
+  /** Fold one event (numbered `seq`); `hand` is the seat's whole hand when it changed.
+   * Return notices for people ("East's time ran out"). */
+  applyEvent(event, seq, hand) {
+    this.seq = seq;
+    this.legal = null;
+    if (hand) this.hand = [...hand];
+    const notes = [];
+    const n = this.n;
+    switch (event.type) {
+      case "TableOpened":
+        this.players = event.players;
+        this.n = event.players.length;
+        break;
+      case "GameStarted":
+        this.rules = event.rules;
+        this.dealer = event.dealer;
+        this.phase = "dealing";
+        this.scores = Array(this.n === 4 ? 2 : this.n).fill(0);
+        this.bags = Array(this.n === 4 ? 2 : this.n).fill(0);
+        break;
+      case "HandDealt":
+        this.hand_number = event.hand;
+        this.dealer = event.dealer;
+        this.hand_sizes = [...event.hand_sizes];
+        this.bids = Array(n).fill(-1);
+        this.blind = Array(n).fill(false);
+        this.taken = Array(n).fill(0);
+        this.trick = [];
+        this.trickSeats = [];
+        this.lastTrick = null;
+        this.exchange = [];
+        this.stock = event.stock_size || 0;
+        this.hand_hidden = this.seat >= 0 && !hand;
+        if (!hand && this.seat >= 0) this.hand = [];
+        this.phase = this.stock > 0 && this.rules && this.rules.deal === "draw" ? "draw" : "bid";
+        this.turn = (event.dealer + 1) % n;
+        if (!this.scores.length) this.scores = Array(n === 4 ? 2 : n).fill(0);
+        if (!this.bags.length) this.bags = Array(n === 4 ? 2 : n).fill(0);
+        break;
+      case "CardDrawn":
+        this.hand_sizes[event.seat] += 1;
+        this.stock = Math.max(0, this.stock - 2);
+        this.turn = (event.seat + 1) % n;
+        if (this.stock === 0) {
+          this.phase = "bid";
+          this.turn = (this.dealer + 1) % n;
+        }
+        break;
+      case "BlindNilDeclined":
+        if (event.seat === this.seat) this.hand_hidden = false;
+        this.turn = event.seat;
+        break;
+      case "BlindNilDeclared":
+        if (event.seat === this.seat) this.hand_hidden = false;
+        this.bid(event.seat, 0, true);
+        break;
+      case "BidPlaced":
+        this.bid(event.seat, event.tricks, event.blind);
+        break;
+      case "CardsPassed": {
+        this.hand_sizes[event.seat] -= event.count;
+        this.hand_sizes[event.to_seat] += event.count;
+        const i = this.exchange.findIndex(([g, r]) => g === event.seat && r === event.to_seat);
+        if (i >= 0) this.exchange.splice(i, 1);
+        if (this.exchange.length) this.turn = this.exchange[0][0];
+        else this.startPlay();
+        if (event.to_seat === this.seat && event.cards && event.cards.length) {
+          notes.push(`${this.nameOf(event.seat)} passed you ${event.cards.length} card(s).`);
+        }
+        break;
+      }
+      case "CardPlayed":
+        if (this.phase !== "play") this.phase = "play";
+        if (!this.trick.length) this.leader = event.seat;
+        this.trick.push(event.card);
+        this.trickSeats.push(event.seat);
+        if (this.hand_sizes[event.seat] > 0) this.hand_sizes[event.seat] -= 1;
+        this.turn = (event.seat + 1) % n;
+        break;
+      case "TrickWon":
+        this.lastTrick = { cards: [...event.cards], seats: [...this.trickSeats], winner: event.seat };
+        this.taken[event.seat] = (this.taken[event.seat] || 0) + 1;
+        this.trick = [];
+        this.trickSeats = [];
+        this.leader = event.seat;
+        this.turn = event.seat;
+        break;
+      case "HandScored":
+        this.result = this.handResult(event);
+        this.scores = [...event.scores];
+        this.bags = [...event.bags];
+        this.taken = [...event.tricks];
+        this.phase = "dealing";
+        this.turn = -1;
+        break;
+      case "GameFinished":
+        this.phase = "over";
+        this.turn = -1;
+        this.winner = event.winner;
+        this.reason = event.reason;
+        this.scores = [...event.scores];
+        this.over = this.finishedFrom(event.winner, event.reason, event.scores, event);
+        break;
+      case "TurnTimedOut":
+        notes.push(
+          event.seat === this.seat
+            ? "Your time ran out: the bot played for you."
+            : `${this.nameOf(event.seat)}'s time ran out: the bot played.`,
+        );
+        break;
+      case "SeatAbandoned":
+        notes.push(
+          event.seat === this.seat
+            ? "You timed out too often: a bot plays your seat for the rest of the game."
+            : `${this.nameOf(event.seat)} timed out too often: a bot plays that seat now.`,
+        );
+        break;
+    }
+    return notes;
+  }
+
+  bid(seat, tricks, blind) {
+    this.bids[seat] = tricks;
+    this.blind[seat] = !!blind;
+    this.turn = (seat + 1) % this.n;
+    if (this.bids.every((b) => b >= 0)) this.afterBidding();
+  }
+
+  afterBidding() {
+    const r = this.rules || {};
+    const give = r.blind_nil_exchange ?? 2;
+    this.exchange = [];
+    if (this.n === 4 && give > 0) {
+      for (let k = 1; k <= 4; k++) {
+        const s = (this.dealer + k) % 4;
+        if (this.blind[s] && this.bids[s] === 0) this.exchange.push([s, (s + 2) % 4], [(s + 2) % 4, s]);
+      }
+    }
+    if (this.exchange.length) {
+      this.phase = "pass";
+      this.turn = this.exchange[0][0];
+    } else {
+      this.startPlay();
+    }
+  }
+
+  startPlay() {
+    this.phase = "play";
+    const r = this.rules || {};
+    if (r.first_lead === "two_of_clubs") {
+      this.turn = this.hand.includes("2C") ? this.seat : -1; // the holder of 2♣: unknown to others
+    } else {
+      this.turn = (this.dealer + 1) % this.n;
+    }
+    this.leader = this.turn;
+  }
+
+  /** The seat is on turn: what it may send until `deadline` (unix seconds). */
+  yourTurn(message) {
+    if (message.seq < this.seq) return false; // a later event already moved the game on
+    this.legal = message.legal;
+    this.deadline = message.deadline;
+    this.turn = this.seat;
+    return true;
+  }
+
+  nameOf(seat) {
+    return playerName(this.players[seat]) + (this.n === 4 ? ` (${seatName(seat, this.n)})` : "");
+  }
+
+  /** Return the summary of a scored hand: per side, the contract, nils, bags and penalty. */
+  handResult(scored) {
+    const r = this.rules || {};
+    const n = this.n;
+    const nilAllowed = r.nil_allowed !== false;
+    const sides = [];
+    for (let t = 0; t < scored.points.length; t++) {
+      const members = membersOf(t, n);
+      const nils = members.filter((s) => nilAllowed && this.bids[s] === 0);
+      const biders = members.filter((s) => !nils.includes(s));
+      const contract = biders.reduce((a, s) => a + Math.max(0, this.bids[s]), 0);
+      const took = biders.reduce((a, s) => a + scored.tricks[s], 0);
+      const nilTricks = nils.reduce((a, s) => a + scored.tricks[s], 0);
+      const made = took >= contract;
+      const lines = [];
+      if (biders.length) {
+        lines.push(
+          `Bid ${contract}, took ${took}: ${made ? "contract made" : "set"}` +
+            (made && took > contract ? ` with ${took - contract} overtrick${took - contract === 1 ? "" : "s"}` : ""),
+        );
+      }
+      for (const s of nils) {
+        const value = (r.nil_value ?? 100) * (this.blind[s] ? 2 : 1);
+        const ok = scored.tricks[s] === 0;
+        lines.push(
+          `${this.blind[s] ? "Blind nil" : "Nil"} by ${this.nameOf(s)}: ${ok ? "made" : `failed (${scored.tricks[s]} trick${scored.tricks[s] === 1 ? "" : "s"})`} ${signed(ok ? value : -value)}`,
+        );
+      }
+      const before = this.bags[t] || 0;
+      const after = scored.bags[t];
+      const gained = r.bags === false ? 0 : (made && biders.length ? took - contract : 0) + nilTricks;
+      const limit = r.bag_limit || 10;
+      const penalties = r.bags === false ? 0 : Math.max(0, Math.round((before + gained - after) / limit));
+      if (gained > 0 && r.bags !== false) lines.push(`${gained} bag${gained === 1 ? "" : "s"} this hand, ${after} carried`);
+      if (penalties > 0) {
+        lines.push(`Bag penalty ${signed(-(r.bag_penalty ?? 100) * penalties)} (${limit} bags reached)`);
+      }
+      sides.push({
+        team: t,
+        name: teamName(t, n, this.players),
+        made: biders.length ? made : null,
+        points: scored.points[t],
+        score: scored.scores[t],
+        bags: after,
+        penalty: penalties > 0,
+        lines,
+      });
+    }
+    return { hand: scored.hand, sides };
+  }
+
+  finishedFrom(winner, reason, scores, event = {}) {
+    const n = this.n;
+    const sides = scores.map((score, t) => ({ name: teamName(t, n, this.players), score }));
+    let headline;
+    if (winner < 0) headline = "The game is a draw.";
+    else {
+      const mine = this.seat >= 0 && teamOf(this.seat, n) === winner;
+      headline = `${teamName(winner, n, this.players)} ${n === 4 ? "win" : "wins"}` +
+        (this.seat >= 0 ? (mine ? " — you won!" : " — you lost.") : ".");
+    }
+    return {
+      winner,
+      headline,
+      reason: REASONS[reason] || reason,
+      sides,
+      rated: !!event.rated,
+      ladder: event.ladder || "",
+    };
+  }
+}

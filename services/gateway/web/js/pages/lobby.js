@@ -1,0 +1,212 @@
+// The lobby (#/lobby): ladders and the ranked queue, practice games with bots, your games.
+
+import { api, get, session } from "../api.js";
+import { RULE_OPTIONS } from "../cards.js";
+import { clock, fill, h, playerName, showError, uuid, when } from "../ui.js";
+
+const QUEUED_POLL = 1000;
+const IDLE_POLL = 5000;
+
+/** Mount the lobby; return its cleanup. */
+export function mountLobby(root) {
+  const me = session();
+  const queueBox = h("section", { class: "panel", "aria-labelledby": "ranked-title", "data-testid": "ranked" });
+  const practiceBox = h("section", { class: "panel", "aria-labelledby": "practice-title" });
+  const gamesBox = h("section", { class: "panel", "aria-labelledby": "games-title" });
+  const watchBox = h("section", { class: "panel", "aria-labelledby": "watch-title" });
+  fill(root, h("div", { class: "lobby" },
+    h("h1", { class: "wide" }, `Welcome, ${me.name || me.player_id}`),
+    queueBox, practiceBox, gamesBox, watchBox));
+
+  let status = null; // the last GET /api/queue answer
+  let wasQueued = false;
+  let timer = null;
+  let stopped = false;
+  let busy = false;
+
+  async function poll() {
+    clearTimeout(timer);
+    if (stopped) return;
+    try {
+      status = await get("/api/queue", { auth: true });
+      if (status.code === "queued") wasQueued = true;
+      if (status.game_id && status.code === "in_game" && wasQueued) {
+        location.hash = `#/table/${status.game_id}`; // match found: to the table
+        return;
+      }
+    } catch (error) {
+      showError(error, "Could not read the queue");
+    }
+    renderQueue();
+    if (!stopped) timer = setTimeout(poll, status && status.code === "queued" ? QUEUED_POLL : IDLE_POLL);
+  }
+
+  async function join(ladder) {
+    busy = true;
+    renderQueue();
+    try {
+      status = await api("POST", "/api/queue", { ladder }, { auth: true });
+      wasQueued = true;
+    } catch (error) {
+      showError(error, `Could not join the ${ladder} queue`);
+    }
+    busy = false;
+    poll();
+  }
+
+  async function leave() {
+    busy = true;
+    try {
+      await api("DELETE", "/api/queue", undefined, { auth: true });
+      wasQueued = false;
+    } catch (error) {
+      showError(error, "Could not leave the queue");
+    }
+    busy = false;
+    poll();
+  }
+
+  function renderQueue() {
+    const sizes = (status && status.queue_sizes) || {};
+    const ladders = Object.keys(sizes).sort();
+    const queued = status && status.code === "queued";
+    const rows = ladders.map((ladder) =>
+      h("tr", {},
+        h("th", { scope: "row" }, h("a", { href: `#/ladder/${encodeURIComponent(ladder)}` }, ladder)),
+        h("td", { "data-testid": `queue-size-${ladder}` }, `${sizes[ladder]} waiting`),
+        h("td", {}, h("button", {
+          class: "btn primary", "data-testid": `join-${ladder}`, disabled: busy || queued || (status && status.code === "in_game"),
+          onclick: () => join(ladder),
+        }, "Join queue"))));
+    let state = null;
+    if (queued) {
+      state = h("div", { class: "queued", "data-testid": "queue-status", role: "status" },
+        h("p", {}, h("strong", {}, `Waiting in the ${status.ladder} queue: ${clock(status.waited || 0)}`)),
+        h("p", {}, `Rating window ±${(status.window || 0).toFixed(1)} — it widens the longer you wait, so a match gets easier to find.`),
+        h("button", { class: "btn", onclick: leave, disabled: busy }, "Leave the queue"));
+    } else if (status && status.code === "in_game" && status.game_id) {
+      state = h("div", { class: "queued", "data-testid": "queue-status" },
+        h("p", {}, "You have a seat in a ranked game."),
+        h("a", { class: "btn primary", href: `#/table/${status.game_id}` }, "Go to your table"));
+    }
+    fill(queueBox,
+      h("h2", { id: "ranked-title" }, "Ranked ladders"),
+      status ? null : h("p", { class: "muted" }, "Loading the queues…"),
+      ladders.length ? h("table", { class: "list" },
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Ladder"), h("th", { scope: "col" }, "Queue"), h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Action")))),
+        h("tbody", {}, rows)) : null,
+      state);
+  }
+
+  // -- practice -------------------------------------------------------------------------------
+
+  const inputs = {};
+  const fields = RULE_OPTIONS.map((option) => {
+    const id = `rule-${option.name}`;
+    let input;
+    if (option.kind === "bool") {
+      input = h("input", { id, type: "checkbox", name: option.name });
+      input.checked = option.value;
+      inputs[option.name] = input;
+      return h("div", { class: "field check" }, input, h("label", { for: id }, option.label));
+    }
+    if (option.kind === "select") {
+      input = h("select", { id, name: option.name },
+        option.choices.map(([value, text]) => h("option", { value: String(value), selected: value === option.value }, text)));
+    } else {
+      input = h("input", { id, type: "number", name: option.name, value: option.value, min: option.min, max: option.max, step: 1, inputmode: "numeric" });
+    }
+    inputs[option.name] = input;
+    return h("div", { class: "field" }, h("label", { for: id }, option.label), input);
+  });
+
+  function chosenRules() {
+    const rules = {};
+    for (const option of RULE_OPTIONS) {
+      const input = inputs[option.name];
+      let value;
+      if (option.kind === "bool") value = input.checked;
+      else if (typeof option.value === "number") value = Number(input.value);
+      else value = input.value;
+      if (value !== option.value) rules[option.name] = value;
+    }
+    return rules;
+  }
+
+  const practiceError = h("p", { class: "form-error", role: "alert", "data-testid": "practice-error" });
+  const startButton = h("button", { class: "btn primary big", type: "submit", "data-testid": "start-practice" }, "Shuffle and play");
+  const form = h("form", { class: "practice" },
+    h("p", {}, "You and three bots, unrated. It starts with the ladder's rules: open Rules to change any of them."),
+    h("details", {},
+      h("summary", {}, "Rules (every option of the rule book)"),
+      h("div", { class: "fields" }, fields),
+      h("button", { class: "btn", type: "button", onclick: resetRules }, "Back to the ladder's rules")),
+    practiceError,
+    startButton);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    practiceError.textContent = "";
+    startButton.disabled = true;
+    try {
+      const opened = await api("POST", "/api/practice", { rules: chosenRules(), command_id: uuid() }, { auth: true });
+      location.hash = `#/table/${opened.game_id}`;
+    } catch (error) {
+      practiceError.textContent = `Could not open the table: ${error.words || error.message}`;
+      startButton.disabled = false;
+    }
+  });
+  function resetRules() {
+    for (const option of RULE_OPTIONS) {
+      const input = inputs[option.name];
+      if (option.kind === "bool") input.checked = option.value;
+      else input.value = String(option.value);
+    }
+  }
+  fill(practiceBox, h("h2", { id: "practice-title" }, "Practice against the computer"), form);
+
+  // -- your games and watching ----------------------------------------------------------------
+
+  async function loadGames() {
+    fill(gamesBox, h("h2", { id: "games-title" }, "Your games"), h("p", { class: "muted" }, "Loading…"));
+    try {
+      const games = await get(`/api/players/${encodeURIComponent(me.player_id)}/games?limit=10`);
+      fill(gamesBox, h("h2", { id: "games-title" }, "Your games"),
+        games.length ? h("ul", { class: "games" }, games.map(gameItem)) : h("p", { class: "muted" }, "No games yet."));
+    } catch (error) {
+      fill(gamesBox, h("h2", { id: "games-title" }, "Your games"), h("p", { class: "form-error" }, `Could not load your games: ${error.words || error.message}`));
+    }
+  }
+
+  const watchInput = h("input", { id: "watch-id", placeholder: "game id", autocomplete: "off" });
+  const watchForm = h("form", { class: "row" }, h("label", { for: "watch-id", class: "sr-only" }, "Game id"), watchInput,
+    h("button", { class: "btn", type: "submit" }, "Watch"));
+  watchForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const id = watchInput.value.trim();
+    if (id) location.hash = `#/watch/${id}`;
+  });
+  fill(watchBox, h("h2", { id: "watch-title" }, "Watch a live game"),
+    h("p", {}, "Open a game from a player's profile, or paste its id."), watchForm);
+
+  poll();
+  loadGames();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+
+/** One game of a list: who played, and a link to play, watch or replay it. */
+export function gameItem(game) {
+  const me = session();
+  const seated = me && game.players.includes(me.player_id);
+  const action = game.finished
+    ? h("a", { href: `#/replay/${game.game_id}` }, "Replay")
+    : h("a", { href: `#/${seated ? "table" : "watch"}/${game.game_id}` }, seated ? "Back to the table" : "Watch");
+  return h("li", {},
+    h("span", { class: "pill" }, game.rated ? game.ladder : "practice"),
+    " ", game.players.map(playerName).join(", "),
+    " · ", h("time", { datetime: game.started_at }, when(game.started_at)),
+    " · ", game.finished ? "finished" : h("strong", {}, "live"),
+    " · ", action);
+}

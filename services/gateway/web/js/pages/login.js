@@ -1,0 +1,43 @@
+// Sign up and log in (#/signup, #/login).
+
+import { login, signUp } from "../api.js";
+import { fill, h } from "../ui.js";
+
+/** Mount the login (`mode` "login") or sign-up ("signup") form. */
+export function mountLogin(root, mode) {
+  const signup = mode === "signup";
+  const error = h("p", { class: "form-error", role: "alert", "data-testid": "form-error" });
+  const name = h("input", { id: "name", name: "name", autocomplete: "username", required: true, maxlength: 64 });
+  const password = h("input", {
+    id: "password", name: "password", type: "password", required: true,
+    autocomplete: signup ? "new-password" : "current-password", minlength: signup ? 8 : 1, maxlength: 128,
+  });
+  const button = h("button", { class: "btn primary", type: "submit" }, signup ? "Sign up" : "Log in");
+  const form = h("form", { class: "card-form", "aria-labelledby": "form-title" },
+    h("h1", { id: "form-title" }, signup ? "Create an account" : "Log in"),
+    h("label", { for: "name" }, "Name"), name,
+    h("label", { for: "password" }, "Password", signup ? h("small", {}, " (at least 8 characters)") : null), password,
+    error, button,
+    h("p", {}, signup
+      ? ["Have an account? ", h("a", { href: "#/login" }, "Log in")]
+      : ["New here? ", h("a", { href: "#/signup" }, "Create an account")]));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    button.disabled = true;
+    try {
+      if (signup) await signUp(name.value.trim(), password.value);
+      else await login(name.value.trim(), password.value);
+      const after = sessionStorage.getItem("spades.after-login");
+      sessionStorage.removeItem("spades.after-login");
+      location.hash = after || "#/lobby";
+    } catch (failure) {
+      error.textContent = failure.words || failure.message;
+      button.disabled = false;
+    }
+  });
+  fill(root, h("div", { class: "narrow" },
+    h("p", { class: "intro" }, "Ranked online Spades: queue for a ladder game with a partner, or shuffle up a practice game against three bots."),
+    form));
+  name.focus();
+}

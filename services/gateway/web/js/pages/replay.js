@@ -1,0 +1,230 @@
+// The replay (#/replay/GAME?at=N): any game step by step, every hand face up once it is
+// finished. Each step has its own URL, so a step can be shared.
+
+import { get } from "../api.js";
+import { bidText, cardText, cardView, ruleChanges, seatName, sortHand, teamName } from "../cards.js";
+import { fill, h, playerName, showError, when } from "../ui.js";
+
+/** Mount the replay of `gameId` at the step in `query` (`at`); return {cleanup, update}. */
+export function mountReplay(root, gameId, query) {
+  let summary = null;
+  let events = [];
+  let at = 0;
+  let loaded = false;
+  const states = new Map(); // at -> StateAt
+  let request = 0;
+
+  const caption = h("p", { class: "step-caption", "data-testid": "step-caption", "aria-live": "polite" });
+  const board = h("div", { class: "replay-board" });
+  const controls = h("div", { class: "replay-controls" });
+  const jumps = h("div", { class: "jumps" });
+  const head = h("div", { class: "table-head" }, h("h1", {}, "Replay ", h("small", {}, gameId.slice(0, 8))));
+  fill(root, h("div", { class: "replay", "aria-label": "Replay" }, head, controls, caption, board, jumps));
+
+  const onKey = (event) => {
+    if (event.target.closest("input, select, textarea")) return;
+    const moves = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: events.length };
+    if (event.key in moves && !event.altKey && !event.ctrlKey && !event.metaKey) {
+      go(moves[event.key]);
+      event.preventDefault();
+    }
+  };
+  document.addEventListener("keydown", onKey);
+
+  Promise.all([get(`/api/games/${encodeURIComponent(gameId)}`), get(`/api/games/${encodeURIComponent(gameId)}/events`)])
+    .then(([found, list]) => {
+      summary = found;
+      events = list;
+      loaded = true;
+      renderHead();
+      update(query);
+    })
+    .catch((error) => {
+      showError(error, "Could not load the replay");
+      fill(board, h("p", { class: "form-error" }, `Could not load the replay: ${error.words || error.message}`));
+    });
+
+  function go(step) {
+    const target = Math.max(0, Math.min(events.length, step));
+    location.hash = `#/replay/${gameId}?at=${target}`;
+  }
+
+  function update(params) {
+    if (!loaded) return;
+    const raw = params.get("at");
+    const wanted = raw === null ? 0 : Number(raw);
+    if (raw === null || !Number.isInteger(wanted) || wanted < 0 || wanted > events.length) {
+      location.replace(`#/replay/${gameId}?at=${Math.max(0, Math.min(events.length, Number.isInteger(wanted) ? wanted : 0))}`);
+      return;
+    }
+    at = wanted;
+    renderControls();
+    show(at);
+  }
+
+  async function show(step) {
+    const mine = ++request;
+    let state = states.get(step);
+    if (!state) {
+      try {
+        state = await get(`/api/games/${encodeURIComponent(gameId)}/state?at=${step}`);
+      } catch (error) {
+        showError(error, `Could not load step ${step}`);
+        return;
+      }
+      states.set(step, state);
+    }
+    if (mine !== request) return; // a later step was asked for meanwhile
+    renderBoard(state, step);
+  }
+
+  // -- what happened, in words ----------------------------------------------------------------
+
+  const players = () => (summary ? summary.players : []);
+  const n = () => players().length || 4;
+  const who = (seat) => `${playerName(players()[seat])}${n() === 4 ? ` (${seatName(seat, 4)})` : ""}`;
+
+  /** Return the hand number, the trick number within it and the trick's plays at a step. */
+  function context(step) {
+    let hand = 0;
+    let tricks = 0;
+    let plays = [];
+    let last = null;
+    for (const item of events.slice(0, step)) {
+      const e = item.event;
+      if (item.type === "HandDealt") {
+        hand = e.hand;
+        tricks = 0;
+        plays = [];
+        last = null;
+      } else if (item.type === "CardPlayed") {
+        plays.push([e.card, e.seat]);
+      } else if (item.type === "TrickWon") {
+        tricks += 1;
+        last = { plays, winner: e.seat, number: tricks };
+        plays = [];
+      }
+    }
+    return { hand, tricks, plays, last };
+  }
+
+  function describe(item, ctx) {
+    if (!item) return "Before the first event.";
+    const e = item.event;
+    switch (item.type) {
+      case "TableOpened": return `Table opened: ${e.players.map(playerName).join(", ")}${e.rated ? ` (ranked, ${e.ladder})` : " (unrated)"}.`;
+      case "GameStarted": return `Game started; ${who(e.dealer)} deals first.`;
+      case "HandDealt": return `Hand ${e.hand} dealt by ${who(e.dealer)}.`;
+      case "BidPlaced": return `${who(e.seat)} bid ${bidText(e.tricks, e.blind, summary && summary.rules)}.`;
+      case "BlindNilDeclared": return `${who(e.seat)} bid blind nil.`;
+      case "BlindNilDeclined": return `${who(e.seat)} declined blind nil and looked at the hand.`;
+      case "CardsPassed": return `${who(e.seat)} passed ${e.cards ? e.cards.map(cardText).join(" ") : `${e.count} cards`} to ${who(e.to_seat)}.`;
+      case "CardDrawn": return `${who(e.seat)} drew${e.kept ? `: kept ${cardText(e.kept)}, discarded ${cardText(e.discarded)}` : ""}.`;
+      case "CardPlayed": return `${who(e.seat)} played ${cardText(e.card)}.`;
+      case "TrickWon": return `${who(e.seat)} won trick ${ctx.tricks}.`;
+      case "HandScored": return `Hand ${e.hand} scored: ${e.points.map((p, t) => `${teamName(t, n(), players())} ${p >= 0 ? "+" : ""}${p}`).join(", ")}.`;
+      case "GameFinished": return e.winner < 0 ? "Game over: a draw." : `Game over: ${teamName(e.winner, n(), players())} won (${e.reason}).`;
+      case "TurnTimedOut": return `${who(e.seat)}'s time ran out; the bot played.`;
+      case "SeatAbandoned": return `${who(e.seat)} left; a bot plays the seat.`;
+      default: return item.type;
+    }
+  }
+
+  // -- rendering ------------------------------------------------------------------------------
+
+  function renderHead() {
+    const changes = ruleChanges(summary.rules);
+    fill(head,
+      h("h1", {}, "Replay ", h("small", {}, gameId.slice(0, 8))),
+      h("span", { class: "pill" }, summary.rated ? `Ranked · ${summary.ladder}` : "Unrated"),
+      summary.finished ? h("span", { class: "muted" }, "finished: every hand face up") : h("span", { class: "muted" }, "in progress: public part only, up to the last complete trick"),
+      changes.length ? h("span", { class: "rules" }, `House rules: ${changes.join("; ")}`) : null,
+      events.length ? h("span", { class: "muted" }, `started ${when(events[0].recorded_at)}`) : null);
+  }
+
+  function renderControls() {
+    const last = events.length;
+    const slider = h("input", { type: "range", min: 0, max: last, value: at, "aria-label": "Step", onchange: (e) => go(Number(e.target.value)) });
+    fill(controls,
+      h("button", { class: "btn", "aria-label": "First step", "data-key": "first", disabled: at === 0, onclick: () => go(0) }, "⏮"),
+      h("button", { class: "btn", "aria-label": "Previous step", "data-key": "prev", disabled: at === 0, onclick: () => go(at - 1) }, "◀ Prev"),
+      h("button", { class: "btn primary", "aria-label": "Next step", "data-key": "next", disabled: at >= last, onclick: () => go(at + 1) }, "Next ▶"),
+      h("button", { class: "btn", "aria-label": "Last step", "data-key": "last", disabled: at >= last, onclick: () => go(last) }, "⏭"),
+      slider,
+      h("span", { class: "muted" }, `${at} / ${last}`));
+    // keep the keyboard where it was: the button pressed is rebuilt
+    const key = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+    if (key) {
+      const again = controls.querySelector(`[data-key="${key}"]`);
+      if (again && !again.disabled) again.focus();
+    }
+
+    const handStarts = events.filter((e) => e.type === "HandDealt").map((e) => [e.event.hand, e.seq]);
+    const ctx = context(at);
+    const current = ctx.hand || (handStarts[0] ? handStarts[0][0] : 0);
+    const trickEnds = [];
+    let inHand = 0;
+    let count = 0;
+    for (const item of events) {
+      if (item.type === "HandDealt") { inHand = item.event.hand; count = 0; }
+      if (item.type === "TrickWon" && inHand === current) trickEnds.push([++count, item.seq]);
+    }
+    fill(jumps,
+      h("h2", {}, "Jump to"),
+      h("div", { class: "jump", role: "group", "aria-label": "Hands" },
+        handStarts.map(([hand, seq]) => h("button", { class: `btn${hand === current ? " primary" : ""}`, "aria-label": `Hand ${hand}`, onclick: () => go(seq) }, `Hand ${hand}`))),
+      trickEnds.length ? h("div", { class: "jump", role: "group", "aria-label": `Tricks of hand ${current}` },
+        h("span", { class: "muted" }, `Hand ${current}, trick:`),
+        trickEnds.map(([k, seq]) => h("button", { class: "bid-btn", "aria-label": `Hand ${current}, trick ${k}`, onclick: () => go(seq) }, String(k)))) : null);
+  }
+
+  function renderBoard(state, step) {
+    const ctx = context(step);
+    const item = step > 0 ? events[step - 1] : null;
+    caption.textContent = `Step ${step}${ctx.hand ? ` · hand ${ctx.hand}` : ""}: ${describe(item, ctx)}`;
+    const count = n();
+    const spots = count === 4 ? ["top", "right", "bottom", "left"] : count === 3 ? ["bottom", "left", "right"] : ["bottom", "top"];
+    const spotOf = (seat) => (count === 4 ? ["top", "right", "bottom", "left"][seat] : spots[seat]);
+    const seats = players().map((id, seat) => {
+      const cards = state.face_up && state.hands[seat] ? sortHand(state.hands[seat]) : null;
+      return h("div", { class: `seat seat-${spotOf(seat)}${state.turn === seat && state.phase !== "over" ? " on-turn" : ""}` },
+        h("div", { class: "seat-name" }, h("a", { href: `#/player/${encodeURIComponent(id)}` }, playerName(id)),
+          state.dealer === seat && state.hand_number ? h("span", { class: "dealer", "aria-label": "dealer" }, "D") : null),
+        h("div", { class: "seat-meta" }, count === 4 ? seatName(seat, count) : `Seat ${seat + 1}`),
+        h("div", { class: "bidtricks", "aria-label": `bid ${bidText(state.bids[seat], false, summary.rules)}, took ${state.taken[seat] ?? 0}` },
+          h("span", { class: "bid" }, bidText(state.bids[seat], false, summary.rules)), "/", String(state.taken[seat] ?? 0)),
+        cards
+          ? h("div", { class: "open-hand", "aria-label": `${playerName(id)}'s hand` }, cards.map((c) => cardView(c)))
+          : h("div", { class: "seat-foot" }, `${state.hand_sizes[seat] ?? 0} cards`));
+    });
+    let shown = ctx.plays;
+    let faded = false;
+    let trickCaption = "";
+    if (!shown.length && ctx.last && item && item.type === "TrickWon") {
+      shown = ctx.last.plays;
+      faded = true;
+      trickCaption = `${who(ctx.last.winner)} won trick ${ctx.last.number}`;
+    }
+    const center = h("div", { class: "trick", role: "group", "aria-label": "Trick" },
+      shown.map(([card, seat]) => h("div", { class: `played at-${spotOf(seat)}${faded ? " faded" : ""}` }, cardView(card), h("span", { class: "by" }, playerName(players()[seat])))),
+      h("div", { class: "trick-caption" }, trickCaption || (state.hand_number ? `Hand ${state.hand_number} · ${state.phase}` : state.phase)));
+    const felt = h("div", { class: "felt" }, ...seats, center);
+    const sides = state.scores.length;
+    const scores = h("table", { class: "scores" },
+      h("caption", {}, "Scores"),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Side"), h("th", { scope: "col" }, "Score"), h("th", { scope: "col" }, "Bags"))),
+      h("tbody", {}, Array.from({ length: sides }, (_, t) =>
+        h("tr", {}, h("th", { scope: "row" }, teamName(t, count, players())), h("td", {}, String(state.scores[t])), h("td", {}, String(state.bags[t]))))));
+    const last = ctx.last && !faded
+      ? h("div", { class: "last-trick" }, h("h2", {}, `Last trick (${ctx.last.number})`),
+          h("div", { class: "mini-trick" }, ctx.last.plays.map(([card, seat]) => h("span", { class: "mini" }, cardView(card, "small"), h("small", {}, playerName(players()[seat]))))),
+          h("p", {}, `won by ${who(ctx.last.winner)}`))
+      : null;
+    fill(board, h("div", { class: "table-main" }, felt, h("aside", { class: "side" }, scores, last)));
+  }
+
+  return {
+    cleanup: () => document.removeEventListener("keydown", onKey),
+    update,
+  };
+}

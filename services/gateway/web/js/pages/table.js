@@ -1,0 +1,560 @@
+// The table: play a game at your seat (/#/table/GAME) or watch one (/#/watch/GAME).
+
+import { ApiError, get, session } from "../api.js";
+import {
+  bidText, cardClass, cardFace, cardLabel, cardView, ruleChanges, seatName, sortHand, teamName,
+  teamOf,
+} from "../cards.js";
+import { Game } from "../game.js";
+import { GameSocket } from "../socket.js";
+import { clock, fill, h, keepFocus, notify, playerName, showError, signed, status } from "../ui.js";
+
+const PHASES = {
+  new: "Waiting for the game to start",
+  dealing: "Dealing",
+  draw: "Drawing from the stock",
+  bid: "Bidding",
+  pass: "Blind nil card exchange",
+  play: "Playing",
+  over: "Game over",
+};
+
+function pace() {
+  const stored = Number(localStorage.getItem("spades.pace"));
+  return Number.isFinite(stored) && localStorage.getItem("spades.pace") !== null ? stored : 350;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Mount the table page for `gameId`; `watching` only watches. Return the cleanup. */
+export function mountTable(root, gameId, { watching = false } = {}) {
+  const me = session();
+  let game = new Game(-1, []);
+  let role = watching ? "spectator" : "seat";
+  let summary = null;
+  let ratings = {};
+  let connection = "connecting";
+  let selected = new Set(); // cards chosen for the blind-nil exchange
+  let sending = false;
+  let backup = null;
+  let rating = null; // the rating change shown at game over
+  const queue = [];
+  let pumping = false;
+
+  const parts = {
+    head: h("div", { class: "table-head" }),
+    seats: {},
+    center: h("div", { class: "trick", "aria-label": "Current trick", role: "group" }),
+    side: h("aside", { class: "side", "aria-label": "Scores" }),
+    action: h("section", { class: "action", "aria-label": "Your move", "aria-live": "polite" }),
+    hand: h("div", { class: "hand", role: "group", "aria-label": "Your hand" }),
+  };
+  for (const spot of ["bottom", "left", "top", "right"]) {
+    parts.seats[spot] = h("div", { class: `seat seat-${spot}` });
+  }
+  const felt = h(
+    "div",
+    { class: "felt" },
+    parts.seats.top,
+    parts.seats.left,
+    parts.center,
+    parts.seats.right,
+    parts.seats.bottom,
+  );
+  fill(
+    root,
+    h("div", { class: "table-page" }, parts.head, h("div", { class: "table-main" }, felt, parts.side), parts.action, parts.hand),
+  );
+  parts.hand.addEventListener("keydown", arrowKeys);
+
+  const socket = new GameSocket(gameId, {
+    onMessage: (message) => {
+      queue.push(message);
+      if (!pumping) pump();
+    },
+    onState: (text) => {
+      connection = text;
+      status(text === "live" || text === "closed" ? "" : `Connection: ${text}`);
+      renderHead();
+    },
+  });
+  window.__spades = { socket, game: () => game };
+
+  get(`/api/games/${encodeURIComponent(gameId)}`)
+    .then((found) => {
+      summary = found;
+      game.rules = game.rules || found.rules;
+      loadRatings(found);
+      render();
+    })
+    .catch((error) => showError(error, "Could not load the game"));
+  socket.start();
+  const ticker = setInterval(tick, 250);
+
+  async function pump() {
+    pumping = true;
+    while (queue.length) {
+      const message = queue.shift();
+      let pause = 0;
+      try {
+        pause = handle(message);
+      } catch (error) {
+        showError(error, "The client could not follow the game");
+      }
+      if (!queue.length || pause) render();
+      const wait = pace();
+      if (pause && wait > 0 && queue.length < 12) await sleep(pause * wait);
+    }
+    pumping = false;
+  }
+
+  /** Fold one server message; return how long (in paces) to let people see it. */
+  function handle(message) {
+    switch (message.type) {
+      case "subscribed": {
+        role = message.role;
+        if (game.seat !== message.seat || !game.players.length) {
+          const rules = game.rules;
+          game = new Game(message.seat, message.players);
+          game.rules = rules || (summary && summary.rules);
+        }
+        return 0;
+      }
+      case "view":
+        if (message.seq >= game.seq) {
+          game.applyView(message.view, message.seq);
+          if (!game.rules && summary) game.rules = summary.rules;
+        }
+        return 0;
+      case "event": {
+        if (message.seq <= game.seq) return 0;
+        const event = message.event;
+        for (const note of game.applyEvent(event, message.seq, message.hand)) notify(note, "info");
+        sending = false;
+
+        if (event.type === "HandDealt") selected = new Set();
+        if (event.type === "GameFinished") fetchRating(event);
+        if (event.type === "CardPlayed" && event.seat !== game.seat) return 1;
+        if (event.type === "TrickWon") return 2;
+        return 0;
+      }
+      case "your_turn":
+        if (game.yourTurn(message)) {
+          sending = false;
+          backup = null;
+          setTimeout(focusMove, 0);
+        }
+        return 0;
+      case "ack":
+        return 0;
+      case "error":
+        if (message.command_id && backup) {
+          game.legal = backup;
+          backup = null;
+          sending = false;
+        }
+        notify(`${describe(message.code)}: ${message.message} (${message.code})`);
+        if (["unauthenticated", "token_invalid", "token_expired"].includes(message.code)) {
+          notify("Log in again to keep playing.");
+        }
+        return 0;
+      default:
+        return 0;
+    }
+  }
+
+  function describe(code) {
+    return {
+      not_your_seat: "You have no seat here",
+      out_of_turn: "Not your turn",
+      must_follow_suit: "You must follow suit",
+      spades_not_broken: "Spades are not broken",
+      unknown_game: "No such game",
+      unavailable: "The table did not answer",
+      rate_limited: "Too fast",
+    }[code] || "The server refused";
+  }
+
+  function send(command) {
+    if (sending || !game.legal) return;
+    backup = game.legal;
+    game.legal = null;
+    sending = true;
+    socket.command(command);
+    render();
+  }
+
+  // -- ratings and game over ------------------------------------------------------------------
+
+  async function loadRatings(found) {
+    for (const id of found.players) {
+      if (id.startsWith("bot:") || ratings[id]) continue;
+      try {
+        const profile = await get(`/api/players/${encodeURIComponent(id)}?history=1`);
+        const on = profile.ratings[found.ladder] || Object.values(profile.ratings)[0];
+        ratings[id] = on ? on : { none: true };
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 404)) showError(error, `Rating of ${id}`);
+        ratings[id] = { none: true };
+      }
+    }
+    renderSeats();
+  }
+
+  async function fetchRating(finished) {
+    if (!me || game.seat < 0 || !finished.rated) return;
+    rating = { waiting: true };
+    for (let i = 0; i < 60 && rating.waiting; i++) {
+      try {
+        const profile = await get(`/api/players/${encodeURIComponent(me.player_id)}?history=20`);
+        const found = profile.history.find((entry) => entry.game_id === gameId);
+        if (found) {
+          rating = found;
+          break;
+        }
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 404)) {
+          showError(error, "Could not read your new rating");
+          rating = null;
+          break;
+        }
+      }
+      await sleep(1000);
+    }
+    if (rating && rating.waiting) rating = { missing: true };
+    render();
+  }
+
+  // -- rendering ------------------------------------------------------------------------------
+
+  function spotOf(seat) {
+    const n = game.n;
+    const base = game.seat >= 0 ? game.seat : n === 4 ? 2 : 0;
+    const r = (seat - base + n) % n;
+    if (n === 4) return ["bottom", "left", "top", "right"][r];
+    if (n === 3) return ["bottom", "left", "right"][r];
+    return ["bottom", "top"][r];
+  }
+
+  function render() {
+    keepFocus(() => {
+      renderHead();
+      renderSeats();
+      renderCenter();
+      renderSide();
+      renderAction();
+      renderHand();
+    });
+  }
+
+  function renderHead() {
+    const bits = [];
+    if (summary) {
+      bits.push(h("span", { class: "pill" }, summary.rated ? `Ranked · ${summary.ladder}` : "Unrated practice"));
+      const changes = game.rules ? ruleChanges(game.rules) : [];
+      if (changes.length) bits.push(h("span", { class: "rules", title: changes.join("\n") }, `House rules: ${changes.join("; ")}`));
+    }
+    fill(
+      parts.head,
+      h("h1", {}, role === "spectator" ? "Watching " : "Table ", h("small", {}, gameId.slice(0, 8))),
+      ...bits,
+      h("span", { class: `conn conn-${connection === "live" ? "live" : "down"}`, "data-testid": "connection" },
+        connection === "live" ? "● live" : `○ ${connection}`),
+      role === "spectator" ? h("span", { class: "muted" }, "Spectators see the game one trick behind.") : null,
+    );
+  }
+
+  function renderSeats() {
+    for (const spot of Object.keys(parts.seats)) fill(parts.seats[spot]).hidden = true;
+    const n = game.n;
+    for (let seat = 0; seat < game.players.length; seat++) {
+      const id = game.players[seat];
+      const spot = parts.seats[spotOf(seat)];
+      spot.hidden = false;
+      const r = ratings[id];
+      const onTurn = game.turn === seat && game.phase !== "over" && game.phase !== "dealing";
+      const bid = game.bids[seat];
+      const bidShown = bidText(bid, game.blind[seat], game.rules);
+      const taken = game.taken[seat] || 0;
+      spot.className = `seat seat-${spotOf(seat)}${onTurn ? " on-turn" : ""}${seat === game.seat ? " mine" : ""}`;
+      spot.dataset.seat = seat;
+      fill(
+        spot,
+        h("div", { class: "seat-name" },
+          h("a", { href: `#/player/${encodeURIComponent(id)}`, target: "_blank", rel: "noopener" }, playerName(id)),
+          seat === game.seat ? h("span", { class: "you" }, "you") : null,
+          game.dealer === seat && game.hand_number ? h("span", { class: "dealer", title: "Dealer", "aria-label": "dealer" }, "D") : null),
+        h("div", { class: "seat-meta" },
+          n === 4 ? seatName(seat, n) : `Seat ${seat + 1}`,
+          " · ",
+          id.startsWith("bot:") ? "bot" : r && !r.none ? `rating ${r.ordinal.toFixed(1)}${r.provisional ? "?" : ""}` : "unrated"),
+        h("div", { class: "bidtricks", "data-testid": `bidtricks-${seat}`, "aria-label": `bid ${bidShown}, took ${taken}` },
+          h("span", { class: "bid" }, bidShown), "/", h("span", { class: "took" }, String(taken))),
+        h("div", { class: "seat-foot" },
+          game.hand_sizes.length ? `${game.hand_sizes[seat]} card${game.hand_sizes[seat] === 1 ? "" : "s"}` : "",
+          onTurn ? h("span", { class: "turn", "data-timer": seat === game.seat ? "mine" : "" }, seat === game.seat ? " · your turn" : " · to play") : null),
+      );
+    }
+    tick();
+  }
+
+  function renderCenter() {
+    const cards = [];
+    let caption = "";
+    let shown = game.trick.map((card, i) => [card, game.trickSeats[i]]);
+    let faded = false;
+    if (!shown.length && game.lastTrick && game.phase === "play") {
+      shown = game.lastTrick.cards.map((card, i) => [card, game.lastTrick.seats[i]]);
+      caption = `${game.nameOf(game.lastTrick.winner)} won the trick`;
+      faded = true;
+    }
+    for (const [card, seat] of shown) {
+      cards.push(h("div", { class: `played at-${spotOf(seat)}${faded ? " faded" : ""}` },
+        cardView(card), h("span", { class: "by" }, playerName(game.players[seat]))));
+    }
+    const phase = PHASES[game.phase] || game.phase;
+    fill(
+      parts.center,
+      ...cards,
+      h("div", { class: "trick-caption", "data-testid": "phase" },
+        caption || (game.hand_number ? `Hand ${game.hand_number} · ${phase}` : phase)),
+    );
+  }
+
+  function renderSide() {
+    const n = game.n;
+    const sides = game.scores.length ? game.scores.length : n === 4 ? 2 : n;
+    const rows = [];
+    for (let t = 0; t < sides; t++) {
+      const mine = game.seat >= 0 && teamOf(game.seat, n) === t;
+      rows.push(h("tr", { class: mine ? "mine" : "" },
+        h("th", { scope: "row" }, teamName(t, n, game.players)),
+        h("td", { "data-testid": `score-${t}` }, String(game.scores[t] ?? 0)),
+        h("td", {}, String(game.bags[t] ?? 0))));
+    }
+    const last = game.lastTrick
+      ? h("div", { class: "last-trick", "data-testid": "last-trick" },
+          h("h2", {}, "Last trick"),
+          h("div", { class: "mini-trick" }, game.lastTrick.cards.map((card, i) =>
+            h("span", { class: "mini" }, cardView(card, "small"), h("small", {}, playerName(game.players[game.lastTrick.seats[i]]))))),
+          h("p", {}, `won by ${game.nameOf(game.lastTrick.winner)}`))
+      : null;
+    fill(
+      parts.side,
+      h("table", { class: "scores" },
+        h("caption", {}, game.rules ? `Scores (to ${game.rules.target})` : "Scores"),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Side"), h("th", { scope: "col" }, "Score"), h("th", { scope: "col" }, "Bags"))),
+        h("tbody", {}, rows)),
+      last,
+      game.result ? resultView(game.result) : null,
+    );
+  }
+
+  function resultView(result) {
+    return h("section", { class: "result", "data-testid": "hand-result", "aria-label": `Hand ${result.hand} result` },
+      h("h2", {}, `Hand ${result.hand} result`),
+      result.sides.map((side) =>
+        h("div", { class: `result-side ${side.made === false ? "set" : "made"}` },
+          h("h3", {}, `${side.name}: ${signed(side.points)} → ${side.score}`),
+          h("ul", {}, side.lines.map((line) => h("li", {}, line))))));
+  }
+
+  function renderAction() {
+    const legal = game.legal || [];
+    const kinds = new Set(legal.map((c) => c.type));
+    const panel = [];
+    if (game.over) {
+      panel.push(gameOver());
+    } else if (role === "spectator") {
+      panel.push(h("p", { class: "muted" }, `${PHASES[game.phase] || game.phase}. ${game.turn >= 0 ? `${game.nameOf(game.turn)} to act.` : ""}`));
+    } else if (kinds.has("DeclareBlindNil") || kinds.has("DeclineBlindNil") || (game.hand_hidden && game.phase === "bid")) {
+      panel.push(blindOffer(legal));
+    } else if (kinds.has("PassCards")) {
+      panel.push(passPanel(legal));
+    } else if (kinds.has("DrawCard")) {
+      panel.push(h("div", { class: "prompt" },
+        h("p", {}, "Draw: keep the top card of the stock (and discard the next), or discard it and keep the next."),
+        h("div", { class: "row" },
+          h("button", { class: "btn", "data-key": "draw-keep", onclick: () => send({ type: "DrawCard", keep: true }) }, "Keep it"),
+          h("button", { class: "btn", "data-key": "draw-discard", onclick: () => send({ type: "DrawCard", keep: false }) }, "Discard it"))));
+    } else if (kinds.has("PlaceBid") || (game.phase === "bid" && game.seat >= 0)) {
+      panel.push(bidRow(legal));
+    } else if (kinds.has("PlayCard")) {
+      panel.push(h("p", { class: "prompt" }, "Your turn: play a card."));
+    } else if (sending) {
+      panel.push(h("p", { class: "muted" }, "Sending…"));
+    } else if (game.turn >= 0 && game.phase !== "dealing") {
+      panel.push(h("p", { class: "muted" }, `${PHASES[game.phase] || ""}: waiting for ${game.nameOf(game.turn)}.`));
+    }
+    if (game.legal && game.deadline) {
+      panel.push(h("p", { class: "timer", "data-timer": "mine", "aria-live": "off" }, ""));
+    }
+    fill(parts.action, ...panel);
+    tick();
+  }
+
+  function bidRow(legal) {
+    const bids = new Map();
+    for (const c of legal) if (c.type === "PlaceBid" && !c.blind) bids.set(c.tricks, c);
+    const most = game.n === 3 ? 17 : 13;
+    const nilAllowed = !game.rules || game.rules.nil_allowed !== false;
+    const buttons = [];
+    for (let t = 0; t <= most; t++) {
+      const label = t === 0 && nilAllowed ? "Nil" : String(t);
+      const command = bids.get(t);
+      buttons.push(h("button", {
+        class: `bid-btn${t === 0 ? " nil" : ""}`,
+        "data-key": `bid-${t}`,
+        "aria-label": t === 0 && nilAllowed ? "Bid nil" : `Bid ${t}`,
+        disabled: !command || sending,
+        onclick: () => send(command),
+      }, label));
+    }
+    const mine = game.bids[game.seat];
+    const prompt = bids.size
+      ? "Your bid: how many tricks will you take?"
+      : mine >= 0 ? `You bid ${bidText(mine, game.blind[game.seat], game.rules)}.` : "Waiting for your turn to bid.";
+    return h("div", { class: "bidding" }, h("p", { class: "prompt" }, prompt),
+      h("div", { class: "bid-row", role: "group", "aria-label": "Bid" }, buttons));
+  }
+
+  function blindOffer(legal) {
+    const blindBids = legal.filter((c) => c.type === "PlaceBid" && c.blind);
+    const can = (type) => legal.some((c) => c.type === type);
+    return h("div", { class: "prompt blind-offer", "data-testid": "blind-offer" },
+      h("h2", {}, "Blind nil?"),
+      h("p", {}, legal.length
+        ? "Your side is far enough behind to bid blind nil before you see your cards (it scores double). Decide first: your hand stays face down until you do."
+        : "Your hand stays face down until you choose."),
+      h("div", { class: "row" },
+        h("button", { class: "btn danger", "data-key": "blind-nil", disabled: !can("DeclareBlindNil") || sending,
+          onclick: () => send({ type: "DeclareBlindNil" }) }, "Bid blind nil"),
+        h("button", { class: "btn", "data-key": "blind-decline", disabled: !can("DeclineBlindNil") || sending,
+          onclick: () => send({ type: "DeclineBlindNil" }) }, "Show my cards")),
+      blindBids.length
+        ? h("div", { class: "bid-row", role: "group", "aria-label": "Blind bid" },
+            blindBids.map((c) => h("button", { class: "bid-btn", "data-key": `blind-${c.tricks}`, "aria-label": `Blind bid ${c.tricks}`,
+              onclick: () => send(c) }, `B${c.tricks}`)))
+        : null);
+  }
+
+  function passPanel(legal) {
+    const options = legal.filter((c) => c.type === "PassCards");
+    const count = options[0].cards.length;
+    const key = [...selected].sort().join(",");
+    const match = options.find((c) => [...c.cards].sort().join(",") === key);
+    const partner = game.nameOf((game.seat + 2) % game.n);
+    return h("div", { class: "prompt", "data-testid": "exchange" },
+      h("p", {}, `Blind nil exchange: choose ${count} card${count === 1 ? "" : "s"} to give ${partner} (${selected.size} chosen).`),
+      h("button", { class: "btn", "data-key": "pass", disabled: !match || sending,
+        onclick: () => { const cards = match.cards; selected = new Set(); send({ type: "PassCards", cards }); } },
+        `Pass ${count} card${count === 1 ? "" : "s"}`));
+  }
+
+  function gameOver() {
+    const over = game.over;
+    const rated = summary ? summary.rated : over.rated;
+    let change = null;
+    if (rated && game.seat >= 0) {
+      if (!rating || rating.waiting) change = h("p", { class: "muted" }, "Waiting for the rating service…");
+      else if (rating.missing) change = h("p", {}, "Your rating change has not arrived yet: see your profile later.");
+      else {
+        const delta = rating.ordinal_after - rating.ordinal_before;
+        change = h("p", { class: "rating-change", "data-testid": "rating-change" },
+          `Your rating: ${rating.ordinal_before.toFixed(1)} → ${rating.ordinal_after.toFixed(1)} (${delta >= 0 ? "+" : "−"}${Math.abs(delta).toFixed(1)})`);
+      }
+    } else if (!rated) {
+      change = h("p", { class: "muted" }, "Practice game: no rating change.");
+    }
+    return h("section", { class: "game-over", "data-testid": "game-over" },
+      h("h2", {}, "Game over"),
+      h("p", { class: "headline" }, over.headline, over.reason ? ` (${over.reason})` : ""),
+      h("p", {}, over.sides.map((s) => `${s.name} ${s.score}`).join(" · ")),
+      change,
+      h("p", { class: "row" },
+        h("a", { class: "btn", href: `#/replay/${gameId}` }, "Replay this game"),
+        h("a", { class: "btn", href: "#/lobby" }, "Back to the lobby")));
+  }
+
+  function renderHand() {
+    const legal = game.legal || [];
+    const playable = new Set(legal.filter((c) => c.type === "PlayCard").map((c) => c.card));
+    const passable = new Set(legal.filter((c) => c.type === "PassCards").flatMap((c) => c.cards));
+    if (role === "spectator" || game.seat < 0) {
+      parts.hand.hidden = true;
+      return;
+    }
+    parts.hand.hidden = false;
+    if (game.hand_hidden) {
+      const size = game.hand_sizes[game.seat] || 13;
+      fill(parts.hand, h("p", { class: "muted" }, `Your ${size} cards are face down until you choose.`),
+        h("div", { class: "cards" }, Array.from({ length: size }, () => h("span", { class: "card back", "aria-hidden": "true" }))));
+      parts.hand.dataset.count = "0";
+      return;
+    }
+    const cards = sortHand(game.hand).map((card) => {
+      const choosing = passable.size > 0;
+      const chosen = selected.has(card);
+      const enabled = !sending && (choosing ? passable.has(card) : playable.has(card));
+      return h("button", {
+        class: `${cardClass(card)}${chosen ? " chosen" : ""}${enabled ? " legal" : ""}`,
+        "data-key": `card-${card}`,
+        "data-card": card,
+        "aria-label": cardLabel(card),
+        "aria-pressed": choosing ? String(chosen) : false,
+        disabled: !enabled,
+        onclick: () => {
+          if (choosing) {
+            if (chosen) selected.delete(card);
+            else selected.add(card);
+            render();
+          } else {
+            send({ type: "PlayCard", card });
+          }
+        },
+      }, cardFace(card));
+    });
+    parts.hand.dataset.count = String(game.hand.length);
+    fill(parts.hand, h("div", { class: "cards", "data-testid": "hand" }, cards));
+  }
+
+  function tick() {
+    const mine = game.legal && game.deadline ? game.deadline - Date.now() / 1000 : null;
+    for (const node of root.querySelectorAll('[data-timer="mine"]')) {
+      if (mine === null) continue;
+      node.textContent = node.classList.contains("timer") ? `Time left: ${clock(mine)}` : ` · your turn ${clock(mine)}`;
+      node.classList.toggle("hurry", mine < 8);
+    }
+  }
+
+  /** Put the focus on the first thing to do when it becomes your turn (keyboard play). */
+  function focusMove() {
+    const active = document.activeElement;
+    if (active && active !== document.body && !root.contains(active)) return;
+    if (active && active.tagName === "A") return;
+    const target = root.querySelector(".hand button.legal, .bid-row button:not([disabled]), .action .btn:not([disabled])");
+    if (target && (!active || active === document.body || active.disabled || !active.isConnected || parts.hand.contains(active) || parts.action.contains(active))) {
+      target.focus({ preventScroll: true });
+    }
+  }
+
+  function arrowKeys(event) {
+    if (!["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key)) return;
+    const buttons = [...parts.hand.querySelectorAll("button:not([disabled])")];
+    if (!buttons.length) return;
+    const at = buttons.indexOf(document.activeElement);
+    let next = 0;
+    if (event.key === "ArrowRight") next = at < 0 ? 0 : (at + 1) % buttons.length;
+    if (event.key === "ArrowLeft") next = at < 0 ? buttons.length - 1 : (at - 1 + buttons.length) % buttons.length;
+    if (event.key === "End") next = buttons.length - 1;
+    buttons[next].focus();
+    event.preventDefault();
+  }
+
+  return () => {
+    clearInterval(ticker);
+    socket.stop();
+    status("");
+    if (window.__spades && window.__spades.socket === socket) delete window.__spades;
+  };
+}

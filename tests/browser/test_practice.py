@@ -1,0 +1,158 @@
+"""A person signs up, opens a practice game against three bots, bids, plays whole hands by
+clicking legal cards, sees each hand's result and the game's end, then replays the game."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.async_api import Page, WebSocket, expect
+
+from tests.browser.conftest import NewPage, StartStack
+from tests.browser.stack import screenshot_path
+
+PASSWORD = "a good password"
+
+ACTIONABLE = """() => {
+  if (document.querySelector('[data-testid="game-over"]')) return "over";
+  if (document.querySelector('[data-testid="blind-offer"] button:not([disabled])')) return "blind";
+  if (document.querySelector('.bid-row button:not([disabled])')) return "bid";
+  if (document.querySelector('.hand button.legal:not([disabled])')) return "card";
+  return null;
+}"""
+
+
+async def sign_up(page: Page, name: str) -> None:
+    """Create an account through the sign-up form; land in the lobby."""
+    await page.goto("/#/signup")
+    await page.get_by_label("Name").fill(name)
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Sign up").click()
+    await expect(page.get_by_role("heading", name=f"Welcome, {name}")).to_be_visible()
+
+
+async def next_move(page: Page) -> str:
+    """Wait until the page offers something to do (or the game is over); return what."""
+    handle = await page.wait_for_function(ACTIONABLE, timeout=60_000)
+    return str(await handle.json_value())
+
+
+async def play_card(page: Page) -> str:
+    """Click the first legal card; check the hand shrinks by one; return the card."""
+    hand = page.get_by_test_id("hand").get_by_role("button")
+    before = await hand.count()
+    card = page.locator(".hand button.legal:not([disabled])").first
+    name = await card.get_attribute("data-card")
+    label = await card.get_attribute("aria-label")
+    assert name
+    assert label
+    assert " of " in label or label in ("Big joker", "Little joker")
+    await card.click()
+    await expect(hand).to_have_count(before - 1)
+    await expect(page.locator(f'.hand button[data-card="{name}"]')).to_have_count(0)
+    return str(name)
+
+
+async def check_hand_result(page: Page, cards_played: int) -> None:
+    """The first hand's result: contract made or set per side, and totals as on the board."""
+    assert cards_played == 13, cards_played
+    result = page.get_by_test_id("hand-result")
+    await expect(result).to_contain_text("Hand 1 result")
+    await expect(result).to_contain_text(re.compile(r"Bid \d+, took \d+: (contract made|set)"))
+    text = await result.inner_text()
+    totals = [int(m) for m in re.findall(r"→ (-?\d+)", text.replace("−", "-"))]
+    assert len(totals) == 2, text
+    await expect(page.get_by_test_id("score-0")).to_have_text(str(totals[0]))
+    await expect(page.get_by_test_id("score-1")).to_have_text(str(totals[1]))
+
+
+async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
+    start: StartStack, new_page: NewPage
+) -> None:
+    stack = await start()
+    page = await new_page(stack)
+    sockets: list[WebSocket] = []
+    page.on("websocket", lambda socket: sockets.append(socket))
+    await sign_up(page, "ann")
+
+    # a short game: the first side to 60 wins, so a hand or few finish it
+    await page.get_by_text("Rules (every option of the rule book)").click()
+    await page.get_by_label("Play to (points)").fill("60")
+    await page.get_by_test_id("start-practice").click()
+    await expect(page).to_have_url(re.compile(r"#/table/[0-9a-f-]{36}$"))
+    game_id = page.url.rsplit("/", 1)[1]
+    await expect(page.get_by_text("House rules: Play to (points): 60")).to_be_visible()
+    await expect(page.get_by_test_id("connection")).to_have_text("● live")
+
+    # four seats with names, the bid row Nil, 1 ... 13
+    for seat in range(4):
+        await expect(page.get_by_test_id(f"bidtricks-{seat}")).to_be_visible()
+    await expect(page.locator(".seat.mine")).to_contain_text("ann")
+    assert await page.locator(".bid-row button").count() == 14
+
+    hands_seen = 0
+    cards_played = 0
+    dropped = False
+    while True:
+        move = await next_move(page)
+        if hands_seen == 0 and await page.get_by_test_id("hand-result").count():
+            hands_seen = 1
+            await check_hand_result(page, cards_played)
+        if move == "over":
+            break
+        if move == "blind":
+            await page.get_by_role("button", name="Show my cards").click()
+        elif move == "bid":
+            await expect(page.get_by_role("button", name="Bid nil")).to_be_visible()
+            three = page.get_by_role("button", name="Bid 3", exact=True)
+            enabled = page.locator(".bid-row button:not([disabled])")
+            bid = three if await three.is_enabled() else enabled.last
+            label = await bid.get_attribute("aria-label")
+            await bid.click()
+            shown = "Nil" if label == "Bid nil" else str(label).removeprefix("Bid ")
+            mine = page.locator(".seat.mine .bid")
+            await expect(mine).to_have_text(shown)
+        else:
+            await play_card(page)
+            cards_played += 1
+            if cards_played == 5 and not dropped:
+                # the connection drops mid-hand: the client reconnects and resumes by itself
+                await page.screenshot(path=screenshot_path("table"), full_page=True)
+                await page.evaluate("window.__spades.socket.drop()")
+                await expect(page.get_by_test_id("connection")).not_to_have_text("● live")
+                await expect(page.get_by_test_id("connection")).to_have_text("● live")
+                dropped = True
+        assert cards_played <= 13 * 12, "the game does not end"
+
+    assert hands_seen == 1
+    assert cards_played >= 13
+    over = page.get_by_test_id("game-over")
+    await expect(over).to_contain_text("Game over")
+    await expect(over).to_contain_text(re.compile(r"(N\+S|E\+W) win|draw"))
+    await expect(over).to_contain_text("Practice game: no rating change.")
+    resumed = [s for s in sockets if s.url.endswith("/ws")]
+    assert len(resumed) >= 2, "the client did not reconnect"
+    await page.screenshot(path=screenshot_path("table-game-over"), full_page=True)
+
+    # the replay of the finished game, step by step, every hand face up
+    await over.get_by_role("link", name="Replay this game").click()
+    await expect(page).to_have_url(re.compile(rf"#/replay/{game_id}\?at=0$"))
+    await page.get_by_role("button", name="Next step").click()
+    await expect(page).to_have_url(re.compile(rf"#/replay/{game_id}\?at=1$"))
+    await expect(page.get_by_test_id("step-caption")).to_contain_text("Step 1")
+    await page.get_by_role("button", name="Hand 1, trick 3").click()
+    await expect(page).to_have_url(re.compile(rf"#/replay/{game_id}\?at=\d+$"))
+    at = int(page.url.rsplit("=", 1)[1])
+    await expect(page.get_by_test_id("step-caption")).to_contain_text("won trick 3")
+    hands = page.locator(".open-hand")
+    await expect(hands).to_have_count(4)
+    for i in range(4):
+        await expect(hands.nth(i).locator(".card")).to_have_count(10)  # 3 tricks played
+    await page.get_by_role("button", name="Previous step").click()
+    await expect(page).to_have_url(re.compile(rf"\?at={at - 1}$"))
+    await page.screenshot(path=screenshot_path("replay"), full_page=True)
+
+    # a step's URL is shareable: opened afresh it shows the same step
+    other = await new_page(stack)
+    await other.goto(f"/#/replay/{game_id}?at={at}")
+    await expect(other.get_by_test_id("step-caption")).to_contain_text("won trick 3")
+    await expect(other.locator(".open-hand").first.locator(".card")).to_have_count(10)
