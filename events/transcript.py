@@ -210,7 +210,7 @@ _OPENED = re.compile(
 )
 _OPENED_SEAT = re.compile(rf"(?P<seat>{_SEAT}) (?P<player>{_TOKEN})(?P<bot> \(bot\))?(?:, |$)")
 _STARTED = re.compile(
-    rf"game started, first dealer (?P<dealer>{_SEAT})(?:, seed (?P<seed>{_NUM}))?,"
+    rf"game started, first dealer (?P<dealer>{_SEAT})(?:, seed (?P<seed>-?\d{{1,20}}))?,"
     r" rules: (?P<rules>.+)"
 )
 _RULE = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_-]{0,40})=(?P<value>[A-Za-z0-9_-]{1,20})")
