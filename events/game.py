@@ -399,6 +399,10 @@ class SeatViewWire(msgspec.Struct, frozen=True, kw_only=True):
     reason: str = ""
     players: tuple[str, ...] = ()
     version: int = 0
+    drawn: Card | None = None
+    """Two-player draw deal: the stock's top card, shown only to the seat about to draw."""
+    discards: tuple[Card, ...] = ()
+    """Two-player draw deal: this seat's own discards (never another seat's)."""
 
 
 def view_to_wire(
@@ -430,6 +434,8 @@ def view_to_wire(
         else command_to_wire(suggestion),
         winner=seat_view.winner,
         reason=seat_view.reason,
+        drawn=engine.card_str(seat_view.drawn) if seat_view.drawn >= 0 else None,
+        discards=tuple(engine.card_str(c) for c in seat_view.discards),
         **extra,
     )
 

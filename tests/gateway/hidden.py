@@ -27,8 +27,11 @@ def states(stored: list[StoredEvent]) -> list[engine.GameState]:
 
 def secret_cards(state: engine.GameState, seat: int) -> set[str]:
     """Return the cards ``seat`` must not know at ``state``: other seats' unplayed cards (bar
-    those it gave them in an exchange), its own while a blind choice is pending, the stock."""
+    those it gave them in an exchange), its own while a blind choice is pending, the stock
+    (bar its top card while this seat is the one to draw), other seats' draw discards."""
     secret: set[int] = set(state.stock)
+    if state.phase == "draw" and state.turn == seat and state.stock:
+        secret.discard(state.stock[0])  # the drawer looks at the top card
     for other, hand in enumerate(state.hands):
         if other != seat or not state.seen[other]:
             secret |= set(hand)
