@@ -32,6 +32,15 @@ Server to client:
 - ``your_turn {game_id, seq, legal, suggestion?, deadline}``: the seat is on turn; ``legal``
   lists every command it may send, ``deadline`` (unix seconds) is when the turn timer lets the
   bot act for it.
+- ``clock {game_id, seq, seat, deadline, now, bot?}``: to every watcher (seats and spectators):
+  ``seat`` is on turn after event ``seq`` until ``deadline`` (the table's turn timer), ``now``
+  the server's time; sent on subscribing, whenever the turn passes, and as ticks (each whole
+  5 s left, then each second of the last 5) until the deadline or the game's end
+  (`services.gateway.feed`: one timer per game per replica). ``bot``: a bot holds the seat.
+- ``match_found {game_id, match_id, ladder, seat, players}``: the account was matched in a
+  ranked game: to each of its connections when the match forms, and right after ``auth`` while
+  it is seated in a live ranked game (what GET /api/queue answers). Once per game per
+  connection.
 - ``ack {game_id, command_id, seq, code}``: ``applied`` (its events end at seq) or
   ``already_applied`` (a retried command id: nothing new happened).
 - ``error {code, message, game_id?, command_id?}``: ``code`` names the reason: ``malformed``,
