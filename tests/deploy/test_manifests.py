@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from kubernetes_validate import utils as k8s
 from services import ops
 from services.cli import SERVICES, build_parser
 from services.config import Settings
+from services.gateway.config import MIN_SECRET_CHARS, GatewayConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -328,16 +329,140 @@ def test_every_setting_reaches_the_services_that_need_it(target: str) -> None:
     assert config | secret_held == SETTING_VARS
     for name, deployment in services_of(objs).items():
         (main,) = pod_spec(deployment)["containers"]
-        from_secrets = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in main["env"]}
+        from_secrets = {
+            e["name"]: e["valueFrom"]["secretKeyRef"]
+            for e in main["env"]
+            if "secretKeyRef" in e.get("valueFrom", {})
+        }
         # Least privilege: the signing key goes to the gateway alone.
         wanted = {"SPADES_DATABASE_URL"} | ({"SPADES_JWT_SECRET"} if name == "gateway" else set())
         assert set(from_secrets) == wanted, name
         assert from_secrets["SPADES_DATABASE_URL"] == {"name": "spades-pg-app", "key": "uri"}
 
 
+class RecordingEnv(Mapping[str, str]):
+    """An environment that remembers every variable the code looks up in it."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = dict(values)
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> str:
+        self.asked.add(key)
+        return self.values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def gateway_reads() -> set[str]:
+    """Return the variables the gateway's own config reads, by running it (not by grepping)."""
+    env = RecordingEnv({})
+    GatewayConfig.from_env(Settings(jwt_secret="k" * MIN_SECRET_CHARS), env)
+    return env.asked
+
+
+GATEWAY_VARS = gateway_reads()
+# Read by the gateway, but never to be set in a cluster: it signs tokens with a throwaway key.
+DEV_ONLY = {"SPADES_GATEWAY_DEV"}
+SECRET_PLACEHOLDER = "from-a-secret-" + "s" * MIN_SECRET_CHARS
+
+
+def reads(service: str) -> set[str]:
+    """Return every variable ``service`` reads: the shared settings, plus the gateway's own."""
+    return SETTING_VARS | (GATEWAY_VARS if service == "gateway" else set())
+
+
+def container_env(objs: list[Obj], container: Obj) -> dict[str, str]:
+    """Return the environment a container starts with (a placeholder for each Secret key)."""
+    maps = {c["metadata"]["name"]: c.get("data", {}) for c in of_kind(objs, "ConfigMap")}
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        assert "configMapRef" in source, f"only ConfigMaps are imported whole: {source}"
+        env.update(maps[source["configMapRef"]["name"]])
+    for entry in container.get("env", []):
+        ref = entry.get("valueFrom", {})
+        if "value" in entry:
+            env[entry["name"]] = entry["value"]
+        elif "configMapKeyRef" in ref:
+            env[entry["name"]] = maps[ref["configMapKeyRef"]["name"]][ref["configMapKeyRef"]["key"]]
+        else:
+            assert "secretKeyRef" in ref, entry
+            env[entry["name"]] = SECRET_PLACEHOLDER
+    return env
+
+
+def test_the_gateway_config_is_read_from_the_environment() -> None:
+    """Guard the recorder: what it finds are the gateway's real knobs, rate limits among them."""
+    assert {"SPADES_RATE_PER_MINUTE", "SPADES_AUTH_RATE_PER_MINUTE"} <= GATEWAY_VARS
+    assert DEV_ONLY <= GATEWAY_VARS
+    assert not GATEWAY_VARS & SETTING_VARS
+
+
+def test_every_variable_a_service_is_given_is_one_it_reads(target: str) -> None:
+    objs = objects(target)
+    for name, deployment in services_of(objs).items():
+        (main,) = pod_spec(deployment)["containers"]
+        given = set(container_env(objs, main))
+        assert given - reads(name) == set(), f"{name} is given variables it never reads"
+        assert not given & DEV_ONLY, f"{name}: a development-only switch in a manifest"
+
+
+def test_every_service_starts_with_the_settings_it_is_given(
+    target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run the services' own settings code on the rendered environment: what it requires is
+    there, what it parses parses, and the ports it will listen on are the ports declared."""
+    monkeypatch.chdir(tmp_path)  # no .spades/infra.env of a local stack filling gaps
+    objs = objects(target)
+    for name, deployment in services_of(objs).items():
+        (main,) = pod_spec(deployment)["containers"]
+        env = container_env(objs, main)
+        settings = Settings.from_env(env)
+        # services.runtime.run_service refuses to start without these two.
+        assert settings.database_url, name
+        assert settings.nats_url, name
+        ports = {p["name"]: p["containerPort"] for p in main["ports"]}
+        assert settings.ops_port == ports["ops"], name
+        if name == "gateway":
+            config = GatewayConfig.from_env(settings, env)  # raises ConfigError if unusable
+            assert not config.dev_secret
+            assert settings.http_port == ports["http"]
+
+
+def test_network_policy_lets_in_exactly_the_ports_the_settings_open(target: str) -> None:
+    """Ingress (by namespace) reaches the gateway's SPADES_HTTP_PORT; Prometheus reaches every
+    service's SPADES_OPS_PORT; nothing else reaches a service pod."""
+    objs = objects(target)
+    for name, deployment in services_of(objs).items():
+        (main,) = pod_spec(deployment)["containers"]
+        settings = Settings.from_env(container_env(objs, main))
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        allowed = set()
+        for policy in policies(objs):
+            if not selects(policy, labels):
+                continue
+            for rule in policy["spec"].get("ingress", []):
+                sources = {
+                    peer.get("namespaceSelector", {})
+                    .get("matchLabels", {})
+                    .get("kubernetes.io/metadata.name", "(same namespace)")
+                    for peer in rule["from"]
+                }
+                allowed |= {(source, p["port"]) for source in sources for p in rule["ports"]}
+        expected = {("monitoring", settings.ops_port)}
+        if name == "gateway":
+            expected.add(("ingress-nginx", settings.http_port))
+        assert allowed == expected, name
+
+
 def test_the_operator_guide_documents_every_setting() -> None:
     readme = (DEPLOY / "README.md").read_text()
-    assert [v for v in sorted(SETTING_VARS) if f"`{v}`" not in readme] == []
+    documented = SETTING_VARS | GATEWAY_VARS
+    assert [v for v in sorted(documented) if f"`{v}`" not in readme] == []
 
 
 def test_table_autoscaling_never_outgrows_the_partitions(target: str) -> None:
