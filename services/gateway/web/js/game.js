@@ -44,6 +44,7 @@ export class Game {
     this.over = null;
     this.exchange = [];
     this.stock = 0;
+    this.clock = null; // {seat, deadline (this machine's clock), bot} from the server's clock
   }
 
   /** Replace everything with a snapshot at `seq`. */
@@ -76,6 +77,7 @@ export class Game {
   applyEvent(event, seq, hand) {
     this.seq = seq;
     this.legal = null;
+    this.clock = null;
     if (hand) this.hand = [...hand];
     const notes = [];
     const n = this.n;
@@ -226,6 +228,23 @@ export class Game {
       this.turn = (this.dealer + 1) % this.n;
     }
     this.leader = this.turn;
+  }
+
+  /** The server's turn clock: `seat` is on turn after event `seq` until `deadline`. */
+  applyClock(message) {
+    if (message.seq < this.seq) return false;
+    this.turn = message.seat;
+    const local = Date.now() / 1000;
+    this.clock = { seat: message.seat, deadline: local + (message.deadline - message.now), bot: !!message.bot };
+    return true;
+  }
+
+  /** Return the seconds left to the seat on turn, or null when no timer runs for it. */
+  secondsLeft(seat) {
+    const now = Date.now() / 1000;
+    if (this.clock && this.clock.seat === seat) return this.clock.bot ? null : this.clock.deadline - now;
+    if (seat === this.seat && this.legal && this.deadline) return this.deadline - now;
+    return null;
   }
 
   /** The seat is on turn: what it may send until `deadline` (unix seconds). */

@@ -12,6 +12,7 @@ const BACKOFF = [250, 500, 1000, 2000, 4000, 5000];
 
 export class GameSocket {
   /**
+   * `gameId` null: only authenticate and listen (the lobby hears `match_found` this way).
    * `onMessage(message)` gets every server message about the game (and errors);
    * `onState(text)` gets "connecting", "live", "reconnecting in 2 s", "closed".
    */
@@ -84,7 +85,14 @@ export class GameSocket {
     }
     switch (message.type) {
       case "welcome":
-        if (!this.ready) this.subscribe();
+        if (this.gameId === null) {
+          // no game: the connection only listens (for match_found)
+          this.ready = true;
+          this.attempt = 0;
+          this.onState("live");
+        } else if (!this.ready) {
+          this.subscribe();
+        }
         return;
       case "subscribed":
         this.ready = true;

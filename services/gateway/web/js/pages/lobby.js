@@ -2,6 +2,7 @@
 
 import { api, get, session } from "../api.js";
 import { RULE_OPTIONS } from "../cards.js";
+import { GameSocket } from "../socket.js";
 import { clock, fill, h, playerName, showError, uuid, when } from "../ui.js";
 
 const QUEUED_POLL = 1000;
@@ -43,11 +44,12 @@ export function mountLobby(root) {
 
   async function join(ladder) {
     busy = true;
+    wasQueued = true; // a match_found may come before the answer
     renderQueue();
     try {
       status = await api("POST", "/api/queue", { ladder }, { auth: true });
-      wasQueued = true;
     } catch (error) {
+      wasQueued = false;
       showError(error, `Could not join the ${ladder} queue`);
     }
     busy = false;
@@ -188,11 +190,20 @@ export function mountLobby(root) {
   fill(watchBox, h("h2", { id: "watch-title" }, "Watch a live game"),
     h("p", {}, "Open a game from a player's profile, or paste its id."), watchForm);
 
+  // the server pushes match_found over a WebSocket; polling GET /api/queue stays as the fallback
+  const listener = new GameSocket(null, {
+    onMessage: (message) => {
+      if (message.type === "match_found" && wasQueued) location.hash = `#/table/${message.game_id}`;
+      else if (message.type === "error") showError(new Error(`${message.message} (${message.code})`), "Match notices");
+    },
+  }).start();
+
   poll();
   loadGames();
   return () => {
     stopped = true;
     clearTimeout(timer);
+    listener.stop();
   };
 }
 

@@ -15,7 +15,7 @@ export function mountLogin(root, mode) {
   const button = h("button", { class: "btn primary", type: "submit" }, signup ? "Sign up" : "Log in");
   const form = h("form", { class: "card-form", "aria-labelledby": "form-title" },
     h("h1", { id: "form-title" }, signup ? "Create an account" : "Log in"),
-    h("label", { for: "name" }, "Name"), name,
+    h("label", { for: "name" }, "Name", signup ? h("small", {}, " (3–24 letters, digits, - or _; a letter first)") : null), name,
     h("label", { for: "password" }, "Password", signup ? h("small", {}, " (at least 8 characters)") : null), password,
     error, button,
     h("p", {}, signup

@@ -145,6 +145,12 @@ export function mountTable(root, gameId, { watching = false } = {}) {
           setTimeout(focusMove, 0);
         }
         return 0;
+      case "clock":
+        game.applyClock(message);
+        return 0;
+      case "match_found":
+        if (message.game_id !== gameId) notify(`A ranked game is ready for you: #/table/${message.game_id}`, "info");
+        return 0;
       case "ack":
         return 0;
       case "error":
@@ -292,7 +298,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
           h("span", { class: "bid" }, bidShown), "/", h("span", { class: "took" }, String(taken))),
         h("div", { class: "seat-foot" },
           game.hand_sizes.length ? `${game.hand_sizes[seat]} card${game.hand_sizes[seat] === 1 ? "" : "s"}` : "",
-          onTurn ? h("span", { class: "turn", "data-timer": seat === game.seat ? "mine" : "" }, seat === game.seat ? " · your turn" : " · to play") : null),
+          onTurn ? h("span", { class: "turn", "data-timer": `seat-${seat}`, "data-label": seat === game.seat ? "your turn" : "to play" }, seat === game.seat ? " · your turn" : " · to play") : null),
       );
     }
     tick();
@@ -519,11 +525,16 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   }
 
   function tick() {
-    const mine = game.legal && game.deadline ? game.deadline - Date.now() / 1000 : null;
-    for (const node of root.querySelectorAll('[data-timer="mine"]')) {
-      if (mine === null) continue;
-      node.textContent = node.classList.contains("timer") ? `Time left: ${clock(mine)}` : ` · your turn ${clock(mine)}`;
-      node.classList.toggle("hurry", mine < 8);
+    for (const node of root.querySelectorAll("[data-timer]")) {
+      const which = node.dataset.timer;
+      const seat = which === "mine" ? game.seat : Number(which.slice(5));
+      const left = game.secondsLeft(seat);
+      if (which === "mine") {
+        node.textContent = left === null ? "" : `Time left: ${clock(left)}`;
+      } else {
+        node.textContent = ` · ${node.dataset.label}${left === null ? "" : ` ${clock(left)}`}`;
+      }
+      node.classList.toggle("hurry", left !== null && left < 8);
     }
   }
 

@@ -1,0 +1,102 @@
+"""Four people in four browsers join the ranked queue and are seated at one game; a fifth
+watches it on a phone-sized screen. Their turn timers are short, so once each has let one run
+out the bots finish the game, the ratings move, and the ladder ranks all four."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from playwright.async_api import Page, expect
+
+from tests.browser.conftest import NewPage, StartStack
+from tests.browser.stack import screenshot_path
+from tests.browser.test_practice import sign_up
+
+PLAYERS = ("ann", "bob", "cyd", "dee")
+TABLE = re.compile(r"#/table/([0-9a-f-]{36})$")
+
+
+async def on_turn_to_bid(pages: list[Page]) -> int:
+    """Return the index of the page whose bid row is enabled first."""
+    waits = {
+        asyncio.ensure_future(
+            page.wait_for_selector(".bid-row button:not([disabled])", timeout=60_000)
+        ): i
+        for i, page in enumerate(pages)
+    }
+    done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return waits[done.pop()]
+
+
+async def test_four_browsers_queue_form_a_ranked_game_that_a_fifth_watches(
+    start: StartStack, new_page: NewPage
+) -> None:
+    stack = await start(SPADES_TURN_SECONDS="6", SPADES_ABANDON_STREAK="1")
+    pages = [await new_page(stack) for _ in PLAYERS]
+    for page, name in zip(pages, PLAYERS, strict=True):
+        await sign_up(page, name)
+    await expect(pages[0].get_by_test_id("queue-size-standard")).to_have_text("0 waiting")
+
+    for page in pages:
+        await page.get_by_test_id("join-standard").click()
+    # whoever was not matched at once saw the queue: waiting time and rating window
+    for page in pages:
+        await expect(page).to_have_url(TABLE, timeout=60_000)
+    game_ids = {TABLE.search(page.url).group(1) for page in pages}  # type: ignore[union-attr]
+    assert len(game_ids) == 1, game_ids
+    game_id = game_ids.pop()
+
+    for page, name in zip(pages, PLAYERS, strict=True):
+        await expect(page.locator(".table-head")).to_contain_text("Ranked · standard")
+        await expect(page.locator(".seat.mine")).to_contain_text(name)
+        for other in PLAYERS:
+            await expect(page.locator(".felt")).to_contain_text(other)
+
+    # the seat on turn bids through its bid row; the others see the bid at that seat
+    first = await on_turn_to_bid(pages)
+    bidder = pages[first]
+    await expect(bidder.locator(".action .timer")).to_contain_text(re.compile(r"Time left: 0:0\d"))
+    seat = int(await bidder.locator(".seat.mine").get_attribute("data-seat") or "-1")
+    await bidder.get_by_role("button", name="Bid 4", exact=True).click()
+    for page in pages:
+        await expect(page.get_by_test_id(f"bidtricks-{seat}").locator(".bid")).to_have_text("4")
+
+    # a fifth person watches on a phone-sized screen
+    watcher = await new_page(stack, width=390, height=844)
+    await sign_up(watcher, "eve")
+    await watcher.goto(f"/#/watch/{game_id}")
+    await expect(watcher.get_by_role("heading", name=re.compile("Watching"))).to_be_visible()
+    for other in PLAYERS:
+        await expect(watcher.locator(".felt")).to_contain_text(other)
+    await expect(watcher.get_by_test_id("hand")).to_have_count(0)  # spectators see no hand
+    await watcher.screenshot(path=screenshot_path("watch-phone"), full_page=True)
+
+    # every seat lets its timer run out once, then bots play the game to its end
+    for page in pages:
+        over = page.get_by_test_id("game-over")
+        await expect(over).to_be_visible(timeout=240_000)
+        await expect(over.get_by_test_id("rating-change")).to_contain_text(
+            re.compile(r"Your rating: -?\d+\.\d → -?\d+\.\d"), timeout=60_000
+        )
+    await expect(watcher.get_by_test_id("game-over")).to_be_visible(timeout=60_000)
+    await pages[0].screenshot(path=screenshot_path("ranked-game-over"), full_page=True)
+
+    # the ladder ranks the four; a profile charts the rating history
+    page = pages[0]
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Ladder").click()
+    await expect(page).to_have_url(re.compile(r"#/ladder/standard$"))
+    rows = page.get_by_test_id("ladder").locator("tbody tr")
+    await expect(rows).to_have_count(4)
+    for name in PLAYERS:
+        await expect(page.get_by_test_id("ladder")).to_contain_text(name)
+    await page.screenshot(path=screenshot_path("ladder"), full_page=True)
+    await rows.first.get_by_role("link").click()
+    await expect(page).to_have_url(re.compile(r"#/player/"))
+    await expect(page.get_by_test_id("rating-chart")).to_be_visible()
+    await expect(page.locator(".profile")).to_contain_text("Recent games")
+    await expect(page.locator("ul.games li")).to_have_count(1)
+    await page.screenshot(path=screenshot_path("profile"), full_page=True)
