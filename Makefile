@@ -8,7 +8,7 @@ UV := $(PY) -m uv
 
 .PHONY: help
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
 
 .venv/.synced: pyproject.toml uv.lock
 	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install --quiet --user uv \
@@ -20,12 +20,30 @@ help: ## list the targets
 install: .venv/.synced ## create .venv from the lock file
 
 .PHONY: dev
-dev: install ## run the platform locally (embedded PostgreSQL and NATS)
+dev: install ## run the platform locally (embedded PostgreSQL and NATS); play in the browser
+	@echo "once every service is ready, play in the browser at http://127.0.0.1:$${SPADES_HTTP_PORT:-8000}/"
 	$(UV) run --frozen spades dev
 
+# The browser tests drive Debian's Chromium (never a browser download); without one they fail.
+.PHONY: browser
+browser: ## install Chromium for the browser tests when missing (apt-get, as root)
+	@if [ -n "$${SPADES_CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Chromium for the browser tests: apt-get install chromium"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+			|| echo "could not install chromium: the browser tests will fail"; \
+	else \
+		echo "no chromium: install Debian's chromium package (as root: apt-get install chromium)"; \
+		echo "or set SPADES_CHROMIUM to a Chromium binary; the browser tests fail without one"; \
+	fi
+
 .PHONY: test
-test: install ## run the whole test suite against real PostgreSQL and NATS
+test: install browser ## run the whole test suite (browser tests in Chromium too) against real PostgreSQL and NATS
 	$(UV) run --frozen pytest
+
+.PHONY: test-browser
+test-browser: install browser ## only the browser tests (screenshots in artifacts/screenshots/)
+	$(UV) run --frozen pytest tests/browser
 
 .PHONY: lint
 lint: install ## ruff, the stdlib-only rule for engine/, and strict mypy on engine/ and events/

@@ -41,7 +41,9 @@ class NoBrowser(RuntimeError):
     """No Chromium binary was found."""
 
 
-def find_chromium(environ: Mapping[str, str] | None = None) -> str:
+def find_chromium(
+    environ: Mapping[str, str] | None = None, fallback: str = "/usr/bin/chromium"
+) -> str:
     """Return the Chromium binary to drive: $SPADES_CHROMIUM, else `chromium` on the PATH.
 
     Raise NoBrowser (saying what to install) when there is none: a browser test must fail,
@@ -57,8 +59,8 @@ def find_chromium(environ: Mapping[str, str] | None = None) -> str:
         found = shutil.which(name, path=env.get("PATH"))
         if found:
             return found
-    if os.access("/usr/bin/chromium", os.X_OK):
-        return "/usr/bin/chromium"
+    if os.path.isfile(fallback) and os.access(fallback, os.X_OK):
+        return fallback
     raise NoBrowser(NO_BROWSER)
 
 
