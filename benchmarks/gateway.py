@@ -7,7 +7,9 @@ table), over SPADES_BENCH_SECONDS (default 15):
 - card plays per second that reached all four seats of their table;
 - p50/p99 from a seat sending PlayCard to the last of the four seats receiving its CardPlayed;
 - inbound WebSocket messages per second at the gateway, beside the ~31k/s the issue measured
-  for litestar+uvicorn relaying to rooms of four on this machine (the ratio is printed).
+  for litestar+uvicorn relaying to rooms of four on this machine (the ratio is printed);
+- the gateway's CPU time per play (a cost that holds still when other work shares the machine,
+  unlike the rates).
 
 Beside the figures, the CPU seconds each process spent in the window (gateway, table, relay and
 the bench's own clients, from /proc): whichever sits near one core per second is the
@@ -208,6 +210,7 @@ async def level(
         await spy.wait()
     return {
         **{f"cpu_{name}": share for name, share in cpu.items()},
+        "gateway_ms_per_play": 1000 * cpu["gateway"] * elapsed / max(complete, 1),
         "plays_per_s": complete / elapsed,
         "p50": pct(latencies, 0.50),
         "p99": pct(latencies, 0.99),
@@ -268,7 +271,8 @@ async def bench(urls: dict[str, str]) -> None:
                 f"{f['inbound_per_s']:.0f} inbound msgs/s "
                 f"(ratio to the {RAW_CEILING:.0f}/s relay ceiling "
                 f"{f['inbound_per_s'] / RAW_CEILING:.3f})\n"
-                f"{'':14}CPU per second of the window: "
+                f"{'':14}gateway CPU per play {f['gateway_ms_per_play']:.2f} ms; "
+                f"CPU per second of the window: "
                 + ", ".join(f"{name} {f['cpu_' + name]:.2f}" for name in pids)
                 + f"; load average {os.getloadavg()[0]:.2f}"
             )

@@ -182,6 +182,10 @@ async def serve(rt: Runtime) -> None:
             lifespan="on",
             ws="websockets",
             ws_max_size=HARD_FRAME_BYTES,
+            # Our frames are small JSON (most under 300 bytes): per-message deflate saves little
+            # of them, yet it was the gateway's largest single cost under load (14% of its CPU
+            # in benchmarks/gateway.py's profile) and keeps a zlib context per connection.
+            ws_per_message_deflate=False,
             timeout_graceful_shutdown=5,
         )
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +57,14 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
 
 async def ask_table(gateway: Gateway, game_id: str, request: TableRequest) -> TableReply:
     """Send a request to the table replica owning ``game_id`` and return its reply."""
-    subject = gateway.subjects.table_command(game_id, gateway.settings.table_partitions)
+    subject = _table_subject(gateway.subjects, game_id, gateway.settings.table_partitions)
     return _table_reply.decode(await ask(gateway, subject, request))
+
+
+@functools.lru_cache(maxsize=65536)
+def _table_subject(subjects: Subjects, game_id: str, partitions: int) -> str:
+    """Return a game's command subject (checked and hashed once per game, not per command)."""
+    return subjects.table_command(game_id, partitions)
 
 
 _encoder = msgspec.json.Encoder()
