@@ -23,7 +23,7 @@ from events.pgstore import PostgresEventStore
 from services.logs import REQUEST_ID_HEADER
 from services.table.tables import stream_of
 from tests.infra import Processes, eventually
-from tests.services.opskit import log_records
+from tests.services.opskit import log_records, start_gateway
 from tests.services.tablekit import PARTITIONS, TableClient
 
 pytestmark = pytest.mark.infra
@@ -143,33 +143,8 @@ async def test_table_lines_carry_the_command_or_timer_and_the_game(
     check_no_card_or_seed(text, started["seed"], hands)
 
 
-async def start_gateway(processes: Processes) -> tuple[Any, int]:
-    proc = processes.start(
-        *SERVE,
-        "gateway",
-        env={
-            **JSON_DEBUG,
-            "SPADES_HTTP_PORT": "0",
-            "SPADES_HTTP_HOST": "127.0.0.1",
-            "SPADES_JWT_SECRET": "log-test-" + "k" * 40,
-            "SPADES_RATE_PER_MINUTE": "10000",
-            "SPADES_AUTH_RATE_PER_MINUTE": "10000",
-        },
-    )
-
-    def listening() -> int | None:
-        assert proc.poll() is None, processes.log(proc)[-5000:]
-        for line in processes.log(proc).splitlines():
-            if '"gateway listening"' in line:
-                return int(json.loads(line)["http_port"])
-        return None
-
-    port: int = await eventually(listening, within=60, what="the gateway to listen")
-    return proc, port
-
-
 async def test_gateway_requests_get_an_id_echoed_and_on_every_line(processes: Processes) -> None:
-    proc, port = await start_gateway(processes)
+    proc, port = await start_gateway(processes, **JSON_DEBUG)
     chosen = "lb-7f3a.2:trace"
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
         account = {"name": f"u{uuid.uuid4().hex[:8]}", "password": "a good password"}

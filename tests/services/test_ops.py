@@ -10,6 +10,8 @@ from litestar.testing import create_test_client
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram
 
 from services import ops
+from tests.infra import Processes
+from tests.services.opskit import ops_port, scrape, start_gateway
 
 
 async def fetch(
@@ -256,3 +258,19 @@ async def test_postgres_and_nats_checks_report_what_they_see() -> None:
         "nats_closed": "failed",
         "nats_silent": "timeout",
     }
+
+
+@pytest.mark.infra
+async def test_the_gateway_process_serves_probes_and_every_metric_on_its_ops_port(
+    processes: Processes,
+) -> None:
+    proc, http_port = await start_gateway(processes)
+    port = await ops_port(processes, proc)
+    assert port != http_port
+    live, _, _ = await fetch(port, ops.LIVEZ)
+    ready, _, body = await fetch(port, ops.READYZ)
+    assert (live, ready) == (200, 200), body
+    assert json.loads(body)["checks"] == {"postgres": "ok", "nats": "ok"}
+    text = scrape(port)
+    missing = [m for m in ops.metric_names() if f"# HELP {m} " not in text]
+    assert missing == []
