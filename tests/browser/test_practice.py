@@ -101,6 +101,14 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
             break
         if move == "blind":
             await page.get_by_role("button", name="Show my cards").click()
+        elif move == "bid" and cards_played == 0:
+            # by keyboard: the focus lands on the bid row when it is your turn; Tab to 3, Enter
+            await expect(page.get_by_role("button", name="Bid nil")).to_be_focused()
+            for _ in range(3):
+                await page.keyboard.press("Tab")
+            await expect(page.get_by_role("button", name="Bid 3", exact=True)).to_be_focused()
+            await page.keyboard.press("Enter")
+            await expect(page.locator(".seat.mine .bid")).to_have_text("3")
         elif move == "bid":
             await expect(page.get_by_role("button", name="Bid nil")).to_be_visible()
             three = page.get_by_role("button", name="Bid 3", exact=True)
@@ -111,6 +119,18 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
             shown = "Nil" if label == "Bid nil" else str(label).removeprefix("Bid ")
             mine = page.locator(".seat.mine .bid")
             await expect(mine).to_have_text(shown)
+        elif cards_played == 0:
+            # by keyboard too: the focus is on a legal card; arrows move along the hand
+            hand = page.get_by_test_id("hand").get_by_role("button")
+            legal = page.locator(".hand button.legal:not([disabled])")
+            await expect(legal.first).to_be_focused()
+            await page.keyboard.press("End")
+            await expect(legal.last).to_be_focused()
+            card = await legal.last.get_attribute("data-card")
+            await page.keyboard.press("Enter")
+            await expect(hand).to_have_count(12)
+            await expect(page.locator(f'.hand button[data-card="{card}"]')).to_have_count(0)
+            cards_played += 1
         else:
             await play_card(page)
             cards_played += 1
@@ -152,7 +172,51 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
     await page.screenshot(path=screenshot_path("replay"), full_page=True)
 
     # a step's URL is shareable: opened afresh it shows the same step
-    other = await new_page(stack)
+    other = await new_page(stack, width=390, height=844)
     await other.goto(f"/#/replay/{game_id}?at={at}")
     await expect(other.get_by_test_id("step-caption")).to_contain_text("won trick 3")
     await expect(other.locator(".open-hand").first.locator(".card")).to_have_count(10)
+    await other.screenshot(path=screenshot_path("replay-phone"), full_page=True)
+
+    # an error from the server is shown in words: the name is taken
+    await other.goto("/#/signup")
+    await other.get_by_label("Name").fill("Ann")
+    await other.get_by_label("Password").fill(PASSWORD)
+    await other.get_by_role("button", name="Sign up").click()
+    await expect(other.get_by_test_id("form-error")).to_contain_text("is taken (name_taken)")
+
+
+async def test_blind_nil_is_offered_before_the_hand_is_shown_then_cards_are_exchanged(
+    start: StartStack, new_page: NewPage
+) -> None:
+    stack = await start()
+    page = await new_page(stack)
+    await sign_up(page, "bea")
+    # blind nil open to a side behind by 0 or more: offered from the first hand
+    await page.get_by_text("Rules (every option of the rule book)").click()
+    await page.get_by_label("Blind nil only when behind by at least").fill("0")
+    await page.get_by_test_id("start-practice").click()
+    await expect(page).to_have_url(re.compile(r"#/table/[0-9a-f-]{36}$"))
+
+    offer = page.get_by_test_id("blind-offer")
+    await expect(offer.get_by_role("button", name="Bid blind nil")).to_be_enabled()
+    await expect(page.locator(".hand .card.back")).to_have_count(13)  # still face down
+    await expect(page.get_by_test_id("hand")).to_have_count(0)
+    await offer.get_by_role("button", name="Bid blind nil").click()
+    await expect(page.locator(".seat.mine .bid")).to_have_text("Blind nil")
+
+    # once all have bid: give partner two cards, and get two back
+    exchange = page.get_by_test_id("exchange")
+    await expect(exchange).to_contain_text("choose 2 cards to give Bot 2 (South)")
+    hand = page.get_by_test_id("hand").get_by_role("button")
+    await expect(hand).to_have_count(13)
+    pass_two = exchange.get_by_role("button", name="Pass 2 cards")
+    await expect(pass_two).to_be_disabled()
+    for i in (0, 1):
+        await hand.nth(i).click()
+        await expect(hand.nth(i)).to_have_attribute("aria-pressed", "true")
+    await expect(exchange).to_contain_text("(2 chosen)")
+    await pass_two.click()
+    await expect(page.locator(".toasts")).to_contain_text("passed you 2 card(s)")
+    await expect(exchange).to_have_count(0)
+    await expect(hand).to_have_count(13)

@@ -41,9 +41,15 @@ async def test_four_browsers_queue_form_a_ranked_game_that_a_fifth_watches(
         await sign_up(page, name)
     await expect(pages[0].get_by_test_id("queue-size-standard")).to_have_text("0 waiting")
 
-    for page in pages:
+    await pages[0].get_by_test_id("join-standard").click()
+    status = pages[0].get_by_test_id("queue-status")
+    await expect(status).to_contain_text("Waiting in the standard queue: 0:0")
+    await expect(status).to_contain_text(re.compile(r"Rating window ±\d+\.\d"))
+    await expect(pages[1].get_by_test_id("queue-size-standard")).to_have_text(
+        "1 waiting", timeout=10_000
+    )
+    for page in pages[1:]:
         await page.get_by_test_id("join-standard").click()
-    # whoever was not matched at once saw the queue: waiting time and rating window
     for page in pages:
         await expect(page).to_have_url(TABLE, timeout=60_000)
     game_ids = {TABLE.search(page.url).group(1) for page in pages}  # type: ignore[union-attr]

@@ -146,10 +146,10 @@ export function mountReplay(root, gameId, query) {
     const last = events.length;
     const slider = h("input", { type: "range", min: 0, max: last, value: at, "aria-label": "Step", onchange: (e) => go(Number(e.target.value)) });
     fill(controls,
-      h("button", { class: "btn", "aria-label": "First step", "data-key": "first", disabled: at === 0, onclick: () => go(0) }, "⏮"),
+      h("button", { class: "btn", "aria-label": "First step", "data-key": "first", disabled: at === 0, onclick: () => go(0) }, "« First"),
       h("button", { class: "btn", "aria-label": "Previous step", "data-key": "prev", disabled: at === 0, onclick: () => go(at - 1) }, "◀ Prev"),
       h("button", { class: "btn primary", "aria-label": "Next step", "data-key": "next", disabled: at >= last, onclick: () => go(at + 1) }, "Next ▶"),
-      h("button", { class: "btn", "aria-label": "Last step", "data-key": "last", disabled: at >= last, onclick: () => go(last) }, "⏭"),
+      h("button", { class: "btn", "aria-label": "Last step", "data-key": "last", disabled: at >= last, onclick: () => go(last) }, "Last »"),
       slider,
       h("span", { class: "muted" }, `${at} / ${last}`));
     // keep the keyboard where it was: the button pressed is rebuilt

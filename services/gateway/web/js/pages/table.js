@@ -66,6 +66,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     h("div", { class: "table-page" }, parts.head, h("div", { class: "table-main" }, felt, parts.side), parts.action, parts.hand),
   );
   parts.hand.addEventListener("keydown", arrowKeys);
+  parts.action.addEventListener("keydown", arrowKeys);
 
   const socket = new GameSocket(gameId, {
     onMessage: (message) => {
@@ -266,7 +267,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       ...bits,
       h("span", { class: `conn conn-${connection === "live" ? "live" : "down"}`, "data-testid": "connection" },
         connection === "live" ? "● live" : `○ ${connection}`),
-      role === "spectator" ? h("span", { class: "muted" }, "Spectators see the game one trick behind.") : null,
+      role === "spectator" ? h("span", { class: "muted" }, "Spectators see each trick once it is complete (bids with the first trick).") : null,
     );
   }
 
@@ -372,7 +373,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     if (game.over) {
       panel.push(gameOver());
     } else if (role === "spectator") {
-      panel.push(h("p", { class: "muted" }, `${PHASES[game.phase] || game.phase}. ${game.turn >= 0 ? `${game.nameOf(game.turn)} to act.` : ""}`));
+      const shown = game.phase === "new" && game.turn >= 0 ? "The hand is under way" : PHASES[game.phase] || game.phase;
+      panel.push(h("p", { class: "muted" }, `${shown}. ${game.turn >= 0 ? `${game.nameOf(game.turn)} to act.` : ""}`));
     } else if (kinds.has("DeclareBlindNil") || kinds.has("DeclineBlindNil") || (game.hand_hidden && game.phase === "bid")) {
       panel.push(blindOffer(legal));
     } else if (kinds.has("PassCards")) {
@@ -551,7 +553,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
 
   function arrowKeys(event) {
     if (!["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key)) return;
-    const buttons = [...parts.hand.querySelectorAll("button:not([disabled])")];
+    const group = event.currentTarget.contains(document.activeElement) ? document.activeElement.closest('[role="group"]') : null;
+    if (!group) return;
+    const buttons = [...group.querySelectorAll("button:not([disabled])")];
     if (!buttons.length) return;
     const at = buttons.indexOf(document.activeElement);
     let next = 0;
