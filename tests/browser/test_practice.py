@@ -189,7 +189,8 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
 async def test_blind_nil_is_offered_before_the_hand_is_shown_then_cards_are_exchanged(
     start: StartStack, new_page: NewPage
 ) -> None:
-    stack = await start()
+    # tokens last 70 s: an open tab logs in again by itself a minute before they run out
+    stack = await start(SPADES_TOKEN_SECONDS="70")
     page = await new_page(stack)
     await sign_up(page, "bea")
     # blind nil open to a side behind by 0 or more: offered from the first hand
@@ -197,6 +198,7 @@ async def test_blind_nil_is_offered_before_the_hand_is_shown_then_cards_are_exch
     await page.get_by_label("Blind nil only when behind by at least").fill("0")
     await page.get_by_test_id("start-practice").click()
     await expect(page).to_have_url(re.compile(r"#/table/[0-9a-f-]{36}$"))
+    await expect(page.locator(".toasts")).to_contain_text("Session renewed", timeout=30_000)
 
     offer = page.get_by_test_id("blind-offer")
     await expect(offer.get_by_role("button", name="Bid blind nil")).to_be_enabled()

@@ -138,13 +138,27 @@ export async function renewNow() {
 export async function api(method, path, body, { auth = false } = {}) {
   if (!auth) return call(method, path, body);
   try {
-    return await call(method, path, body, await token());
-  } catch (error) {
-    if (error instanceof ApiError && error.code === "token_expired" && remembered) {
-      return call(method, path, body, await renewNow());
+    try {
+      return await call(method, path, body, await token());
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "token_expired" && remembered) {
+        return await call(method, path, body, await renewNow());
+      }
+      throw error;
     }
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) expired(error);
     throw error;
   }
+}
+
+/** The session is over and this tab cannot renew it: to the login page, then back here. */
+function expired(error) {
+  if (!session()) return;
+  notify(`Your session ended (${error.code}): log in again to continue.`);
+  sessionStorage.setItem("spades.after-login", location.hash);
+  logout();
+  location.hash = "#/login";
 }
 
 export const get = (path, options) => api("GET", path, undefined, options);

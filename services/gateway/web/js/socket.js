@@ -5,7 +5,7 @@
 // event missed or repeated, and sends again every command not yet answered (same command_id:
 // the table applies it once).
 
-import { renewNow, token } from "./api.js";
+import { onSession, renewNow, token } from "./api.js";
 import { uuid } from "./ui.js";
 
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000];
@@ -29,6 +29,10 @@ export class GameSocket {
     this.ready = false;
     this.resumes = 0;
     this.tries = new Map();
+    // a renewed token goes to the server at once, so the connection's session never lapses
+    this.unlisten = onSession((value) => {
+      if (value && this.ws && this.ws.readyState === WebSocket.OPEN) this.raw({ type: "auth", token: value.token });
+    });
   }
 
   start() {
@@ -92,6 +96,9 @@ export class GameSocket {
           this.onState("live");
         } else if (!this.ready) {
           this.subscribe();
+        } else {
+          // authenticated again (a renewed token): send what the expired one could not
+          for (const [id, command] of this.pending) this.sendCommand(id, command);
         }
         return;
       case "subscribed":
@@ -161,6 +168,7 @@ export class GameSocket {
 
   stop() {
     this.stopped = true;
+    this.unlisten();
     clearTimeout(this.retry);
     if (this.ws) this.ws.close(1000, "left the page");
     this.onState("closed");

@@ -58,7 +58,7 @@ export function notify(text, kind = "error") {
   const toast = h("div", { class: `toast toast-${kind}` }, h("span", {}, text), close);
   close.addEventListener("click", () => toast.remove());
   box.append(toast);
-  if (kind !== "error") setTimeout(() => toast.remove(), 4000);
+  if (kind !== "error") setTimeout(() => toast.remove(), 6000);
   while (box.children.length > 4) box.firstChild.remove();
 }
 

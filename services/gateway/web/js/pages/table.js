@@ -1,6 +1,6 @@
 // The table: play a game at your seat (/#/table/GAME) or watch one (/#/watch/GAME).
 
-import { ApiError, get, session } from "../api.js";
+import { ApiError, get, logout, session } from "../api.js";
 import {
   bidText, cardClass, cardFace, cardLabel, cardView, ruleChanges, seatName, sortHand, teamName,
   teamOf,
@@ -160,9 +160,17 @@ export function mountTable(root, gameId, { watching = false } = {}) {
           backup = null;
           sending = false;
         }
-        notify(`${describe(message.code)}: ${message.message} (${message.code})`);
         if (["unauthenticated", "token_invalid", "token_expired"].includes(message.code)) {
-          notify("Log in again to keep playing.");
+          // the token ran out and this tab cannot renew it (it was reloaded): log in, come back
+          notify(`Your session expired (${message.code}): log in again to come back to this table.`);
+          sessionStorage.setItem("spades.after-login", location.hash);
+          logout();
+          location.hash = "#/login";
+          return 0;
+        }
+        notify(`${describe(message.code)}: ${message.message} (${message.code})`);
+        if (message.code === "unknown_game") {
+          fill(parts.action, h("p", { class: "form-error" }, `There is no game ${gameId}.`));
         }
         return 0;
       default:
