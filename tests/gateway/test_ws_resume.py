@@ -1,5 +1,6 @@
 """Reconnect and resume: mid-bid, mid-trick and across a gateway restart, the client's state
-converges to the true one with no event missed or repeated."""
+converges to the true one with no event missed or repeated; at the default turn timer a seat
+that comes back within seconds keeps acting itself."""
 
 from __future__ import annotations
 
@@ -96,6 +97,70 @@ async def test_a_seat_that_drops_mid_bid_and_mid_trick_resumes_exactly(
     assert isinstance(REGISTRY.decode(stored[-1]), wire.GameFinished)
 
 
+async def test_a_seat_dropping_mid_trick_at_the_default_timer_still_acts_itself(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    for name in ("relay", "table"):  # SPADES_TURN_SECONDS unset: the default 25 s timer
+        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+    gateway = await start_gateway(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        tokens = [await register_and_login(http, n) for n in NAMES]
+    game_id = await open_casual(nc, subjects, NAMES)
+    others = [WsClient(gateway.ws_url, t) for t in tokens[1:]]
+    for client in others:
+        await client.connect()
+    rest = [asyncio.create_task(c.play(game_id)) for c in others]
+    try:
+        north = WsClient(gateway.ws_url, tokens[0])
+        await north.connect()
+        await north.send({"type": "subscribe", "game_id": game_id, "hints": True})
+        in_trick = 0
+        while True:  # play by the hints until north is to play into a trick already led
+            body = await north.recv(120)
+            if body["type"] == "event":
+                kind = body["event"]["type"]
+                in_trick = 0 if kind == "TrickWon" else in_trick + (kind == "CardPlayed")
+            elif body["type"] == "your_turn":
+                if in_trick and body["seq"] > 20:
+                    break
+                await north.command(game_id, body["suggestion"])
+        due = body["seq"]
+        last = north.last_seq(game_id)
+        await north.close()  # the connection drops with north on turn, mid-trick
+
+        back = WsClient(gateway.ws_url, tokens[0])
+        await back.connect()
+        await back.send({"type": "subscribe", "game_id": game_id, "last_seq": last, "hints": True})
+        turn = await back.expect("your_turn")
+        assert turn["seq"] == due  # the game waited for him: nothing happened meanwhile
+        assert turn["suggestion"]["type"] == "PlayCard"
+        await back.command(game_id, turn["suggestion"])
+        ack = await back.expect("ack")
+        assert ack["code"] == "applied"
+        while (await back.expect("event"))["seq"] <= due:  # his card reaches him too
+            pass
+
+        stored = await event_store.read(stream_of(game_id))
+        decoded = [REGISTRY.decode(s) for s in stored]
+        opened = decoded[0]
+        assert isinstance(opened, wire.TableOpened)
+        assert opened.turn_seconds == 25.0  # the default timer
+        assert not [e for e in decoded if isinstance(e, wire.TurnTimedOut | wire.SeatAbandoned)]
+        played = decoded[due]  # the event after seq `due`
+        assert played == wire.CardPlayed(seat=0, card=turn["suggestion"]["card"])
+        assert stored[due].metadata.actor == NAMES[0]  # his own command, not the bot's
+        seqs = [e["seq"] for e in back.events(game_id)]
+        assert seqs == list(range(last + 1, last + 1 + len(seqs)))
+        assert due + 1 in seqs
+        await back.close()
+    finally:
+        for task in rest:
+            task.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
+        for client in others:
+            await client.close()
+
+
 async def test_clients_resume_after_the_gateway_restarts(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
@@ -124,6 +189,28 @@ async def test_clients_resume_after_the_gateway_restarts(
     assert all(isinstance(r, Exception) for r in results)  # their connections were closed
 
     restarted = await start_gateway(processes)
+    # north resumes alone first (the game waits, the timer is long): once he has every event
+    # up to the table's version, what he holds is what the table says he holds
+    north = WsClient(restarted.ws_url, tokens[0])
+    await north.connect()
+    await north.send(
+        {"type": "subscribe", "game_id": game_id, "last_seq": first[0].last_seq(game_id)}
+    )
+    await north.expect("subscribed")
+    async with httpx.AsyncClient(base_url=restarted.url, timeout=30) as http:
+        answer = await http.get(
+            f"/api/games/{game_id}/view", headers={"Authorization": f"Bearer {tokens[0]}"}
+        )
+    assert answer.status_code == 200, answer.text
+    table_view = answer.json()
+    while north.last_seq(game_id) < table_view["version"]:
+        await north.recv()
+    resumed_seqs, resumed_hand = tracked([first[0], north], game_id)
+    assert max(resumed_seqs) == table_view["version"]
+    assert resumed_hand == tuple(table_view["hand"])
+    assert resumed_hand == await true_hand(event_store, game_id, table_view["version"], 0)
+    await north.close()
+
     second = [WsClient(restarted.ws_url, t) for t in tokens]
     for client in second:
         await client.connect()
