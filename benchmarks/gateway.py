@@ -12,8 +12,8 @@ table), over SPADES_BENCH_SECONDS (default 15):
   unlike the rates).
 
 Beside the figures, the CPU seconds each process spent in the window (gateway, table, relay and
-the bench's own clients, from /proc): whichever sits near one core per second is the
-bottleneck. SPADES_BENCH_PYSPY=DIR also records each service with py-spy (on PATH, or
+the bench's own clients, from /proc) and how busy the machine's cores were: a process near one
+core per second is the bottleneck; cores near 100% busy mean the machine is. SPADES_BENCH_PYSPY=DIR also records each service with py-spy (on PATH, or
 SPADES_PYSPY=/path/to/py-spy) during each level, as collapsed stacks in DIR
 (`<service>-<clients>.txt`), for flame graphs or a quick `sort | uniq -c`.
 
@@ -144,6 +144,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy() -> tuple[float, float]:
+    """Return (busy, total) CPU time of the whole machine so far (zeros where /proc is not)."""
+    try:
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return 0.0, 0.0
+    idle = values[3] + values[4]  # idle + iowait
+    return float(sum(values) - idle), float(sum(values))
+
+
 async def profile(pids: dict[str, int], clients: int) -> list[asyncio.subprocess.Process]:
     """Start py-spy on every service for one window (when SPADES_BENCH_PYSPY asks for it)."""
     if not PYSPY_DIR:
@@ -195,9 +206,12 @@ async def level(
     started = time.perf_counter()
     inbound_start = run.inbound
     cpu_start = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    busy_start = machine_busy()
     await asyncio.wait(tasks, timeout=WINDOW)
     elapsed = time.perf_counter() - started
     cpu = {name: (cpu_seconds(pid) - cpu_start[name]) / elapsed for name, pid in pids.items()}
+    busy_end = machine_busy()
+    busy = (busy_end[0] - busy_start[0]) / max(busy_end[1] - busy_start[1], 1.0)
     run.stop = True
     await asyncio.gather(*tasks, return_exceptions=True)
     latencies = [
@@ -211,6 +225,7 @@ async def level(
     return {
         **{f"cpu_{name}": share for name, share in cpu.items()},
         "gateway_ms_per_play": 1000 * cpu["gateway"] * elapsed / max(complete, 1),
+        "machine_busy": busy,
         "plays_per_s": complete / elapsed,
         "p50": pct(latencies, 0.50),
         "p99": pct(latencies, 0.99),
@@ -274,6 +289,7 @@ async def bench(urls: dict[str, str]) -> None:
                 f"{'':14}gateway CPU per play {f['gateway_ms_per_play']:.2f} ms; "
                 f"CPU per second of the window: "
                 + ", ".join(f"{name} {f['cpu_' + name]:.2f}" for name in pids)
+                + f"; all cores busy {100 * f['machine_busy']:.0f}% of {os.cpu_count()}"
                 + f"; load average {os.getloadavg()[0]:.2f}"
             )
     finally:
