@@ -13,7 +13,8 @@ table), over SPADES_BENCH_SECONDS (default 15):
 
 Beside the figures, the CPU seconds each process spent in the window (gateway, table, relay and
 the bench's own clients, from /proc) and how busy the machine's cores were: a process near one
-core per second is the bottleneck; cores near 100% busy mean the machine is. SPADES_BENCH_PYSPY=DIR also records each service with py-spy (on PATH, or
+core per second is the bottleneck; cores near 100% busy mean the machine is.
+SPADES_BENCH_PYSPY=DIR also records each service with py-spy (on PATH, or
 SPADES_PYSPY=/path/to/py-spy) during each level, as collapsed stacks in DIR
 (`<service>-<clients>.txt`), for flame graphs or a quick `sort | uniq -c`.
 
