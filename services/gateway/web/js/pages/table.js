@@ -81,14 +81,28 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   });
   window.__spades = { socket, game: () => game };
 
-  get(`/api/games/${encodeURIComponent(gameId)}`)
-    .then((found) => {
-      summary = found;
-      game.rules = game.rules || found.rules;
-      loadRatings(found);
-      render();
-    })
-    .catch((error) => showError(error, "Could not load the game"));
+  let opening = 0; // retries while a just-matched game is not open yet
+  let closed = false;
+
+  async function loadSummary() {
+    // a match is announced as soon as it is found: the table opens its game a moment later
+    for (let attempt = 0; !closed; attempt++) {
+      try {
+        summary = await get(`/api/games/${encodeURIComponent(gameId)}`);
+        game.rules = game.rules || summary.rules;
+        loadRatings(summary);
+        render();
+        return;
+      } catch (error) {
+        if (!(error instanceof ApiError && error.code === "unknown_game" && attempt < 60)) {
+          showError(error, "Could not load the game");
+          return;
+        }
+        await sleep(500);
+      }
+    }
+  }
+  loadSummary();
   socket.start();
   const ticker = setInterval(tick, 250);
 
@@ -166,6 +180,12 @@ export function mountTable(root, gameId, { watching = false } = {}) {
           sessionStorage.setItem("spades.after-login", location.hash);
           logout();
           location.hash = "#/login";
+          return 0;
+        }
+        if (message.code === "unknown_game" && !message.command_id && opening < 60) {
+          opening += 1;
+          fill(parts.action, h("p", { class: "muted" }, "Waiting for the table to open the game…"));
+          setTimeout(() => !closed && socket.subscribe(), 500);
           return 0;
         }
         notify(`${describe(message.code)}: ${message.message} (${message.code})`);
@@ -575,6 +595,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   }
 
   return () => {
+    closed = true;
     clearInterval(ticker);
     socket.stop();
     status("");
