@@ -2,7 +2,8 @@
 
 Every seat is a WebSocket client of a real `spades serve gateway` process: it subscribes with
 hints and, on `your_turn`, sends the suggested command. Measured per number of clients (four a
-table), over SPADES_BENCH_SECONDS (default 15):
+table), over SPADES_BENCH_SECONDS (default 15) counted from when every client has subscribed
+(the connection storm before it is timed apart):
 
 - card plays per second that reached all four seats of their table;
 - p50/p99 from a seat sending PlayCard to the last of the four seats receiving its CardPlayed;
@@ -63,6 +64,9 @@ class Run:
     seen: dict[Key, list[float]] = field(default_factory=dict)
     inbound: int = 0
     stop: bool = False
+    subscribed: int = 0
+    all_subscribed: asyncio.Event = field(default_factory=asyncio.Event)
+    clients: int = 0
 
 
 async def seat(url: str, token: str, game_id: str, run: Run) -> None:
@@ -79,7 +83,11 @@ async def seat(url: str, token: str, game_id: str, run: Run) -> None:
                 continue
             body = json.loads(text)
             kind = body["type"]
-            if kind == "your_turn" and body.get("suggestion"):
+            if kind == "view":
+                run.subscribed += 1
+                if run.subscribed == run.clients:
+                    run.all_subscribed.set()
+            elif kind == "your_turn" and body.get("suggestion"):
                 command = body["suggestion"]
                 if command["type"] == "PlayCard":
                     card = command["card"]
@@ -192,7 +200,7 @@ async def level(
 ) -> dict[str, float]:
     """Open clients/4 casual tables, play them for the window, return the figures."""
     tokens = Tokens(SECRET, 3600)
-    run = Run()
+    run = Run(clients=clients // 4 * 4)
     tasks = []
     for t in range(clients // 4):
         players = tuple(f"b{clients}x{t}s{s}" for s in range(4))
@@ -203,6 +211,9 @@ async def level(
         for player in players:
             token, _ = tokens.issue(player, False)
             tasks.append(asyncio.create_task(seat(url, token, reply.game_id, run)))
+    opening = time.perf_counter()
+    await asyncio.wait_for(run.all_subscribed.wait(), 300)
+    setup = time.perf_counter() - opening
     spies = await profile(pids, clients)
     started = time.perf_counter()
     inbound_start = run.inbound
@@ -215,18 +226,20 @@ async def level(
     busy = (busy_end[0] - busy_start[0]) / max(busy_end[1] - busy_start[1], 1.0)
     run.stop = True
     await asyncio.gather(*tasks, return_exceptions=True)
-    latencies = [
-        max(times) - run.sent[key]
+    played = [
+        (key, times)
         for key, times in run.seen.items()
-        if len(times) >= 4 and key in run.sent
+        if len(times) >= 4 and key in run.sent and run.sent[key] >= started
     ]
-    complete = sum(1 for times in run.seen.values() if len(times) >= 4)
+    latencies = [max(times) - run.sent[key] for key, times in played]
+    complete = len(played)
     for spy in spies:
         await spy.wait()
     return {
         **{f"cpu_{name}": share for name, share in cpu.items()},
         "gateway_ms_per_play": 1000 * cpu["gateway"] * elapsed / max(complete, 1),
         "machine_busy": busy,
+        "setup": setup,
         "plays_per_s": complete / elapsed,
         "p50": pct(latencies, 0.50),
         "p99": pct(latencies, 0.99),
@@ -282,7 +295,8 @@ async def bench(urls: dict[str, str]) -> None:
         for clients in CLIENTS:
             f = await level(nc, subjects, f"ws://127.0.0.1:{port}/ws", clients, pids)
             print(
-                f"{clients:5d} clients: {f['plays_per_s']:7.0f} plays/s to all four seats; "
+                f"{clients:5d} clients (all subscribed in {f['setup']:.1f} s): "
+                f"{f['plays_per_s']:7.0f} plays/s to all four seats; "
                 f"send -> all four received p50 {f['p50']:.1f} ms p99 {f['p99']:.1f} ms; "
                 f"{f['inbound_per_s']:.0f} inbound msgs/s "
                 f"(ratio to the {RAW_CEILING:.0f}/s relay ceiling "
