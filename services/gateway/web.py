@@ -10,13 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from litestar import get
+from litestar.datastructures import CacheControlHeader
 from litestar.response import File
 from litestar.static_files import create_static_files_router
 
 WEB = Path(__file__).parent / "web"
+REVALIDATE = CacheControlHeader(no_cache=True)
+"""Browsers keep the files but ask again each time (ETag/Last-Modified): an upgraded gateway's
+client is never mixed with an old module from the cache."""
 
 
-@get("/", include_in_schema=False, sync_to_thread=False)
+@get("/", include_in_schema=False, sync_to_thread=False, cache_control=REVALIDATE)
 def index() -> File:
     """The client's page; its routes live in the URL's fragment (`/#/replay/GAME?at=12`)."""
     return File(WEB / "index.html", content_disposition_type="inline", media_type="text/html")
@@ -27,7 +31,11 @@ def web_routes() -> list[Any]:
     return [
         index,
         create_static_files_router(
-            path="/static", directories=[WEB], include_in_schema=False, name="web"
+            path="/static",
+            directories=[WEB],
+            include_in_schema=False,
+            name="web",
+            cache_control=REVALIDATE,
         ),
     ]
 

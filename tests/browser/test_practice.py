@@ -70,6 +70,10 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
 ) -> None:
     stack = await start()
     page = await new_page(stack)
+    module = await page.request.get("/static/js/app.js")
+    assert module.ok
+    assert "javascript" in module.headers["content-type"]
+    assert module.headers["cache-control"] == "no-cache"  # an upgrade is never half cached
     sockets: list[WebSocket] = []
     page.on("websocket", lambda socket: sockets.append(socket))
     await sign_up(page, "ann")
