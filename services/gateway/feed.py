@@ -108,8 +108,7 @@ class GameFeed:
         self.after: dict[int, engine.GameState] = {}
         self.messages: dict[tuple[int, int], bytes] = {}
         self.clock: Clock | None = None
-        self._changed = asyncio.Event()
-        self._ticker: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     # -- the shared fold -----------------------------------------------------------------------
 
@@ -168,27 +167,25 @@ class GameFeed:
 
     def _retime(self) -> bytes | None:
         """Set the clock from the fold; return it, encoded, when the turn or deadline changed."""
-        state, opened = self.state, self.opened
+        state, opened, old = self.state, self.opened, self.clock
         if state is None or opened is None or state.phase == "over" or state.turn < 0:
-            clock = None
-        else:
-            clock = Clock(
-                game_id=self.game_id,
-                seq=self.version,
-                seat=state.turn,
-                deadline=self.last_time + opened.turn_seconds,
-                now=time.time(),
-                bot=state.turn in self.bots,
-            )
-        old, self.clock = self.clock, clock
-        self._changed.set()
-        if clock is None:
+            if old is not None:
+                self.clock = None
+                self._arm()
             return None
-        if self.queues and (self._ticker is None or self._ticker.done()):
-            self._ticker = asyncio.get_running_loop().create_task(self._tick())
-        if old is not None and (old.seat, old.deadline) == (clock.seat, clock.deadline):
+        deadline = self.last_time + opened.turn_seconds
+        if old is not None and (old.seat, old.deadline) == (state.turn, deadline):
             return None
-        return _encoder.encode(clock)
+        self.clock = Clock(
+            game_id=self.game_id,
+            seq=self.version,
+            seat=state.turn,
+            deadline=deadline,
+            now=time.time(),
+            bot=state.turn in self.bots,
+        )
+        self._arm()
+        return _encoder.encode(self.clock)
 
     def current_clock(self) -> bytes | None:
         """Return the clock as it stands now, encoded (None: nobody is on turn)."""
@@ -201,26 +198,29 @@ class GameFeed:
         for queue in self.queues:
             queue.put_nowait(data)
 
-    async def _tick(self) -> None:
-        """Tick the clock until nobody is on turn (the one timer of the game here)."""
-        while self.clock is not None and self.queues:
-            clock = self.clock
-            delay = next_tick(clock.deadline - time.time())
-            self._changed.clear()
-            if delay is None:
-                await self._changed.wait()
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), delay)
-                continue  # the turn changed: count from the new deadline
-            data = self.current_clock()
-            if data is not None:
-                self.broadcast(data)
+    def _arm(self) -> None:
+        """(Re)schedule the game's one timer for the next tick of the clock, if any is left."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.clock is None or not self.queues:
+            return
+        delay = next_tick(self.clock.deadline - time.time())
+        if delay is not None:
+            self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        data = self.current_clock()
+        if data is not None and self.queues:
+            self.broadcast(data)
+        self._arm()
 
     def stop(self) -> None:
         """Stop the clock (nobody watches here any more)."""
-        if self._ticker is not None:
-            self._ticker.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class Feeds:
