@@ -226,3 +226,27 @@ async def test_blind_nil_is_offered_before_the_hand_is_shown_then_cards_are_exch
     await expect(page.locator(".toasts")).to_contain_text("passed you 2 card(s)")
     await expect(exchange).to_have_count(0)
     await expect(hand).to_have_count(13)
+
+
+async def test_a_cut_throat_practice_table_seats_three_with_seventeen_cards_each(
+    start: StartStack, new_page: NewPage
+) -> None:
+    stack = await start()
+    page = await new_page(stack, width=390, height=844)  # a phone
+    await sign_up(page, "cat")
+    await page.get_by_text("Rules (every option of the rule book)").click()
+    await page.get_by_label("Players").select_option("3")
+    await page.get_by_test_id("start-practice").click()
+    await expect(page).to_have_url(re.compile(r"#/table/[0-9a-f-]{36}$"))
+    await expect(page.locator(".seat:not([hidden])")).to_have_count(3)
+    await expect(page.get_by_test_id("hand").get_by_role("button")).to_have_count(17)
+    assert await page.locator(".bid-row button").count() == 18  # Nil, 1 ... 17
+    await expect(page.locator("table.scores tbody tr")).to_have_count(3)  # each his own side
+
+    assert await next_move(page) == "bid"
+    await page.get_by_role("button", name="Bid 4", exact=True).click()
+    await expect(page.locator(".seat.mine .bid")).to_have_text("4")
+    assert await next_move(page) == "card"
+    await play_card(page)
+    await expect(page.get_by_test_id("hand").get_by_role("button")).to_have_count(16)
+    await page.screenshot(path=screenshot_path("cut-throat-phone"), full_page=True)

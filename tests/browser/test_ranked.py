@@ -45,6 +45,7 @@ async def test_four_browsers_queue_form_a_ranked_game_that_a_fifth_watches(
     status = pages[0].get_by_test_id("queue-status")
     await expect(status).to_contain_text("Waiting in the standard queue: 0:0")
     await expect(status).to_contain_text(re.compile(r"Rating window ±\d+\.\d"))
+    await pages[0].screenshot(path=screenshot_path("lobby"), full_page=True)
     await expect(pages[1].get_by_test_id("queue-size-standard")).to_have_text(
         "1 waiting", timeout=10_000
     )
