@@ -87,7 +87,7 @@ MAX_OUTBOX = 2000
 RATE_PER_SECOND = 50.0
 RATE_BURST = 200.0
 MATCH_WAIT = 30.0
-"""Seconds a late-connecting player's match_found waits for the table to open the game."""
+"""Seconds a match_found waits for the table to open the game before it is given up."""
 COMMAND_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-00000000a7e5")
 
 
@@ -645,7 +645,9 @@ class Session:
         )
 
     def _on_match(self, match: mm.MatchFound) -> None:
-        self._announce(match.match_id, match.ladder, tuple(match.seats))
+        # MatchFound is appended before the table opens the game: announce it once the game
+        # exists, so a client that subscribes on match_found is never told `unknown_game`.
+        self._spawn(self._announce_when_open(match.match_id))
 
     async def _live_match(self, player: str) -> None:
         """Announce the ranked game the player is seated in, if any: a player who connects
@@ -663,7 +665,13 @@ class Session:
             return
         if not reply.ok or reply.code != "in_game" or not reply.match_id:
             return
-        game_id = game_id_of_match(reply.match_id)
+        await self._announce_when_open(reply.match_id)
+
+    async def _announce_when_open(self, match_id: str) -> None:
+        """Announce the match's game once the table has opened it (up to MATCH_WAIT s)."""
+        game_id = game_id_of_match(match_id)
+        if game_id in self.matched:
+            return
         _, queue = await self.feeds.join(game_id)
         try:
             stored = await self.gateway.store.read(stream_of(game_id))
@@ -677,8 +685,8 @@ class Session:
             self.log.warning("matched game did not open", game_id=game_id)
             return
         opened = REGISTRY.decode(stored[0])
-        if isinstance(opened, wire.TableOpened) and opened.match_id == reply.match_id:
-            self._announce(reply.match_id, opened.ladder, opened.players, game_id)
+        if isinstance(opened, wire.TableOpened) and opened.match_id == match_id:
+            self._announce(match_id, opened.ladder, opened.players, game_id)
 
     # -- subscriptions -------------------------------------------------------------------------
 

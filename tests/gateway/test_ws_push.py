@@ -59,7 +59,10 @@ async def test_queued_players_are_told_their_match_and_play_it(
         assert not [r for r in clients[0].received if r.body["type"] == "match_found"]
         for token in tokens:
             await queue_up(http, token)
-        found = [await client.expect("match_found", within=60) for client in clients]
+        first = await clients[0].expect("match_found", within=60)
+        # announced only once the table has opened the game: subscribing at once finds it
+        assert await event_store.read(stream_of(first["game_id"]))
+        found = [first] + [await client.expect("match_found", within=60) for client in clients[1:]]
         status = (await http.get("/api/queue", headers=bearer(tokens[0]))).json()
 
     game_id = found[0]["game_id"]
