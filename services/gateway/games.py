@@ -193,8 +193,17 @@ class Game:
             reason=state.reason,
             seq=self.public,
             events=len(self.stored),
-            rules=state.rules.to_dict(),
+            rules=self.rules(),
         )
+
+    def rules(self) -> dict[str, Any]:
+        """Return the game's rules, public from its start (not only from its first trick)."""
+        for event in self.decoded:
+            if isinstance(event, wire.GameStarted):
+                started = wire.to_engine(event)
+                assert started is not None
+                return engine.apply(engine.initial_state(), started).rules.to_dict()
+        return self.state().rules.to_dict()
 
     def state_at(self, at: int) -> StateAt:
         """Return the state after event ``at`` (capped at what is public)."""

@@ -42,6 +42,15 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         )
         assert bad.status_code == 400
         assert bad.json()["code"] == "invalid_ruleset"
+        # a game's rules are public from its first event, not only from its first trick
+        house = {"target": 300, "nil_value": 50, "bags": False}
+        early_token = await register_and_login(http, "early")
+        other = await http.post("/api/practice", json={"rules": house}, headers=bearer(early_token))
+        assert other.status_code == 201, other.text
+        early = (await http.get(f"/api/games/{other.json()['game_id']}")).json()
+        assert early["seq"] == 0  # nothing public yet: the human seat has not bid
+        assert {k: early["rules"][k] for k in house} == house
+
         opened = await http.post("/api/practice", json={"rules": {}}, headers=bearer(token))
         assert opened.status_code == 201, opened.text
         game_id = opened.json()["game_id"]
