@@ -34,6 +34,7 @@ from services.gateway.games import (
     replay_of,
 )
 from services.gateway.state import Gateway, Unavailable, ask, ask_table
+from services.ladders import LADDERS
 from services.table.tables import game_id_of_match, stream_of
 
 BEARER: list[dict[str, list[str]]] = [{"BearerToken": []}]
@@ -383,6 +384,46 @@ class GameListed(msgspec.Struct, frozen=True, kw_only=True):
     started_at: datetime
 
 
+class LadderInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A ranked ladder: its rules and how many wait in its queue now."""
+
+    ladder: str
+    players: int
+    """Seats at its tables."""
+    rules: dict[str, Any]
+    queue_size: int | None
+    """Players waiting now; null when matchmaking did not answer."""
+
+
+_GAMES_SQL = """
+SELECT o.data::text AS data, o.recorded_at,
+       EXISTS (SELECT 1 FROM spades_events f
+               WHERE f.stream_id = o.stream_id AND f.type = 'GameFinished') AS finished
+FROM spades_events o
+WHERE o.type = 'TableOpened' AND o.version = 1 AND {where}
+ORDER BY o.recorded_at DESC, o.stream_id
+LIMIT $1
+"""
+"""Games from the log's openings, newest first (partial indexes of migration 4)."""
+
+
+def _listed(rows: list[Any]) -> list[GameListed]:
+    listed = []
+    for row in rows:
+        opened = msgspec.json.decode(row["data"], type=wire.TableOpened)
+        listed.append(
+            GameListed(
+                game_id=opened.game_id,
+                ladder=opened.ladder,
+                rated=opened.rated,
+                players=opened.players,
+                finished=row["finished"],
+                started_at=row["recorded_at"],
+            )
+        )
+    return listed
+
+
 class _RatingAnswer(msgspec.Struct, frozen=True, kw_only=True):
     ok: bool
     code: str
@@ -464,30 +505,45 @@ class Ladders(Controller):
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
     ) -> list[GameListed]:
         """The games the player sat at, newest first."""
-        rows = await gateway_of(state).pool.fetch(
-            "SELECT o.stream_id, o.data::text AS data, o.recorded_at,"
-            " EXISTS (SELECT 1 FROM spades_events f WHERE f.stream_id = o.stream_id"
-            "  AND f.type = 'GameFinished') AS finished"
-            " FROM spades_events o WHERE o.type = 'TableOpened' AND o.version = 1"
-            " AND (o.data::jsonb -> 'players') ? $1"
-            " ORDER BY o.recorded_at DESC, o.stream_id LIMIT $2",
-            player_id,
-            limit,
-        )
-        listed = []
-        for row in rows:
-            opened = msgspec.json.decode(row["data"], type=wire.TableOpened)
-            listed.append(
-                GameListed(
-                    game_id=opened.game_id,
-                    ladder=opened.ladder,
-                    rated=opened.rated,
-                    players=opened.players,
-                    finished=row["finished"],
-                    started_at=row["recorded_at"],
+        sql = _GAMES_SQL.format(where="((o.data::jsonb) -> 'players') ? $2")
+        return _listed(await gateway_of(state).pool.fetch(sql, limit, player_id))
+
+    @get("/ladders", responses=ERROR_RESPONSES, summary="The ranked ladders and their queues")
+    async def ladders(self, state: State) -> list[LadderInfo]:
+        """Every ranked ladder with its rules and the size of its queue now."""
+        gateway = gateway_of(state)
+        sizes: dict[str, int] | None
+        try:  # nobody's status: the answer for a player who is not queued carries the sizes
+            reply = _reply.decode(
+                await ask(
+                    gateway, gateway.subjects.matchmaking_status(), mm.QueueStatus(player_id="")
                 )
             )
-        return listed
+            sizes = reply.queue_sizes or {}
+        except Unavailable:
+            sizes = None
+        return [
+            LadderInfo(
+                ladder=name,
+                players=rules.players,
+                rules=rules.to_dict(),
+                queue_size=None if sizes is None else sizes.get(name, 0),
+            )
+            for name, rules in LADDERS.items()
+        ]
+
+    @get("/games", responses=ERROR_RESPONSES, summary="Live games to watch")
+    async def live_games(
+        self,
+        state: State,
+        limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
+    ) -> list[GameListed]:
+        """Games in progress, newest first: anyone may watch them as a spectator."""
+        sql = _GAMES_SQL.format(
+            where="NOT EXISTS (SELECT 1 FROM spades_events f"
+            " WHERE f.stream_id = o.stream_id AND f.type = 'GameFinished')"
+        )
+        return _listed(await gateway_of(state).pool.fetch(sql, limit))
 
 
 # -- games and replays --------------------------------------------------------------------------

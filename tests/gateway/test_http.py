@@ -45,9 +45,12 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         # a game's rules are public from its first event, not only from its first trick
         house = {"target": 300, "nil_value": 50, "bags": False}
         early_token = await register_and_login(http, "early")
-        other = await http.post("/api/practice", json={"rules": house}, headers=bearer(early_token))
-        assert other.status_code == 201, other.text
-        early = (await http.get(f"/api/games/{other.json()['game_id']}")).json()
+        opened_early = await http.post(
+            "/api/practice", json={"rules": house}, headers=bearer(early_token)
+        )
+        assert opened_early.status_code == 201, opened_early.text
+        early_game = opened_early.json()["game_id"]
+        early = (await http.get(f"/api/games/{early_game}")).json()
         assert early["seq"] == 0  # nothing public yet: the human seat has not bid
         assert {k: early["rules"][k] for k in house} == house
 
@@ -64,6 +67,10 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         truth = states(stored)
         assert not isinstance(REGISTRY.decode(stored[-1]), wire.GameFinished)
 
+        live = {g["game_id"]: g for g in (await http.get("/api/games")).json()}
+        assert {game_id, early_game} <= live.keys()
+        assert live[game_id]["finished"] is False
+        assert live[game_id]["players"][0] == "solo"
         summary = (await http.get(f"/api/games/{game_id}")).json()
         assert summary["finished"] is False
         assert summary["players"][0] == "solo"
@@ -121,6 +128,9 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         assert "N " in text
         listed = (await http.get("/api/players/solo/games")).json()
         assert [(g["game_id"], g["finished"]) for g in listed] == [(game_id, True)]
+        live_now = [g["game_id"] for g in (await http.get("/api/games")).json()]
+        assert game_id not in live_now  # finished: no longer listed to watch
+        assert early_game in live_now
         missing = await http.get("/api/games/00000000-0000-0000-0000-000000000000")
         assert missing.status_code == 404
         assert missing.json()["code"] == "unknown_game"
@@ -147,6 +157,12 @@ async def test_queue_ladder_and_profile_go_through_the_services(processes: Proce
         status = (await http.get("/api/queue", headers=bearer(token))).json()
         assert status["code"] == "queued"
         assert status["ladder"] == "standard"
+        # the ladders and their queues are public: no token needed
+        ladders = {x["ladder"]: x for x in (await http.get("/api/ladders")).json()}
+        assert ladders["standard"]["queue_size"] == 1
+        assert ladders["heads-up"]["queue_size"] == 0
+        assert (ladders["standard"]["players"], ladders["heads-up"]["players"]) == (4, 2)
+        assert ladders["standard"]["rules"]["target"] == 500
         left = await http.delete("/api/queue", headers=bearer(token))
         assert (left.status_code, left.json()["code"]) == (200, "left")
         robot = await join(bot)
