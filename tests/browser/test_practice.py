@@ -250,3 +250,32 @@ async def test_a_cut_throat_practice_table_seats_three_with_seventeen_cards_each
     await play_card(page)
     await expect(page.get_by_test_id("hand").get_by_role("button")).to_have_count(16)
     await page.screenshot(path=screenshot_path("cut-throat-phone"), full_page=True)
+
+
+async def test_a_heads_up_draw_deal_shows_the_card_on_offer_and_keeps_it(
+    start: StartStack, new_page: NewPage
+) -> None:
+    stack = await start()
+    page = await new_page(stack)
+    await sign_up(page, "drew")
+    await page.get_by_text("Rules (every option of the rule book)").click()
+    await page.get_by_label("Players").select_option("2")
+    # two players take the heads-up ladder's rules: no blind nil, which the draw deal refuses
+    await expect(page.get_by_label("Blind nil allowed")).not_to_be_checked()
+    await page.get_by_label("Two-player deal").select_option("draw")
+    await page.get_by_test_id("start-practice").click()
+    await expect(page).to_have_url(re.compile(r"#/table/[0-9a-f-]{36}$"))
+    hand = page.get_by_test_id("hand").get_by_role("button")
+    for _ in range(3):  # three draws: each time the card on offer is shown, and kept
+        offered = page.get_by_test_id("drawn").get_by_role("img")
+        await expect(offered).to_be_visible(timeout=60_000)
+        label = await offered.get_attribute("aria-label")
+        assert label
+        assert " of " in label
+        before = await hand.count()
+        if not before:
+            await page.screenshot(path=screenshot_path("draw"), full_page=True)
+        assert not await page.locator(f'.hand button[aria-label="{label}"]').count()
+        await page.get_by_role("button", name="Keep it").click()
+        await expect(hand).to_have_count(before + 1)
+        await expect(page.locator(f'.hand button[aria-label="{label}"]')).to_have_count(1)

@@ -60,6 +60,7 @@ export class Game {
       this[key] = view[key];
     }
     this.hand = [...view.hand];
+    this.drawn = view.drawn || null; // two-player draw: the stock's top card, for the drawer only
     this.hand_sizes = [...view.hand_sizes];
     this.bids = [...view.bids];
     this.blind = [...view.blind];
@@ -78,6 +79,7 @@ export class Game {
     this.seq = seq;
     this.legal = null;
     this.clock = null;
+    this.drawn = null;
     if (hand) this.hand = [...hand];
     const notes = [];
     const n = this.n;

@@ -20,6 +20,7 @@ export function mountLobby(root) {
     queueBox, practiceBox, gamesBox, watchBox));
 
   let status = null; // the last GET /api/queue answer
+  let ladderInfo = []; // GET /api/ladders: every ranked ladder, public
   let wasQueued = false;
   let timer = null;
   let stopped = false;
@@ -68,14 +69,27 @@ export function mountLobby(root) {
     poll();
   }
 
+  async function loadLadders() {
+    try {
+      ladderInfo = await get("/api/ladders");
+    } catch (error) {
+      showError(error, "Could not list the ladders");
+    }
+    renderQueue();
+  }
+
   function renderQueue() {
-    const sizes = (status && status.queue_sizes) || {};
-    const ladders = Object.keys(sizes).sort();
+    const sizes = {};
+    for (const info of ladderInfo) if (info.queue_size !== null) sizes[info.ladder] = info.queue_size;
+    Object.assign(sizes, (status && status.queue_sizes) || {});
+    const seats = Object.fromEntries(ladderInfo.map((info) => [info.ladder, info.players]));
+    const ladders = [...new Set([...ladderInfo.map((info) => info.ladder), ...Object.keys(sizes)])].sort();
     const queued = status && status.code === "queued";
     const rows = ladders.map((ladder) =>
       h("tr", {},
-        h("th", { scope: "row" }, h("a", { href: `#/ladder/${encodeURIComponent(ladder)}` }, ladder)),
-        h("td", { "data-testid": `queue-size-${ladder}` }, `${sizes[ladder]} waiting`),
+        h("th", { scope: "row" }, h("a", { href: `#/ladder/${encodeURIComponent(ladder)}` }, ladder),
+          seats[ladder] ? h("span", { class: "muted" }, ` · ${seats[ladder]} players`) : null),
+        h("td", { "data-testid": `queue-size-${ladder}` }, ladder in sizes ? `${sizes[ladder]} waiting` : "queue unknown"),
         h("td", {}, h("button", {
           class: "btn primary", "data-testid": `join-${ladder}`, disabled: busy || queued || (status && status.code === "in_game"),
           onclick: () => join(ladder),
@@ -93,7 +107,7 @@ export function mountLobby(root) {
     }
     fill(queueBox,
       h("h2", { id: "ranked-title" }, "Ranked ladders"),
-      status ? null : h("p", { class: "muted" }, "Loading the queues…"),
+      status || ladderInfo.length ? null : h("p", { class: "muted" }, "Loading the queues…"),
       ladders.length ? h("table", { class: "list" },
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Ladder"), h("th", { scope: "col" }, "Queue"), h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Action")))),
         h("tbody", {}, rows)) : null,
@@ -164,6 +178,17 @@ export function mountLobby(root) {
       else input.value = String(option.value);
     }
   }
+  // a table size with a ladder of its own starts from that ladder's rules (heads-up: no blind nil)
+  inputs.players.addEventListener("change", () => {
+    const ladder = ladderInfo.find((info) => String(info.players) === inputs.players.value);
+    if (!ladder) return;
+    for (const option of RULE_OPTIONS) {
+      if (option.name === "players" || !(option.name in ladder.rules)) continue;
+      const input = inputs[option.name];
+      if (option.kind === "bool") input.checked = ladder.rules[option.name];
+      else input.value = String(ladder.rules[option.name]);
+    }
+  });
   fill(practiceBox, h("h2", { id: "practice-title" }, "Practice against the computer"), form);
 
   // -- your games and watching ----------------------------------------------------------------
@@ -187,8 +212,24 @@ export function mountLobby(root) {
     const id = watchInput.value.trim();
     if (id) location.hash = `#/watch/${id}`;
   });
-  fill(watchBox, h("h2", { id: "watch-title" }, "Watch a live game"),
-    h("p", {}, "Open a game from a player's profile, or paste its id."), watchForm);
+  const liveList = h("div", { "data-testid": "live-games" }, h("p", { class: "muted" }, "Loading the live games…"));
+  fill(watchBox, h("h2", { id: "watch-title" }, "Watch a live game"), liveList,
+    h("p", {}, "Or paste a game's id:"), watchForm);
+
+  let liveTimer = null;
+  async function loadLive() {
+    clearTimeout(liveTimer);
+    if (stopped) return;
+    try {
+      const games = await get("/api/games?limit=10");
+      fill(liveList, games.length
+        ? h("ul", { class: "games" }, games.map(gameItem))
+        : h("p", { class: "muted" }, "No game is being played right now."));
+    } catch (error) {
+      fill(liveList, h("p", { class: "form-error" }, `Could not list the live games: ${error.words || error.message}`));
+    }
+    if (!stopped) liveTimer = setTimeout(loadLive, 2 * IDLE_POLL);
+  }
 
   // the server pushes match_found over a WebSocket; polling GET /api/queue stays as the fallback
   const listener = new GameSocket(null, {
@@ -199,10 +240,13 @@ export function mountLobby(root) {
   }).start();
 
   poll();
+  loadLadders();
   loadGames();
+  loadLive();
   return () => {
     stopped = true;
     clearTimeout(timer);
+    clearTimeout(liveTimer);
     listener.stop();
   };
 }

@@ -154,6 +154,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         return 0;
       }
       case "your_turn":
+        // the draw's offered card is in the seat's view, not in your_turn: ask for it
+        if (message.legal.some((c) => c.type === "DrawCard") && !game.drawn) socket.refresh();
         if (game.yourTurn(message)) {
           sending = false;
           backup = null;
@@ -410,6 +412,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     } else if (kinds.has("DrawCard")) {
       panel.push(h("div", { class: "prompt" },
         h("p", {}, "Draw: keep the top card of the stock (and discard the next), or discard it and keep the next."),
+        game.drawn
+          ? h("div", { class: "row", "data-testid": "drawn" }, "The top card: ", cardView(game.drawn))
+          : h("p", { class: "muted" }, "Turning the top card…"),
         h("div", { class: "row" },
           h("button", { class: "btn", "data-key": "draw-keep", onclick: () => send({ type: "DrawCard", keep: true }) }, "Keep it"),
           h("button", { class: "btn", "data-key": "draw-discard", onclick: () => send({ type: "DrawCard", keep: false }) }, "Discard it"))));
