@@ -21,13 +21,11 @@ import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-INFRA_ENV = Path(".spades") / "infra.env"
-
 
 def _infra_env() -> dict[str, str]:
-    """Return the URLs `spades infra up` wrote, if a local stack is running."""
+    """Return the URLs `spades infra up` wrote ($SPADES_HOME/infra.env), if a stack runs."""
     try:
-        text = INFRA_ENV.read_text()
+        text = (Path(os.environ.get("SPADES_HOME", ".spades")) / "infra.env").read_text()
     except OSError:
         return {}
     pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)

@@ -30,7 +30,8 @@ from services.infra import run as infra_run
 from services.infra import spades_home
 
 SERVICES = ("relay", "table", "matchmaking", "rating", "gateway")
-FIRST_OPS_PORT = 9101
+FIRST_OPS_PORT = int(os.environ.get("SPADES_DEV_OPS_PORT", "9101"))
+"""The services' ops ports are this and the next four, in the order of SERVICES."""
 
 
 def _start_services(env: dict[str, str], logs: Path) -> dict[str, subprocess.Popen[bytes]]:
@@ -128,10 +129,15 @@ def run(args: argparse.Namespace) -> int:
     procs = _start_services(env, spades_home() / "logs")
     try:
         _wait_ready(procs)
+        url = f"http://127.0.0.1:{settings.http_port}/"
+        print(f"\nplay in the browser: {url}  (sign up, then 'Shuffle and play')")
+        print(
+            f"API: {url}api (OpenAPI at {url}schema), WebSocket: ws://127.0.0.1:{settings.http_port}/ws"
+        )
         if not getattr(args, "no_demo", False):
             asyncio.run(_demo(settings))
-        print(f"\nAPI and WebSocket: http://127.0.0.1:{settings.http_port}/ (OpenAPI at /schema)")
-        print("the platform is running; Ctrl-C stops it (`spades infra down` stops the servers)")
+        print(f"\nthe platform is running at {url}; Ctrl-C stops it")
+        print("(`spades infra down` then stops PostgreSQL and NATS)")
         with contextlib.suppress(KeyboardInterrupt):
             while all(p.poll() is None for p in procs.values()):
                 time.sleep(0.5)
