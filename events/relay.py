@@ -11,6 +11,11 @@
 - Nothing lost: a failed or unacknowledged publish leaves the checkpoint where it was, and the
   page is published again (after a pause) until it goes through; NATS restarts are survived by
   the client's reconnects.
+- Woken, not polling: a trigger notifies channel `spades_events` at the commit of every
+  transaction that appends (migration 5); the active relay LISTENs on its lock connection and
+  reads the log as soon as it is told. It still polls every `idle_wait` seconds, and quickly
+  for a moment after a wake-up that found nothing yet (events of a transaction that committed
+  while an older one is still running are held back by `read_all` until that one ends).
 - One active relay: the instance holding a PostgreSQL advisory lock (on a dedicated
   connection, so the lock dies with the process) publishes; others wait as standbys.
 - Lag: every `lag_interval` seconds each instance, standbys included, measures what is
@@ -72,6 +77,12 @@ _CRASH_ENV = "SPADES_RELAY_CRASH_AFTER"
 # Counting unpublished events stops here: past it the number says "very far behind" already,
 # and a count must stay cheap when the relay has been down for hours.
 LAG_COUNT_CAP = 100_000
+# The channel the log's trigger notifies at each appending commit (migration 5).
+EVENTS_CHANNEL = "spades_events"
+# After a wake-up that found nothing to publish yet (held back behind an older transaction),
+# read again this often, this many times, before falling back to `idle_wait`.
+HELD_BACK_WAIT = 0.005
+HELD_BACK_POLLS = 40
 
 log = get_logger("relay")
 _encoder = msgspec.json.Encoder()
@@ -206,7 +217,7 @@ async def run_relay(
     stop: asyncio.Event | None = None,
     name: str = "relay",
     page_size: int = 500,
-    idle_wait: float = 0.02,
+    idle_wait: float = 0.25,
     stats: RelayStats | None = None,
     on_lag: Callable[[RelayLag], None] | None = None,
     lag_interval: float = 1.0,
@@ -224,6 +235,7 @@ async def run_relay(
     nc = await connect(nats_url, name=f"spades-{name}")
     lock_conn = await asyncpg.connect(database_url)
     pool = await create_pool(database_url, min_size=1, max_size=2)
+    stopping: asyncio.Task[bool] | None = None
     watcher = (
         asyncio.create_task(_watch_lag(pool, name, on_lag, stop, lag_interval))
         if on_lag is not None
@@ -235,16 +247,26 @@ async def run_relay(
         if not await _hold_lock(lock_conn, stop):
             return stats
         store = PostgresEventStore(pool)
+        wake = asyncio.Event()
+        await lock_conn.add_listener(EVENTS_CHANNEL, lambda *_: wake.set())
+        stopping = asyncio.create_task(stop.wait())
+        stopping.add_done_callback(lambda _: wake.set())
+        fast_polls = 0
         checkpoint = await load_checkpoint(pool, name)
         log.info("relay active", checkpoint=list(checkpoint), events_stream=subjects.events_stream)
         backoff = 0.1
         while not stop.is_set():
             if lock_conn.is_closed():
                 raise RuntimeError("lost the relay lock connection")
+            woken = wake.is_set()
+            wake.clear()  # before reading: a commit after this read wakes the next wait
             page = await store.read_all(after=checkpoint, limit=page_size)
             if not page:
+                fast_polls = HELD_BACK_POLLS if woken else max(0, fast_polls - 1)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=idle_wait)
+                    await asyncio.wait_for(
+                        wake.wait(), timeout=HELD_BACK_WAIT if fast_polls else idle_wait
+                    )
                 continue
             # Every line logged about this page carries its batch id as request_id.
             with structlog.contextvars.bound_contextvars(request_id=f"batch-{uuid.uuid4().hex}"):
@@ -260,6 +282,8 @@ async def run_relay(
                 log.debug("page published", events=len(page))
         return stats
     finally:
+        if stopping is not None:
+            stopping.cancel()
         if watcher is not None:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -23,7 +23,7 @@ from events.bookkeeping import MessageParked
 from events.bus import close_nats, connect, ensure_streams
 from events.consumer import Received, Unprocessable, consume
 from events.envelope import REGISTRY, Metadata, NewEvent, StoredEvent
-from events.pgstore import Conn, PostgresEventStore
+from events.pgstore import Conn, PostgresEventStore, append_with
 from events.relay import RelayStats, run_relay
 from events.subjects import Subjects
 from services.infra import EmbeddedNats
@@ -597,3 +597,36 @@ async def test_a_busy_jetstream_answering_503_pauses_the_consumer_instead_of_kil
         0.0,
     )
     assert sub.calls == 2
+
+
+async def test_an_idle_relay_is_woken_by_each_commit_not_by_its_poll(
+    event_store: PostgresEventStore,
+    pg_pool: asyncpg.Pool,
+    database_url: str,
+    nats_url: str,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    """The relay's poll is set to an hour: only the log's commit notification can make it
+    publish, for appends through the store and for a writer's own transaction alike."""
+    stop = asyncio.Event()
+    stats = RelayStats()
+    relay = run_relay(
+        database_url=database_url,
+        nats_url=nats_url,
+        subjects=subjects,
+        stop=stop,
+        stats=stats,
+        idle_wait=3600,
+    )
+    async with running(relay, stop):
+        first = await append_many(event_store, streams=2, per_stream=3)
+        await eventually(lambda: stats.published >= len(first), what="woken by the first commit")
+        # let its quick re-reads after a wake-up (0.2 s) pass: it waits on the hour-long poll now
+        await asyncio.sleep(1.0)
+        async with pg_pool.acquire() as conn, conn.transaction():
+            await append_with(conn, stream("game"), 0, new_events(2))
+        await eventually(
+            lambda: stats.published == len(first) + 2, what="woken by a writer's transaction"
+        )
+    assert await stream_count(js, subjects) == len(first) + 2
