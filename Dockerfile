@@ -19,14 +19,16 @@ ENV UV_COMPILE_BYTECODE=1 \
 WORKDIR /src
 
 # Dependencies first, from the lock file alone: this layer is reused until uv.lock changes.
+# --no-default-groups: the project's runtime dependencies only; no dev tools, and not the
+# embedded PostgreSQL and NATS of the `local` group (production runs real ones).
 COPY pyproject.toml uv.lock README.md ./
-RUN uv sync --frozen --no-dev --no-install-project
+RUN uv sync --frozen --no-default-groups --no-install-project
 
 # Then the project itself, installed into the venv (not editable: the source stays here).
 COPY engine ./engine
 COPY events ./events
 COPY services ./services
-RUN uv sync --frozen --no-dev --no-editable
+RUN uv sync --frozen --no-default-groups --no-editable
 
 # --- runtime: the interpreter and the venv, nothing that compiles -----------------------
 FROM ${PYTHON_IMAGE} AS runtime

