@@ -20,10 +20,28 @@ REVALIDATE = CacheControlHeader(no_cache=True)
 client is never mixed with an old module from the cache."""
 
 
+SECURITY_HEADERS = {
+    # only the gateway's own scripts, styles and API (WebSocket included) — no inline script,
+    # so text a player typed can never run as code even if it reached the page as markup
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+"""Headers of the client's page (the token lives in the page: keep it off other sites)."""
+
+
 @get("/", include_in_schema=False, sync_to_thread=False, cache_control=REVALIDATE)
 def index() -> File:
     """The client's page; its routes live in the URL's fragment (`/#/replay/GAME?at=12`)."""
-    return File(WEB / "index.html", content_disposition_type="inline", media_type="text/html")
+    return File(
+        WEB / "index.html",
+        content_disposition_type="inline",
+        media_type="text/html",
+        headers=SECURITY_HEADERS,
+    )
 
 
 def web_routes() -> list[Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 
 from tests.browser.stack import CHROMIUM_ARGS, NoBrowser, Stack, find_chromium, start_stack
 from tests.infra import Processes
@@ -82,10 +82,16 @@ async def new_page(browser: Browser) -> AsyncIterator[NewPage]:
         contexts.append(context)
         page = await context.new_page()
         page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
+
+        def refused(message: ConsoleMessage) -> None:  # the page's CSP blocked something
+            if "Content Security Policy" in message.text:
+                errors.append(f"{page.url}: {message.text}")
+
+        page.on("console", refused)
         page.set_default_timeout(30_000)
         return page
 
     yield open_page
     for context in contexts:
         await context.close()
-    assert not errors, f"uncaught script errors in the client: {errors}"
+    assert not errors, f"uncaught script errors or CSP refusals in the client: {errors}"

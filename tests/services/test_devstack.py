@@ -82,6 +82,7 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
             page = await http.get("/")
             assert page.status_code == 200
             assert "text/html" in page.headers["content-type"]
+            assert "script-src 'self'" in page.headers["content-security-policy"]
             script = re.search(r'src="(/static/[^"]+\.js)"', page.text)
             assert script, page.text
             assert (await http.get(script.group(1))).status_code == 200
