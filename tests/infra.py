@@ -13,6 +13,7 @@ much faster than migrating) and a subject/stream prefix of its own.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -167,6 +168,18 @@ class Processes:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+
+
+def logged(text: str, key: str) -> int | None:
+    """Return the integer ``key`` of the first JSON log line of ``text`` that has it."""
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and key in record:
+            return int(record[key])
+    return None
 
 
 def wait_until(predicate: Callable[[], bool], *, timeout: float = 60.0, what: str = "") -> None:

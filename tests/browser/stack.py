@@ -8,7 +8,6 @@ saying what to install; they never skip.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.infra import REPO, Processes
+from tests.infra import REPO, Processes, logged
 
 SERVICES = ("relay", "table", "matchmaking", "rating")
 SECRET = "browser-test-secret-" + "x" * 40
@@ -62,17 +61,6 @@ def find_chromium(
     if os.path.isfile(fallback) and os.access(fallback, os.X_OK):
         return fallback
     raise NoBrowser(NO_BROWSER)
-
-
-def _logged(text: str, key: str) -> int | None:
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and key in record:
-            return int(record[key])
-    return None
 
 
 def _ready(port: int) -> bool:
@@ -127,9 +115,9 @@ async def start_stack(processes: Processes, **env: str) -> Stack:
             text = processes.log(proc)
             if proc.poll() is not None:
                 raise AssertionError(f"{name} exited:\n{text[-4000:]}")
-            ops_port = _logged(text, "ops_port")
+            ops_port = logged(text, "ops_port")
             if name == "gateway":
-                http_port = _logged(text, "http_port") or 0
+                http_port = logged(text, "http_port") or 0
                 if not http_port:
                     continue
             if ops_port and await asyncio.to_thread(_ready, ops_port):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.infra import Processes
+from tests.infra import Processes, logged
 
 SECRET = "test-secret-" + "x" * 40
 
@@ -33,17 +32,6 @@ class GatewayProcess:
     def ws_url(self) -> str:
         """URL of the WebSocket endpoint."""
         return f"ws://127.0.0.1:{self.http_port}/ws"
-
-
-def _logged(text: str, key: str) -> int | None:
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and key in record:
-            return int(record[key])
-    return None
 
 
 async def start_gateway(processes: Processes, **env: str) -> GatewayProcess:
@@ -68,7 +56,7 @@ async def start_gateway(processes: Processes, **env: str) -> GatewayProcess:
     deadline = asyncio.get_running_loop().time() + 60
     while True:
         text = processes.log(proc)
-        http_port, ops_port = _logged(text, "http_port"), _logged(text, "ops_port")
+        http_port, ops_port = logged(text, "http_port"), logged(text, "ops_port")
         if http_port and ops_port:
             return GatewayProcess(proc, http_port, ops_port)
         if proc.poll() is not None or asyncio.get_running_loop().time() > deadline:

@@ -8,6 +8,7 @@ import urllib.request
 from typing import Any
 
 from services import ops
+from tests.gateway.conftest import start_gateway as gateway_process
 from tests.infra import Processes, eventually
 
 
@@ -63,28 +64,5 @@ def gauge(port: int, series: str) -> float | None:
 
 async def start_gateway(processes: Processes, **env: str) -> tuple[subprocess.Popen[bytes], int]:
     """Start `spades serve gateway` on free ports; return the process and its HTTP port."""
-    proc = processes.start(
-        "-m",
-        "services.cli",
-        "serve",
-        "gateway",
-        env={
-            "SPADES_OPS_PORT": "0",
-            "SPADES_HTTP_PORT": "0",
-            "SPADES_HTTP_HOST": "127.0.0.1",
-            "SPADES_JWT_SECRET": "ops-test-" + "k" * 40,
-            "SPADES_RATE_PER_MINUTE": "10000",
-            "SPADES_AUTH_RATE_PER_MINUTE": "10000",
-            **env,
-        },
-    )
-
-    def listening() -> int | None:
-        assert proc.poll() is None, processes.log(proc)[-5000:]
-        for line in processes.log(proc).splitlines():
-            if '"gateway listening"' in line:
-                return int(json.loads(line)["http_port"])
-        return None
-
-    port: int = await eventually(listening, within=60, what="the gateway to listen")
-    return proc, port
+    started = await gateway_process(processes, **env)
+    return started.proc, started.http_port
