@@ -53,7 +53,8 @@ def _start_services(env: dict[str, str], logs: Path) -> dict[str, subprocess.Pop
     return procs
 
 
-def _ready(port: int) -> bool:
+def ready(port: int) -> bool:
+    """Return whether the service whose ops server is on ``port`` answers /readyz with 200."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
             return bool(answer.status == 200)
@@ -68,7 +69,7 @@ def _wait_ready(procs: dict[str, subprocess.Popen[bytes]], timeout: float = 60) 
         for offset, name in list(pending.items()):
             if procs[name].poll() is not None:
                 raise SystemExit(f"{name} exited; see .spades/logs/{name}.log")
-            if _ready(FIRST_OPS_PORT + offset):
+            if ready(FIRST_OPS_PORT + offset):
                 print(f"  {name:12s} ready   http://127.0.0.1:{FIRST_OPS_PORT + offset}/metrics")
                 del pending[offset]
         if time.monotonic() > deadline:

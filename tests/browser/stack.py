@@ -11,11 +11,11 @@ import asyncio
 import os
 import shutil
 import subprocess
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.devstack import ready
 from tests.infra import REPO, Processes, logged
 
 SERVICES = ("relay", "table", "matchmaking", "rating")
@@ -61,14 +61,6 @@ def find_chromium(
     if os.path.isfile(fallback) and os.access(fallback, os.X_OK):
         return fallback
     raise NoBrowser(NO_BROWSER)
-
-
-def _ready(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
 
 
 @dataclass
@@ -120,7 +112,7 @@ async def start_stack(processes: Processes, **env: str) -> Stack:
                 http_port = logged(text, "http_port") or 0
                 if not http_port:
                     continue
-            if ops_port and await asyncio.to_thread(_ready, ops_port):
+            if ops_port and await asyncio.to_thread(ready, ops_port):
                 del pending[name]
         if loop.time() > deadline:
             raise AssertionError(f"not ready after 90 s: {', '.join(pending)}")
