@@ -14,11 +14,15 @@ from events.envelope import REGISTRY
 
 __all__ = [
     "RATING",
+    "LadderEntry",
     "LadderQuery",
     "PlayerQuery",
+    "PlayerRating",
     "RatingChange",
     "RatingEvent",
+    "RatingHistory",
     "RatingsUpdated",
+    "Reply",
     "rating_stream",
 ]
 
@@ -78,3 +82,56 @@ class PlayerQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
     player_id: str
     history_limit: int = 100
+
+
+class LadderEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One player on a ladder: rank, OpenSkill mu/sigma, the ordinal ranked by, games."""
+
+    rank: int
+    player_id: str
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int
+    provisional: bool
+
+
+class PlayerRating(msgspec.Struct, frozen=True, kw_only=True):
+    """A player's rating on one ladder (inactivity decay applied)."""
+
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int
+    provisional: bool
+
+
+class RatingHistory(msgspec.Struct, frozen=True, kw_only=True):
+    """How one rated game moved the player's rating."""
+
+    game_id: str
+    ladder: str
+    mu_before: float
+    sigma_before: float
+    mu_after: float
+    sigma_after: float
+    ordinal_before: float
+    ordinal_after: float
+    games: int
+    rated_at: float
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True):
+    """Every answer of the rating reads: `ok`, a machine `code`, a human `message`; a ladder
+    page fills `ladder`, `total` and `players`, a player's page `player_id`, `ratings` and
+    `history`."""
+
+    ok: bool
+    code: str
+    message: str
+    ladder: str | None = None
+    total: int = 0
+    players: list[LadderEntry] = []
+    player_id: str | None = None
+    ratings: dict[str, PlayerRating] = {}
+    history: list[RatingHistory] = []

@@ -316,18 +316,6 @@ def scoped_id(player_id: str, command_id: uuid.UUID) -> uuid.UUID:
 # -- ladders and players ------------------------------------------------------------------------
 
 
-class LadderEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One player on a ladder: rank, OpenSkill mu/sigma, the ordinal ranked by, games."""
-
-    rank: int
-    player_id: str
-    mu: float
-    sigma: float
-    ordinal: float
-    games: int
-    provisional: bool
-
-
 class LadderPage(msgspec.Struct, frozen=True, kw_only=True):
     """One page of a ladder, best ordinal first."""
 
@@ -335,32 +323,7 @@ class LadderPage(msgspec.Struct, frozen=True, kw_only=True):
     total: int
     offset: int
     limit: int
-    players: list[LadderEntry]
-
-
-class PlayerRating(msgspec.Struct, frozen=True, kw_only=True):
-    """A player's rating on one ladder (inactivity decay applied)."""
-
-    mu: float
-    sigma: float
-    ordinal: float
-    games: int
-    provisional: bool
-
-
-class RatingHistory(msgspec.Struct, frozen=True, kw_only=True):
-    """How one rated game moved the player's rating."""
-
-    game_id: str
-    ladder: str
-    mu_before: float
-    sigma_before: float
-    mu_after: float
-    sigma_after: float
-    ordinal_before: float
-    ordinal_after: float
-    games: int
-    rated_at: float
+    players: list[rating.LadderEntry]
 
 
 class PlayerProfile(msgspec.Struct, frozen=True, kw_only=True):
@@ -369,8 +332,8 @@ class PlayerProfile(msgspec.Struct, frozen=True, kw_only=True):
     player_id: str
     name: str | None
     bot: bool
-    ratings: dict[str, PlayerRating]
-    history: list[RatingHistory]
+    ratings: dict[str, rating.PlayerRating]
+    history: list[rating.RatingHistory]
 
 
 class GameListed(msgspec.Struct, frozen=True, kw_only=True):
@@ -424,17 +387,7 @@ def _listed(rows: list[Any]) -> list[GameListed]:
     return listed
 
 
-class _RatingAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    ok: bool
-    code: str
-    message: str
-    total: int = 0
-    players: list[LadderEntry] = []
-    ratings: dict[str, PlayerRating] = {}
-    history: list[RatingHistory] = []
-
-
-_rating_answer = msgspec.json.Decoder(_RatingAnswer)
+_rating_answer = msgspec.json.Decoder(rating.Reply)
 
 
 class Ladders(Controller):

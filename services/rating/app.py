@@ -44,10 +44,14 @@ from events.envelope import REGISTRY, Metadata
 from events.game import GameFinished
 from events.pgstore import Conn, append_with
 from events.rating import (
+    LadderEntry,
     LadderQuery,
     PlayerQuery,
+    PlayerRating,
     RatingChange,
+    RatingHistory,
     RatingsUpdated,
+    Reply,
     rating_stream,
 )
 from events.store import ConcurrencyConflict
@@ -208,7 +212,7 @@ async def rate_finished_game(conn: Conn, received: Received, log: Any) -> str:
 
 
 def _answer(ok: bool, code: str, message: str, **details: Any) -> bytes:
-    return _encoder.encode({"ok": ok, "code": code, "message": message, **details})
+    return _encoder.encode(Reply(ok=ok, code=code, message=message, **details))
 
 
 # Ordinal with inactivity decay at read time, in SQL so the page is ordered and cut by it.
@@ -240,15 +244,15 @@ async def ladder_page(pool: Any, query: LadderQuery, now: float) -> bytes:
     )
     total = await pool.fetchval("SELECT count(*) FROM ratings WHERE ladder = $1", query.ladder)
     players = [
-        {
-            "rank": query.offset + i + 1,
-            "player_id": r["player_id"],
-            "mu": r["mu"],
-            "sigma": r["sigma"],
-            "ordinal": r["mu"] - 3 * r["sigma"],
-            "games": r["games"],
-            "provisional": r["games"] < PROVISIONAL_GAMES,
-        }
+        LadderEntry(
+            rank=query.offset + i + 1,
+            player_id=r["player_id"],
+            mu=r["mu"],
+            sigma=r["sigma"],
+            ordinal=r["mu"] - 3 * r["sigma"],
+            games=r["games"],
+            provisional=r["games"] < PROVISIONAL_GAMES,
+        )
         for i, r in enumerate(rows)
     ]
     return _answer(
@@ -281,13 +285,13 @@ async def player_page(pool: Any, query: PlayerQuery, now: float) -> bytes:
         query.history_limit,
     )
     ratings = {
-        r["ladder"]: {
-            "mu": r["mu"],
-            "sigma": r["sigma"],
-            "ordinal": r["mu"] - 3 * r["sigma"],
-            "games": r["games"],
-            "provisional": r["games"] < PROVISIONAL_GAMES,
-        }
+        r["ladder"]: PlayerRating(
+            mu=r["mu"],
+            sigma=r["sigma"],
+            ordinal=r["mu"] - 3 * r["sigma"],
+            games=r["games"],
+            provisional=r["games"] < PROVISIONAL_GAMES,
+        )
         for r in rows
     }
     return _answer(
@@ -296,7 +300,7 @@ async def player_page(pool: Any, query: PlayerQuery, now: float) -> bytes:
         f"{len(ratings)} ladders, {len(history)} games",
         player_id=query.player_id,
         ratings=ratings,
-        history=[dict(h) for h in history],
+        history=[RatingHistory(**dict(h)) for h in history],
     )
 
 
