@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -290,17 +290,27 @@ async def bench(urls: dict[str, str]) -> None:
             )
     finally:
         await close_nats(nc)
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            await asyncio.wait_for(proc.wait(), 20)
+        await terminate(procs)
+
+
+async def terminate(procs: list[Any]) -> None:
+    """Stop the bench's service processes and wait for each to exit."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        await asyncio.wait_for(proc.wait(), 20)
+
+
+def run_on_servers(bench: Callable[[dict[str, str]], Awaitable[None]]) -> None:
+    """Run ``bench`` against fresh embedded PostgreSQL and NATS."""
+    (REPO / ".spades").mkdir(exist_ok=True)
+    with servers() as urls:
+        asyncio.run(bench(urls))
 
 
 def main() -> None:
     """Run the end-to-end bench (called by `python -m benchmarks`)."""
-    (REPO / ".spades").mkdir(exist_ok=True)
-    with servers() as urls:
-        asyncio.run(bench(urls))
+    run_on_servers(bench)
 
 
 if __name__ == "__main__":

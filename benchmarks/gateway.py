@@ -38,7 +38,7 @@ import asyncpg
 import msgspec
 import websockets
 
-from benchmarks.e2e import REPO, pct, servers
+from benchmarks.e2e import REPO, pct, run_on_servers, terminate
 from events import game as wire
 from events.bus import close_nats, connect, ensure_streams
 from events.migrations import migrate
@@ -309,17 +309,12 @@ async def bench(urls: dict[str, str]) -> None:
             )
     finally:
         await close_nats(nc)
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            await asyncio.wait_for(proc.wait(), 20)
+        await terminate(procs)
 
 
 def main() -> None:
     """Run the gateway bench (called by `python -m benchmarks`)."""
-    (REPO / ".spades").mkdir(exist_ok=True)
-    with servers() as urls:
-        asyncio.run(bench(urls))
+    run_on_servers(bench)
 
 
 if __name__ == "__main__":
