@@ -59,13 +59,14 @@ class StrictStructs(StructSchemaPlugin):
         return schema
 
 
-AUTH_PATHS = frozenset({"/api/accounts", "/api/tokens"})
+AUTH_PATHS = frozenset({"/api/accounts", "/api/tokens", "/api/tokens/refresh"})
 # the client's page and files are not the API: loading them spends none of the request budget
 UNLIMITED = ["/schema", "^/$", "^/static/"]
 
 
 def _rate_limits(gateway: Gateway) -> list[RateLimitConfig]:
-    """Per address, per account (a valid token's player), and tight on register/login."""
+    """Per address, per account (a valid token's player), and tight on register, login and
+    session renewal (a refresh token is a credential too)."""
     config = gateway.config
 
     def account_of(request: Request[Any, Any, Any]) -> str | None:

@@ -7,14 +7,29 @@
 - Passwords are hashed with argon2id (memory-hard); hashing runs in a worker thread so a login
   never stalls the event loop. An unknown name costs the same hash as a wrong password.
 - Access tokens are HS256 JWTs (`sub` = player id, `bot`, `iat`, `exp`, `iss`, `typ`), valid
-  `SPADES_TOKEN_SECONDS` (15 minutes by default); a client logs in again to get a new one.
+  `SPADES_TOKEN_SECONDS` (15 minutes by default). Nothing is stored for them: a token stays
+  good until it expires, logout included.
+- A login also opens a session (table `gateway_sessions`, migration 6) and returns its refresh
+  token, `<session_id>.<secret>` (a uuid, a dot, 43 url-safe characters of
+  `secrets.token_urlsafe(32)`). A client trades it for a new access token and a new refresh
+  token (`rotate`); the secret is only ever stored as its sha256, and each rotation replaces
+  it. A session lasts `SPADES_SESSION_DAYS` (30) after its last use, until logout (`revoke`).
+- Reuse detection: a well-formed token of an existing session whose secret is not the current
+  one (a secret already rotated away: someone else holds a copy) revokes the whole session,
+  so whichever of the thief and the owner renews next must log in again.
+- Refusals are `SessionError`s: `refresh_expired`, or `refresh_invalid` for a token that is
+  unknown, garbled, revoked or reused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import re
+import secrets
 import time
+import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -185,3 +200,147 @@ async def find_account(pool: asyncpg.Pool, player_id: str) -> Account | None:
         player_id,
     )
     return None if row is None else _account(row)
+
+
+# -- sessions and refresh tokens (migration 6) ----------------------------------------------------
+
+REFRESH_SECRET_BYTES = 32
+_SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32), no padding
+REFRESH_TOKEN_CHARS = 36 + 1 + 43
+"""A refresh token's length: a canonical uuid, a dot and the secret."""
+
+
+class Session(msgspec.Struct, frozen=True, kw_only=True):
+    """A session just opened or renewed: the refresh token to give the client (its only copy),
+    whose session it is, and for how many seconds it stays usable without being renewed."""
+
+    refresh_token: str
+    player_id: str
+    bot: bool
+    seconds: int
+
+
+class SessionError(Exception):
+    """A refresh token that cannot be used: ``code`` is refresh_expired or refresh_invalid."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _secret_hash(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode()).digest()
+
+
+def parse_refresh_token(token: str) -> tuple[uuid.UUID, str] | None:
+    """Return the session id and secret of a well-formed refresh token, or None."""
+    session_text, dot, secret = token.partition(".")
+    if not dot or not _SECRET.fullmatch(secret):
+        return None
+    try:
+        session_id = uuid.UUID(session_text)
+    except ValueError:
+        return None
+    # only the form we hand out: no braces, urn: prefix, capitals or missing dashes
+    return (session_id, secret) if str(session_id) == session_text else None
+
+
+def _invalid(message: str = "the refresh token is not valid: log in again") -> SessionError:
+    return SessionError("refresh_invalid", message)
+
+
+async def open_session(pool: asyncpg.Pool, account: Account, seconds: int) -> Session:
+    """Open a session for ``account`` (at login) and return its first refresh token.
+
+    The account's sessions that ended (revoked or expired) are deleted on the way: a token of
+    one of them is refused as unknown just as it was refused as ended.
+    """
+    session_id, secret = uuid.uuid4(), secrets.token_urlsafe(REFRESH_SECRET_BYTES)
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(
+            "DELETE FROM gateway_sessions"
+            " WHERE player_id = $1 AND (revoked_at IS NOT NULL OR expires_at <= now())",
+            account.player_id,
+        )
+        await conn.execute(
+            "INSERT INTO gateway_sessions (session_id, player_id, secret_hash, expires_at)"
+            " VALUES ($1, $2, $3, now() + $4::integer * interval '1 second')",
+            session_id,
+            account.player_id,
+            _secret_hash(secret),
+            seconds,
+        )
+    return Session(
+        refresh_token=f"{session_id}.{secret}",
+        player_id=account.player_id,
+        bot=account.bot,
+        seconds=seconds,
+    )
+
+
+async def rotate_session(pool: asyncpg.Pool, refresh_token: str, seconds: int) -> Session:
+    """Trade a refresh token for the session's next one; the session then lasts ``seconds``
+    more. Raise SessionError when the token cannot be used; a replaced secret revokes the
+    session (see the module's docstring)."""
+    parsed = parse_refresh_token(refresh_token)
+    if parsed is None:
+        raise _invalid()
+    session_id, secret = parsed
+    presented = _secret_hash(secret)
+    fresh = secrets.token_urlsafe(REFRESH_SECRET_BYTES)
+    # One statement: of two renewals racing with one token, exactly one matches the hash.
+    row = await pool.fetchrow(
+        "UPDATE gateway_sessions AS s"
+        " SET secret_hash = $3, last_used_at = now(),"
+        "     expires_at = now() + $4::integer * interval '1 second'"
+        " FROM gateway_accounts AS a"
+        " WHERE s.session_id = $1 AND s.secret_hash = $2 AND s.revoked_at IS NULL"
+        "   AND s.expires_at > now() AND a.player_id = s.player_id"
+        " RETURNING s.player_id, a.bot",
+        session_id,
+        presented,
+        _secret_hash(fresh),
+        seconds,
+    )
+    if row is not None:
+        return Session(
+            refresh_token=f"{session_id}.{fresh}",
+            player_id=row["player_id"],
+            bot=row["bot"],
+            seconds=seconds,
+        )
+    # Refused: say why (and revoke on reuse).
+    found = await pool.fetchrow(
+        "SELECT secret_hash, revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired"
+        " FROM gateway_sessions WHERE session_id = $1",
+        session_id,
+    )
+    if found is None or found["revoked"]:
+        raise _invalid()
+    if not hmac.compare_digest(bytes(found["secret_hash"]), presented):
+        await pool.execute(
+            "UPDATE gateway_sessions SET revoked_at = now()"
+            " WHERE session_id = $1 AND revoked_at IS NULL",
+            session_id,
+        )
+        raise _invalid("the refresh token was already used: the session is revoked, log in again")
+    if found["expired"]:
+        raise SessionError("refresh_expired", "the session expired: log in again")
+    raise _invalid()
+
+
+async def revoke_session(pool: asyncpg.Pool, refresh_token: str) -> bool:
+    """End the session of ``refresh_token`` (logout); return whether one was open.
+
+    Any well-formed token of the session ends it, a replaced one too: presenting that to
+    `rotate_session` would revoke the session anyway.
+    """
+    parsed = parse_refresh_token(refresh_token)
+    if parsed is None:
+        return False
+    status = await pool.execute(
+        "UPDATE gateway_sessions SET revoked_at = now()"
+        " WHERE session_id = $1 AND revoked_at IS NULL",
+        parsed[0],
+    )
+    return bool(status.endswith(" 1"))

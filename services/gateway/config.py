@@ -6,8 +6,9 @@
 | SPADES_GATEWAY_DEV | (unset) | `1`: no SPADES_JWT_SECRET needed, a random per-process key |
 | SPADES_HTTP_HOST | 0.0.0.0 | address the HTTP/WebSocket server binds |
 | SPADES_TOKEN_SECONDS | 900 | lifetime of an access token |
+| SPADES_SESSION_DAYS | 30 | a login's session (refresh token) ends after this many days unused |
 | SPADES_RATE_PER_MINUTE | 300 | HTTP requests per minute per client address, and per account |
-| SPADES_AUTH_RATE_PER_MINUTE | 20 | register/login attempts per minute per address |
+| SPADES_AUTH_RATE_PER_MINUTE | 20 | register/login/refresh attempts per minute per address |
 
 Rate limits are counted per replica (an in-memory store): with N replicas a client can reach
 N times the figure, which is the intent of a cheap first line of defence, not a quota.
@@ -43,6 +44,7 @@ class GatewayConfig:
     dev_secret: bool = False
     http_host: str = "0.0.0.0"  # a container listens on every interface
     token_seconds: int = 900
+    session_days: int = 30
     rate_per_minute: int = 300
     auth_rate_per_minute: int = 20
 
@@ -69,6 +71,7 @@ class GatewayConfig:
                 dev_secret=not settings.jwt_secret,
                 http_host=env.get("SPADES_HTTP_HOST", "0.0.0.0"),
                 token_seconds=int(env.get("SPADES_TOKEN_SECONDS", "900")),
+                session_days=int(env.get("SPADES_SESSION_DAYS", "30")),
                 rate_per_minute=int(env.get("SPADES_RATE_PER_MINUTE", "300")),
                 auth_rate_per_minute=int(env.get("SPADES_AUTH_RATE_PER_MINUTE", "20")),
             )
