@@ -137,13 +137,18 @@ async def test_a_command_after_the_token_expired_is_refused(
     await seated(gateway, NAMES[:4])
     game_id = await open_casual(nc, subjects, NAMES[:4])
     view = await TableClient(nc, subjects, NAMES[0]).view(game_id)
-    token, _ = Tokens(SECRET, 2).issue(NAMES[view.turn], False)
-    client = WsClient(gateway.ws_url, token)
-    await client.connect()
+    # The token must still be valid when its auth frame arrives (its `exp` is whole seconds, so
+    # it lives up to a second less than asked): issued on an open connection, just before the
+    # auth frame, with seconds to spare even on a slow machine; then its expiry is waited out.
+    client = WsClient(gateway.ws_url, "")
+    await client.connect(auth=False)
+    token, expires = Tokens(SECRET, 8).issue(NAMES[view.turn], False)
+    await client.send({"type": "auth", "token": token})
+    await client.expect("welcome")
     await client.send({"type": "subscribe", "game_id": game_id})
     await client.expect("view")
     version = len(await event_store.read(stream_of(game_id)))
-    await asyncio.sleep(3)
+    await asyncio.sleep(max(0.0, expires - time.time()) + 1.0)
     await client.command(game_id, {"type": "DeclineBlindNil"})
     assert (await client.expect("error"))["code"] == "token_expired"
     assert len(await event_store.read(stream_of(game_id))) == version
