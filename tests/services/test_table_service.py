@@ -22,7 +22,7 @@ from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.table.app import LOCK_SPACE
 from services.table.tables import game_id_of_match, stream_of
-from tests.infra import Processes
+from tests.infra import Processes, eventually
 from tests.services.tablekit import PARTITIONS, TableClient, play_together
 
 TABLE = ("-m", "services.cli", "serve", "table")
@@ -113,7 +113,13 @@ async def test_a_retried_command_id_is_answered_the_same_and_appends_nothing(
     first = await client.send(game_id, view.suggestion, command_id)
     assert first.ok
     assert not first.retry
-    await asyncio.sleep(0.2)  # let the bots answer, so the stream moves past our command
+
+    async def waits_for_ann() -> bool:
+        now = await client.view(game_id)
+        return now.phase == "over" or now.suggestion is not None
+
+    # the bots answer, so the stream moves past our command; then nothing moves until ann does
+    await eventually(waits_for_ann, within=60, what="the bots to answer")
     version_after = await event_store.stream_version(stream_of(game_id))
     again = await client.send(game_id, view.suggestion, command_id)
     assert again.ok
