@@ -165,6 +165,13 @@ async def test_two_replicas_share_partitions_and_a_killed_owner_is_replaced(
     client = TableClient(nc, subjects, "ann")
     game_id = (await client.open_practice()).game_id
     await client.play_turn(game_id)
+    # the table answers for a partition as soon as it holds that one: let it claim them all
+    # (one log line) before the second replica starts and the locks are counted
+    await eventually(
+        lambda: '"partitions claimed"' in processes.log(first),  # type: ignore[arg-type]
+        within=60,
+        what="the first replica to claim every partition",
+    )
     second = start_table(processes)
 
     conn = await asyncpg.connect(database_url)
