@@ -4,7 +4,7 @@
 // #/ladder/LADDER, #/player/ID. A page is `mount(root, params, query) -> cleanup`; a page may
 // also return {cleanup, update(query)} to follow query changes without mounting again.
 
-import { logout, onSession, session } from "./api.js";
+import { logout, onSession, resumeSession, session } from "./api.js";
 import { mountLadder } from "./pages/ladder.js";
 import { mountLobby } from "./pages/lobby.js";
 import { mountLogin } from "./pages/login.js";
@@ -54,7 +54,7 @@ function route() {
   const root = document.getElementById("main");
   fill(root);
   const mounted = routeDef.mount(root, match.slice(1).map(decodeURIComponent), query);
-  current = { path, ...(typeof mounted === "function" ? { cleanup: mounted } : mounted || {}) };
+  current = { path, auth: routeDef.auth, ...(typeof mounted === "function" ? { cleanup: mounted } : mounted || {}) };
   renderNav();
   window.scrollTo(0, 0);
 }
@@ -76,12 +76,13 @@ function renderNav() {
 }
 
 function start() {
-  const stored = session();
-  if (stored && stored.expires_at <= Date.now() / 1000) {
-    logout();
-    notify("Your session expired: log in again.", "info");
-  }
-  onSession(renderNav);
+  // a stored session whose access token ran out is renewed with its refresh token
+  if (session() && !resumeSession()) notify("Your session expired: log in again.", "info");
+  onSession((value) => {
+    renderNav();
+    // logged out (in another tab too): a page for members goes to the login page
+    if (!value && current && current.auth) location.hash = "#/login";
+  });
   window.addEventListener("hashchange", route);
   window.addEventListener("unhandledrejection", (event) => {
     const error = event.reason;

@@ -61,11 +61,19 @@ export class GameSocket {
     });
   }
 
+  // The token comes from api.js: token() renews the session's tokens when the stored access
+  // token ran out (a reconnect after a long drop), renewNow() when the server said so.
   async authenticate(fresh = false) {
+    const ws = this.ws;
     try {
       const value = fresh ? await renewNow() : await token();
       this.raw({ type: "auth", token: value });
     } catch (error) {
+      if (error.status !== 401 && ws === this.ws && !this.stopped) {
+        // the server could not renew the session just now: try again on the next connection
+        ws.close(4001, "could not renew the session");
+        return;
+      }
       this.onMessage({ type: "error", code: error.code || "unauthenticated", message: error.message });
       this.stop();
     }

@@ -1,6 +1,6 @@
 // The table: play a game at your seat (/#/table/GAME) or watch one (/#/watch/GAME).
 
-import { ApiError, get, logout, session } from "../api.js";
+import { ApiError, endSession, get, session } from "../api.js";
 import {
   bidText, cardClass, cardFace, cardLabel, cardView, ruleChanges, seatName, sortHand, teamName,
   teamOf,
@@ -176,12 +176,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
           backup = null;
           sending = false;
         }
-        if (["unauthenticated", "token_invalid", "token_expired"].includes(message.code)) {
-          // the token ran out and this tab cannot renew it (it was reloaded): log in, come back
-          notify(`Your session expired (${message.code}): log in again to come back to this table.`);
-          sessionStorage.setItem("spades.after-login", location.hash);
-          logout();
-          location.hash = "#/login";
+        if (["unauthenticated", "token_invalid", "token_expired", "refresh_invalid", "refresh_expired"].includes(message.code)) {
+          // the session ended and cannot be renewed: log in, come back to this table
+          endSession(message.code);
           return 0;
         }
         if (message.code === "unknown_game" && !message.command_id && opening < 60) {
