@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import re
 import signal
 import socket
@@ -23,13 +24,33 @@ from tests.gateway.wsclient import WsClient
 from tests.infra import REPO
 
 
-def _ops_base() -> int:
-    """A first port with the next four free too (the services' ops ports)."""
-    for _ in range(50):
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (what bind(0) and connect() draw from)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _free_ports(count: int) -> int:
+    """A first port with the next ``count - 1`` free too, below the ephemeral range.
+
+    `spades dev` binds these only after it has opened dozens of connections (pools, probes);
+    a port inside the ephemeral range could be handed to one of them as its local port
+    meanwhile, and the bind would fail. Below that range the kernel hands out none.
+    """
+    low = _ephemeral_low()
+    if low - count > 10_000:
+        rng = random.Random()
+        for _ in range(200):
+            base = rng.randrange(10_000, low - count)
+            if all(_free(base + i) for i in range(count)):
+                return base
+    for _ in range(50):  # no room below the range: a free run inside it
         base = free_port()
-        if base < 65000 and all(_free(base + i) for i in range(5)):
+        if base < 65000 and all(_free(base + i) for i in range(count)):
             return base
-    raise AssertionError("no five free ports in a row")
+    raise AssertionError(f"no {count} free ports in a row")
 
 
 def _free(port: int) -> bool:
@@ -44,12 +65,13 @@ def _free(port: int) -> bool:
 async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against_bots(
     tmp_path: Path,
 ) -> None:
-    http_port = free_port()
+    base = _free_ports(6)  # the gateway's HTTP port, then the services' five ops ports
+    http_port = base
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPADES_")}
     env |= {
         "SPADES_HOME": str(tmp_path / "spades"),
         "SPADES_HTTP_PORT": str(http_port),
-        "SPADES_DEV_OPS_PORT": str(_ops_base()),
+        "SPADES_DEV_OPS_PORT": str(base + 1),
         "PYTHONUNBUFFERED": "1",
     }
     out = tmp_path / "dev.out"
