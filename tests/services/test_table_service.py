@@ -280,12 +280,15 @@ async def test_every_refusal_of_a_seat_command_names_its_rule_and_moves_nothing(
     waiting = players[(view.turn + 1) % 4]
     await refused(waiting, wire.PlaceBid(tricks=3), "out_of_turn")
     await refused(on_turn, wire.DeclareBlindNil(), "blind_nil_not_allowed")  # nobody trails
-    # bid round, then a lead: find a card the next seat holds that does not follow suit
-    while (await clients["ann"].view(game_id)).phase != "play":
-        for client in clients.values():
-            await client.play_turn(game_id)
+    # bid round, then a lead: find a card the next seat holds that does not follow suit.
+    # One action at a time, so the play phase starts on an empty trick (a sweep over all four
+    # clients could have played cards after the last bid, and the lead below would then
+    # close a trick whose winner, not the next seat, is on turn).
+    while (bidding := await clients["ann"].view(game_id)).phase != "play":
+        await clients[players[bidding.turn]].play_turn(game_id)
     leader_view = await clients[players[(await clients["ann"].view(game_id)).turn]].view(game_id)
     leader = players[leader_view.seat]
+    assert leader_view.trick == ()  # the first lead of the hand
     mine = set(leader_view.hand)
     elsewhere = next(
         c for c in (await clients[players[(leader_view.seat + 1) % 4]].view(game_id)).hand
