@@ -47,7 +47,8 @@ async def test_four_browsers_queue_form_a_ranked_game_that_a_fifth_watches(
     await expect(status).to_contain_text(re.compile(r"Rating window ±\d+\.\d"))
     await pages[0].screenshot(path=screenshot_path("lobby"), full_page=True)
     await expect(pages[1].get_by_test_id("queue-size-standard")).to_have_text(
-        "1 waiting", timeout=10_000
+        "1 waiting",
+        timeout=30_000,  # the idle lobby polls every 5 s
     )
     for page in pages[1:]:
         await page.get_by_test_id("join-standard").click()
@@ -57,13 +58,8 @@ async def test_four_browsers_queue_form_a_ranked_game_that_a_fifth_watches(
     assert len(game_ids) == 1, game_ids
     game_id = game_ids.pop()
 
-    for page, name in zip(pages, PLAYERS, strict=True):
-        await expect(page.locator(".table-head")).to_contain_text("Ranked · standard")
-        await expect(page.locator(".seat.mine")).to_contain_text(name)
-        for other in PLAYERS:
-            await expect(page.locator(".felt")).to_contain_text(other)
-
-    # the seat on turn bids through its bid row; the others see the bid at that seat
+    # the seat on turn bids through its bid row; the others see the bid at that seat (first of
+    # all: the 6 s turn timer runs from the deal, and a late bid is the bot's)
     first = await on_turn_to_bid(pages)
     bidder = pages[first]
     await expect(bidder.locator(".action .timer")).to_contain_text(re.compile(r"Time left: 0:0\d"))
@@ -71,6 +67,11 @@ async def test_four_browsers_queue_form_a_ranked_game_that_a_fifth_watches(
     await bidder.get_by_role("button", name="Bid 4", exact=True).click()
     for page in pages:
         await expect(page.get_by_test_id(f"bidtricks-{seat}").locator(".bid")).to_have_text("4")
+    for page, name in zip(pages, PLAYERS, strict=True):
+        await expect(page.locator(".table-head")).to_contain_text("Ranked · standard")
+        await expect(page.locator(".seat.mine")).to_contain_text(name)
+        for other in PLAYERS:
+            await expect(page.locator(".felt")).to_contain_text(other)
 
     # a fifth person watches on a phone-sized screen
     watcher = await new_page(stack, width=390, height=844)
