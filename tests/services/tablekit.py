@@ -25,11 +25,16 @@ class TableClient:
         self.player_id = player_id
 
     async def request(self, subject: str, body: bytes, within: float = 60.0) -> wire.TableReply:
-        """Send until a replica answers (one may be taking a partition over)."""
+        """Send until a replica answers (one may be taking a partition over).
+
+        Nobody listening fails at once and is retried; a request that reached a replica is
+        given 10 s to be answered before it is sent again, so a slow answer on a loaded machine
+        is not turned into a retry (the same command id then answers ``retry``).
+        """
         deadline = asyncio.get_running_loop().time() + within
         while True:
             try:
-                msg = await self.nc.request(subject, body, timeout=2.0)
+                msg = await self.nc.request(subject, body, timeout=10.0)
                 return _reply.decode(msg.data)
             except Exception:
                 if asyncio.get_running_loop().time() > deadline:
