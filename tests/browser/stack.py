@@ -99,7 +99,7 @@ async def start_stack(processes: Processes, **env: str) -> Stack:
             },
         )
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 90
+    deadline = loop.time() + 180
     pending = dict(procs)
     http_port = 0
     while pending:
@@ -115,7 +115,7 @@ async def start_stack(processes: Processes, **env: str) -> Stack:
             if ops_port and await asyncio.to_thread(ready, ops_port):
                 del pending[name]
         if loop.time() > deadline:
-            raise AssertionError(f"not ready after 90 s: {', '.join(pending)}")
+            raise AssertionError(f"not ready after 180 s: {', '.join(pending)}")
         await asyncio.sleep(0.1)
     return Stack(procs, f"http://127.0.0.1:{http_port}", processes)
 

@@ -53,7 +53,8 @@ async def start_gateway(processes: Processes, **env: str) -> GatewayProcess:
             **env,
         },
     )
-    deadline = asyncio.get_running_loop().time() + 60
+    # a gateway took 10-22 s to listen beside four other starting services and two CPU hogs
+    deadline = asyncio.get_running_loop().time() + 120
     while True:
         text = processes.log(proc)
         http_port, ops_port = logged(text, "http_port"), logged(text, "ops_port")
