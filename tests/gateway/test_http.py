@@ -20,9 +20,9 @@ from tests.infra import Processes
 WORD_CARD = re.compile(r"\b((?:[2-9TJQKA][CDHS])|LJ|BJ)\b")
 
 
-async def platform(processes: Processes) -> GatewayProcess:
+async def platform(processes: Processes, **env: str) -> GatewayProcess:
     for name in ("relay", "table", "matchmaking", "rating"):
-        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env})
     return await start_gateway(processes)
 
 
@@ -33,7 +33,9 @@ def bearer(token: str) -> dict[str, str]:
 async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
     processes: Processes, event_store: PostgresEventStore
 ) -> None:
-    gateway = await platform(processes)
+    # "early" never plays: with the default timer his seat would be abandoned (and the bots
+    # would finish his game) after three timeouts, before this test looks at it at the end
+    gateway = await platform(processes, SPADES_TURN_SECONDS="600")
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
         token = await register_and_login(http, "solo")
         assert (await http.post("/api/practice", json={})).status_code == 401
@@ -63,7 +65,14 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         await client.connect()
         await asyncio.wait_for(client.play(game_id, until_seq=60), 120)
         await client.close()
+        # the bots play on until it is solo's turn; after that nothing moves until he does
+        while True:
+            own = (await http.get(f"/api/games/{game_id}/view", headers=bearer(token))).json()
+            if own["turn"] == own["seat"] == 0:
+                break
+            await asyncio.sleep(0.1)
         stored = await event_store.read(stream_of(game_id))
+        assert len(stored) == own["version"]
         truth = states(stored)
         assert not isinstance(REGISTRY.decode(stored[-1]), wire.GameFinished)
 
