@@ -17,7 +17,8 @@ A consumer is a durable pull consumer with explicit acks. For each message:
 
 Every line logged while a message is handled carries its event id as `request_id` (the
 `Nats-Msg-Id`, or `consumer:sequence` for a message without one) and the `game_id` when the
-event belongs to a game stream. With `on_lag`, the durable consumer's backlog (JetStream's
+event belongs to a game stream; the consumer's own polling logs under `fetch:<consumer>` and
+`lag:<consumer>`. With `on_lag`, the durable consumer's backlog (JetStream's
 `num_pending + num_ack_pending`: not yet delivered plus delivered and not yet acknowledged)
 is polled every `lag_interval` seconds and handed over with the consumer's name.
 """
@@ -248,7 +249,12 @@ async def _watch_lag(
             info = await js.consumer_info(stream, durable, timeout=interval)
             on_lag(consumer, (info.num_pending or 0) + (info.num_ack_pending or 0))
         except Exception as exc:  # NATS reconnecting or busy: the next poll tries again
-            log.debug("consumer lag not measured", consumer=consumer, error=type(exc).__name__)
+            log.debug(
+                "consumer lag not measured",
+                consumer=consumer,
+                error=type(exc).__name__,
+                request_id=f"lag:{consumer}",
+            )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)
 
@@ -277,7 +283,7 @@ async def _consume_loop(
             continue
         except nats.js.errors.ServiceUnavailableError:
             # JetStream answers 503 while busy or electing a leader: a pause, not a failure
-            bound.warning("jetstream unavailable; fetching again")
+            bound.warning("jetstream unavailable; fetching again", request_id=f"fetch:{consumer}")
             await asyncio.sleep(0.5)
             continue
         for msg in msgs:

@@ -630,3 +630,32 @@ async def test_an_idle_relay_is_woken_by_each_commit_not_by_its_poll(
             lambda: stats.published == len(first) + 2, what="woken by a writer's transaction"
         )
     assert await stream_count(js, subjects) == len(first) + 2
+
+
+async def test_a_failed_lag_poll_is_logged_under_the_consumers_own_request_id(
+    js: JetStreamContext, subjects: Subjects
+) -> None:
+    """A consumer's polling is work too: its lines carry `lag:<consumer>` as their request id."""
+    await ensure_streams(js, subjects)
+    stop = asyncio.Event()
+    measured: list[int] = []
+    with capture_logs() as logs:
+        watcher = asyncio.create_task(
+            consumer_module._watch_lag(
+                js,
+                subjects.events_stream,
+                subjects.durable("never-created"),  # consumer_info fails: not found
+                "never-created",
+                lambda _, backlog: measured.append(backlog),
+                stop,
+                0.05,
+            )
+        )
+        await eventually(lambda: [e for e in logs if e["event"] == "consumer lag not measured"])
+        stop.set()
+        await watcher
+    failed = [e for e in logs if e["event"] == "consumer lag not measured"]
+    assert measured == []
+    assert {(e["request_id"], e["consumer"]) for e in failed} == {
+        ("lag:never-created", "never-created")
+    }
