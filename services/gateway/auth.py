@@ -16,7 +16,13 @@
   it. A session lasts `SPADES_SESSION_DAYS` (30) after its last use, until logout (`revoke`).
 - Reuse detection: a well-formed token of an existing session whose secret is not the current
   one (a secret already rotated away: someone else holds a copy) revokes the whole session,
-  so whichever of the thief and the owner renews next must log in again.
+  so whichever of the thief and the owner renews next must log in again. One exception, the
+  grace (`SPADES_SESSION_REUSE_SECONDS`, 30): the secret the last renewal replaced still
+  renews the session for that long after it was replaced. Two tabs of one browser renewing
+  at once (Chromium's localStorage reaches another tab a moment late, so a tab can trade a
+  token its sibling has just traded) and a renewal retried after its answer was lost are
+  the owner's own, and must not end the session; a thief must present the replaced token
+  within those seconds of the owner's renewal to pass, and is caught the time after.
 - Refusals are `SessionError`s: `refresh_expired`, or `refresh_invalid` for a token that is
   unknown, garbled, revoked or reused.
 """
@@ -278,29 +284,36 @@ async def open_session(pool: asyncpg.Pool, account: Account, seconds: int) -> Se
     )
 
 
-async def rotate_session(pool: asyncpg.Pool, refresh_token: str, seconds: int) -> Session:
+async def rotate_session(
+    pool: asyncpg.Pool, refresh_token: str, seconds: int, grace: int = 30
+) -> Session:
     """Trade a refresh token for the session's next one; the session then lasts ``seconds``
-    more. Raise SessionError when the token cannot be used; a replaced secret revokes the
-    session (see the module's docstring)."""
+    more. The secret the last renewal replaced is taken too for ``grace`` seconds after it
+    was replaced. Raise SessionError when the token cannot be used; any other replaced secret
+    revokes the session (see the module's docstring)."""
     parsed = parse_refresh_token(refresh_token)
     if parsed is None:
         raise _invalid()
     session_id, secret = parsed
     presented = _secret_hash(secret)
     fresh = secrets.token_urlsafe(REFRESH_SECRET_BYTES)
-    # One statement: of two renewals racing with one token, exactly one matches the hash.
+    # One statement, so renewals racing with one token are serialised by the row lock: the
+    # first replaces the secret, the next finds it as the previous one (within the grace).
     row = await pool.fetchrow(
         "UPDATE gateway_sessions AS s"
-        " SET secret_hash = $3, last_used_at = now(),"
-        "     expires_at = now() + $4::integer * interval '1 second'"
+        " SET previous_hash = s.secret_hash, rotated_at = now(), secret_hash = $3,"
+        "     last_used_at = now(), expires_at = now() + $4::integer * interval '1 second'"
         " FROM gateway_accounts AS a"
-        " WHERE s.session_id = $1 AND s.secret_hash = $2 AND s.revoked_at IS NULL"
-        "   AND s.expires_at > now() AND a.player_id = s.player_id"
+        " WHERE s.session_id = $1 AND s.revoked_at IS NULL AND s.expires_at > now()"
+        "   AND (s.secret_hash = $2 OR (s.previous_hash = $2"
+        "        AND s.rotated_at > now() - $5::integer * interval '1 second'))"
+        "   AND a.player_id = s.player_id"
         " RETURNING s.player_id, a.bot",
         session_id,
         presented,
         _secret_hash(fresh),
         seconds,
+        grace,
     )
     if row is not None:
         return Session(
@@ -317,6 +330,8 @@ async def rotate_session(pool: asyncpg.Pool, refresh_token: str, seconds: int) -
     )
     if found is None or found["revoked"]:
         raise _invalid()
+    if found["expired"]:
+        raise SessionError("refresh_expired", "the session expired: log in again")
     if not hmac.compare_digest(bytes(found["secret_hash"]), presented):
         await pool.execute(
             "UPDATE gateway_sessions SET revoked_at = now()"
@@ -324,8 +339,6 @@ async def rotate_session(pool: asyncpg.Pool, refresh_token: str, seconds: int) -
             session_id,
         )
         raise _invalid("the refresh token was already used: the session is revoked, log in again")
-    if found["expired"]:
-        raise SessionError("refresh_expired", "the session expired: log in again")
     raise _invalid()
 
 

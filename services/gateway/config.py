@@ -7,6 +7,7 @@
 | SPADES_HTTP_HOST | 0.0.0.0 | address the HTTP/WebSocket server binds |
 | SPADES_TOKEN_SECONDS | 900 | lifetime of an access token |
 | SPADES_SESSION_DAYS | 30 | a login's session (refresh token) ends after this many days unused |
+| SPADES_SESSION_REUSE_SECONDS | 30 | a replaced refresh token still renews this long (a retry) |
 | SPADES_RATE_PER_MINUTE | 300 | HTTP requests per minute per client address, and per account |
 | SPADES_AUTH_RATE_PER_MINUTE | 20 | register/login/refresh attempts per minute per address |
 
@@ -45,6 +46,7 @@ class GatewayConfig:
     http_host: str = "0.0.0.0"  # a container listens on every interface
     token_seconds: int = 900
     session_days: int = 30
+    session_reuse_seconds: int = 30
     rate_per_minute: int = 300
     auth_rate_per_minute: int = 20
 
@@ -72,6 +74,7 @@ class GatewayConfig:
                 http_host=env.get("SPADES_HTTP_HOST", "0.0.0.0"),
                 token_seconds=int(env.get("SPADES_TOKEN_SECONDS", "900")),
                 session_days=int(env.get("SPADES_SESSION_DAYS", "30")),
+                session_reuse_seconds=int(env.get("SPADES_SESSION_REUSE_SECONDS", "30")),
                 rate_per_minute=int(env.get("SPADES_RATE_PER_MINUTE", "300")),
                 auth_rate_per_minute=int(env.get("SPADES_AUTH_RATE_PER_MINUTE", "20")),
             )

@@ -191,13 +191,18 @@ class Accounts(Controller):
     )
     async def refresh(self, data: Refresh, state: State) -> Token:
         """Trade a refresh token for a new access token and the session's next refresh token.
-        Each refresh token works once: 401 `refresh_invalid` for one that is unknown, garbled,
-        of a session that ended, or already used (which also ends its session: log in again),
-        401 `refresh_expired` once the session went unused for `SPADES_SESSION_DAYS`."""
+        Each refresh token works once (the one a renewal replaced is still taken for
+        `SPADES_SESSION_REUSE_SECONDS`, 30, for two tabs or a retry): 401 `refresh_invalid` for
+        one that is unknown, garbled, of a session that ended, or already used (which also ends
+        its session: log in again), 401 `refresh_expired` once the session went unused for
+        `SPADES_SESSION_DAYS`."""
         gateway = gateway_of(state)
         try:
             session = await auth.rotate_session(
-                gateway.pool, data.refresh_token, session_seconds(gateway)
+                gateway.pool,
+                data.refresh_token,
+                session_seconds(gateway),
+                gateway.config.session_reuse_seconds,
             )
         except auth.SessionError as exc:
             raise ApiError(401, exc.code, str(exc)) from None

@@ -9,8 +9,10 @@
 // Logging out ends the session on the server.
 //
 // A refresh token works once, and the server ends the session when one is presented twice (a
-// stolen copy). The tabs of a browser share the stored session, so two of them must never
-// trade the same token: renewals are serialised across tabs by a Web Lock, and inside it a tab
+// stolen copy), bar a short grace for the token the last renewal replaced (a tab whose
+// localStorage has not yet seen its sibling's renewal: Chromium carries it across a moment
+// late). The tabs of a browser share the stored session, so two of them should not trade the
+// same token: renewals are serialised across tabs by a Web Lock, and inside it a tab
 // first re-reads localStorage and takes the tokens another tab stored meanwhile instead of
 // trading again; a tab that sees another's renewal (the storage event) reschedules its own.
 // After a refusal the tab looks again, and gives up only when the refused token is still the
@@ -171,18 +173,19 @@ function scheduleRenewal(value) {
   clearTimeout(renewTimer);
   if (!value.refresh_token) return; // stored by an older client: it ends with its token
   const wait = Math.max(FRESH, left(value) - RENEW_MARGIN - Math.random() * SPREAD);
-  renewTimer = setTimeout(() => renewInBackground(true), wait * 1000);
+  renewTimer = setTimeout(renewInBackground, wait * 1000);
 }
 
-async function renewInBackground(announce) {
+// Silent when it works (a notice every quarter of an hour would only distract a player);
+// a failure is shown, and tried again.
+async function renewInBackground() {
   try {
     await renew();
-    if (announce) notify("Session renewed.", "info");
   } catch (error) {
     if (ended(error)) return; // endSession went to the login page
     notify(`Could not renew the session: ${error.words || error.message}; trying again.`);
     clearTimeout(renewTimer);
-    renewTimer = setTimeout(() => renewInBackground(announce), RETRY * 1000);
+    renewTimer = setTimeout(renewInBackground, RETRY * 1000);
   }
 }
 
@@ -280,6 +283,6 @@ export function resumeSession() {
     return null;
   }
   if (left(value) > RENEW_MARGIN) scheduleRenewal(value);
-  else renewInBackground(false);
+  else renewInBackground();
   return value;
 }
