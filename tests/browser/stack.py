@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.devstack import ready
+from tests.gateway.conftest import GATEWAY_ENV
 from tests.infra import REPO, Processes, logged
 
 SERVICES = ("relay", "table", "matchmaking", "rating")
-SECRET = "browser-test-secret-" + "x" * 40
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -87,16 +87,7 @@ async def start_stack(processes: Processes, **env: str) -> Stack:
             "services.cli",
             "serve",
             name,
-            env={
-                "SPADES_OPS_PORT": "0",
-                "SPADES_HTTP_PORT": "0",
-                "SPADES_HTTP_HOST": "127.0.0.1",
-                "SPADES_JWT_SECRET": SECRET,
-                "SPADES_LOG_FORMAT": "json",
-                "SPADES_AUTH_RATE_PER_MINUTE": "10000",
-                "SPADES_RATE_PER_MINUTE": "10000",
-                **env,
-            },
+            env={**GATEWAY_ENV, **env},
         )
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 180

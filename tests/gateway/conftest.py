@@ -13,6 +13,17 @@ import pytest
 from tests.infra import Processes, logged
 
 SECRET = "test-secret-" + "x" * 40
+GATEWAY_ENV = {
+    "SPADES_OPS_PORT": "0",
+    "SPADES_HTTP_PORT": "0",
+    "SPADES_HTTP_HOST": "127.0.0.1",
+    "SPADES_JWT_SECRET": SECRET,
+    "SPADES_LOG_FORMAT": "json",
+    # tests register many accounts from one address; the limit tests set their own
+    "SPADES_AUTH_RATE_PER_MINUTE": "10000",
+    "SPADES_RATE_PER_MINUTE": "10000",
+}
+"""What a test's gateway runs with: any free ports, loopback, a fixed key, JSON logs."""
 
 
 @dataclass
@@ -41,17 +52,7 @@ async def start_gateway(processes: Processes, **env: str) -> GatewayProcess:
         "services.cli",
         "serve",
         "gateway",
-        env={
-            "SPADES_OPS_PORT": "0",
-            "SPADES_HTTP_PORT": "0",
-            "SPADES_HTTP_HOST": "127.0.0.1",
-            "SPADES_JWT_SECRET": SECRET,
-            "SPADES_LOG_FORMAT": "json",
-            # tests register many accounts from one address; the limit tests set their own
-            "SPADES_AUTH_RATE_PER_MINUTE": "10000",
-            "SPADES_RATE_PER_MINUTE": "10000",
-            **env,
-        },
+        env={**GATEWAY_ENV, **env},
     )
     # a gateway took 10-22 s to listen beside four other starting services and two CPU hogs
     deadline = asyncio.get_running_loop().time() + 120
