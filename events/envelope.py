@@ -54,6 +54,8 @@ class Metadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     causation_id: uuid.UUID | None = None
     correlation_id: uuid.UUID | None = None
     actor: str | None = None
+    epoch: int | None = None
+    """The writer's lease epoch when the append was fenced (`events.leases`): an audit trail."""
 
 
 class NewEvent(msgspec.Struct, frozen=True, kw_only=True):

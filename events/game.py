@@ -354,7 +354,19 @@ class GetView(TableRequest, frozen=True, kw_only=True):
     player_id: str = ""
 
 
-AnyTableRequest = SubmitCommand | OpenPractice | OpenCasual | GetView
+class OpenMatch(TableRequest, frozen=True, kw_only=True):
+    """Between table replicas: open a MatchFound's rated game on its partition's owner.
+
+    Whichever replica consumed the MatchFound forwards it here, so the game is opened (and
+    then driven: timers, bots) by the one replica that owns its partition.
+    """
+
+    match_id: str
+    ladder: str
+    seats: tuple[str, ...]
+
+
+AnyTableRequest = SubmitCommand | OpenPractice | OpenCasual | GetView | OpenMatch
 
 
 class TableReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -26,6 +26,8 @@ from events.store import (
     Checkpoint,
     ConcurrencyConflict,
     EventIdReused,
+    Fence,
+    Fenced,
     is_retry_of,
 )
 
@@ -73,22 +75,30 @@ _COLUMNS = (
 
 _APPEND = """
 WITH req AS (
-    SELECT * FROM unnest($1::int4[], $2::text[], $3::int8[], $4::int8[])
-        AS r(req, stream_id, expected, next_version)
+    SELECT * FROM unnest($1::int4[], $2::text[], $3::int8[], $4::int8[], $12::text[], $13::int8[])
+        AS r(req, stream_id, expected, next_version, fence_name, fence_epoch)
+), locked AS (
+    -- the fences' lease rows, share-locked until commit: a claim (which bumps the epoch)
+    -- waits for this append, or this append sees the claim's new epoch and is refused
+    SELECT l.name, l.epoch FROM spades_leases l WHERE l.name = ANY($12::text[]) FOR SHARE
+), fenced AS (
+    SELECT r.* FROM req r
+    WHERE r.fence_name IS NULL
+       OR EXISTS (SELECT FROM locked k WHERE k.name = r.fence_name AND k.epoch = r.fence_epoch)
 ), bumped AS (
     UPDATE spades_streams s SET version = r.next_version
-    FROM req r
+    FROM fenced r
     WHERE r.expected > 0 AND s.stream_id = r.stream_id AND s.version = r.expected
     RETURNING r.req
 ), created AS (
     INSERT INTO spades_streams (stream_id, version)
-    SELECT r.stream_id, r.next_version FROM req r WHERE r.expected = 0
+    SELECT r.stream_id, r.next_version FROM fenced r WHERE r.expected = 0
     ON CONFLICT (stream_id) DO NOTHING
     RETURNING stream_id
 ), ok AS (
     SELECT req FROM bumped
     UNION ALL
-    SELECT r.req FROM req r JOIN created c ON c.stream_id = r.stream_id
+    SELECT r.req FROM fenced r JOIN created c ON c.stream_id = r.stream_id
 )
 INSERT INTO spades_events (event_id, stream_id, version, type, schema_version, data, metadata)
 SELECT e.event_id, r.stream_id, e.version, e.type, e.schema_version,
@@ -105,12 +115,18 @@ RETURNING event_id, position, transaction_id, recorded_at
 # The same append for a group of one (the common case of a lone writer): scalar parameters,
 # so the stream row is found by its key without a join, and the plan is much cheaper.
 _APPEND_ONE = """
-WITH bumped AS (
+WITH fenced AS (
+    -- $9/$10: the writer's fence (NULL: none); see _APPEND's `locked`
+    SELECT FROM spades_leases WHERE name = $9 AND epoch = $10 FOR SHARE
+), allowed AS (
+    SELECT $9::text IS NULL OR EXISTS (SELECT FROM fenced) AS yes
+), bumped AS (
     UPDATE spades_streams SET version = $3
-    WHERE $2 > 0 AND stream_id = $1 AND version = $2
+    WHERE $2 > 0 AND stream_id = $1 AND version = $2 AND (SELECT yes FROM allowed)
     RETURNING 1
 ), created AS (
-    INSERT INTO spades_streams (stream_id, version) SELECT $1, $3 WHERE $2 = 0
+    INSERT INTO spades_streams (stream_id, version)
+    SELECT $1, $3 WHERE $2 = 0 AND (SELECT yes FROM allowed)
     ON CONFLICT (stream_id) DO NOTHING
     RETURNING 1
 )
@@ -145,6 +161,7 @@ class _Append:
     expected_version: int
     events: Sequence[NewEvent]
     future: asyncio.Future[list[StoredEvent]] | None = field(repr=False)
+    fence: Fence | None = None
 
 
 async def _write_group(conn: Conn, group: Sequence[_Append]) -> list[list[StoredEvent] | None]:
@@ -153,6 +170,8 @@ async def _write_group(conn: Conn, group: Sequence[_Append]) -> list[list[Stored
     req_streams: list[str] = []
     req_expected: list[int] = []
     req_next: list[int] = []
+    req_fence_names: list[str | None] = []
+    req_fence_epochs: list[int | None] = []
     ev_req: list[int] = []
     ev_ids: list[uuid.UUID] = []
     ev_versions: list[int] = []
@@ -166,6 +185,8 @@ async def _write_group(conn: Conn, group: Sequence[_Append]) -> list[list[Stored
         req_streams.append(item.stream_id)
         req_expected.append(item.expected_version)
         req_next.append(item.expected_version + len(item.events))
+        req_fence_names.append(item.fence.name if item.fence else None)
+        req_fence_epochs.append(item.fence.epoch if item.fence else None)
         for offset, event in enumerate(item.events, start=1):
             ev_req.append(index)
             ev_ids.append(event.event_id)
@@ -190,6 +211,8 @@ async def _write_group(conn: Conn, group: Sequence[_Append]) -> list[list[Stored
             ev_schema,
             ev_data,
             ev_meta,
+            only.fence.name if only.fence else None,
+            only.fence.epoch if only.fence else None,
         )
     else:
         rows = await conn.fetch(
@@ -205,6 +228,8 @@ async def _write_group(conn: Conn, group: Sequence[_Append]) -> list[list[Stored
             ev_schema,
             ev_data,
             ev_meta,
+            req_fence_names,
+            req_fence_epochs,
         )
     written: dict[uuid.UUID, asyncpg.Record] = {row["event_id"]: row for row in rows}
     results: list[list[StoredEvent] | None] = []
@@ -233,8 +258,10 @@ async def _write_group(conn: Conn, group: Sequence[_Append]) -> list[list[Stored
     return results
 
 
-async def _explain_refusal(conn: Conn, item: _Append) -> list[StoredEvent] | ConcurrencyConflict:
-    """Return the stored events if the refused append was a retry, else the conflict."""
+async def _explain_refusal(
+    conn: Conn, item: _Append
+) -> list[StoredEvent] | ConcurrencyConflict | Fenced:
+    """Return the stored events if the refused append was a retry, else why it was refused."""
     slots = await conn.fetch(
         f"SELECT {_COLUMNS} FROM spades_events"
         " WHERE stream_id = $1 AND version > $2 AND version <= $3 ORDER BY version",
@@ -245,6 +272,12 @@ async def _explain_refusal(conn: Conn, item: _Append) -> list[StoredEvent] | Con
     stored = [_row_to_event(row) for row in slots]
     if is_retry_of(item.events, stored):
         return stored
+    if item.fence is not None:
+        epoch = await conn.fetchval(
+            "SELECT epoch FROM spades_leases WHERE name = $1", item.fence.name
+        )
+        if epoch != item.fence.epoch:
+            return Fenced(item.fence, epoch)
     actual = await conn.fetchval(
         "SELECT version FROM spades_streams WHERE stream_id = $1", item.stream_id
     )
@@ -256,6 +289,8 @@ async def append_with(
     stream_id: str,
     expected_version: int,
     events: Sequence[NewEvent],
+    *,
+    fence: Fence | None = None,
 ) -> list[StoredEvent]:
     """Append on `conn`, inside the caller's transaction if one is open; return the events.
 
@@ -266,7 +301,7 @@ async def append_with(
         raise ValueError(f"expected_version must be >= 0, got {expected_version}")
     if not events:
         return []
-    item = _Append(stream_id, expected_version, list(events), None)
+    item = _Append(stream_id, expected_version, list(events), None, fence)
     try:
         async with conn.transaction():  # a savepoint when the caller's transaction is open
             (stored,) = await _write_group(conn, [item])
@@ -277,7 +312,7 @@ async def append_with(
     if stored is not None:
         return stored
     outcome = await _explain_refusal(conn, item)
-    if isinstance(outcome, ConcurrencyConflict):
+    if isinstance(outcome, Exception):
         raise outcome
     return outcome
 
@@ -306,15 +341,24 @@ class PostgresEventStore:
         return self._pool
 
     async def append(
-        self, stream_id: str, expected_version: int, events: Sequence[NewEvent]
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        *,
+        fence: Fence | None = None,
     ) -> list[StoredEvent]:
-        """See EventStore.append: one transaction and one statement for the whole group."""
+        """See EventStore.append: one transaction and one statement for the whole group.
+
+        With a ``fence`` the append commits only while that lease is still at the fence's
+        epoch (checked under a row lock in the same statement); otherwise it raises `Fenced`.
+        """
         if expected_version < 0:
             raise ValueError(f"expected_version must be >= 0, got {expected_version}")
         if not events:
             return []
         future: asyncio.Future[list[StoredEvent]] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Append(stream_id, expected_version, list(events), future))
+        self._queue.append(_Append(stream_id, expected_version, list(events), future, fence))
         self._kick()
         return await future
 

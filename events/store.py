@@ -20,6 +20,8 @@ __all__ = [
     "ConcurrencyConflict",
     "EventIdReused",
     "EventStore",
+    "Fence",
+    "Fenced",
     "InMemoryEventStore",
     "checkpoint_of",
     "is_retry_of",
@@ -55,6 +57,31 @@ class ConcurrencyConflict(Exception):
 
 class EventIdReused(ValueError):
     """An event id in the batch is already stored somewhere other than this append's slot."""
+
+
+class Fence(NamedTuple):
+    """A writer's claim to a lease: the append commits only while the lease is at ``epoch``.
+
+    The lease (`events.leases`) is a row whose epoch goes up by one at every claim. An append
+    that carries a fence checks that row, under a row lock, inside its own transaction: a
+    writer whose lease was claimed by someone else since is refused by the store itself, even
+    if it still believes it owns the lease (a paused process, a lost connection). This is the
+    fencing token of Kleppmann's "How to do distributed locking", Kafka's leader epoch.
+    """
+
+    name: str
+    epoch: int
+
+
+class Fenced(Exception):
+    """The append's fence is stale: its lease has moved on (another writer owns it now)."""
+
+    def __init__(self, fence: Fence, current_epoch: int | None) -> None:
+        super().__init__(
+            f"lease {fence.name!r} is at epoch {current_epoch}; the writer's is {fence.epoch}"
+        )
+        self.fence = fence
+        self.current_epoch = current_epoch
 
 
 class EventStore(Protocol):

@@ -12,6 +12,8 @@
 | SPADES_TURN_SECONDS | 25 | seconds a seat has for one action before the bot plays it |
 | SPADES_ABANDON_STREAK | 3 | consecutive timeouts after which a bot takes the seat over |
 | SPADES_TABLE_PARTITIONS | 16 | game partitions shared out among table replicas |
+| SPADES_LEASE_SECONDS | 5 | lease time to live: a dead replica's games move within about this |
+| SPADES_REPLICA_ID | host:pid:random | this replica's name in lease groups (the pod's name) |
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
 """
 
@@ -46,6 +48,8 @@ class Settings:
     turn_seconds: float = 25.0
     abandon_streak: int = 3
     table_partitions: int = 16
+    lease_seconds: float = 5.0
+    replica_id: str = ""
     jwt_secret: str = ""
 
     @classmethod

@@ -109,6 +109,17 @@ ACTIVE_GAMES = Gauge(
     "spades_active_games",
     "Games in progress that this table replica owns (has loaded and runs timers for).",
 )
+PARTITIONS_OWNED = Gauge(
+    "spades_partitions_owned",
+    "Table partitions whose lease this replica holds (serves); summed over replicas it is the"
+    " partition count, except for the seconds of a failover.",
+)
+LEASE_CHANGES = Counter(
+    "spades_lease_changes_total",
+    "Leases this replica claimed or gave up, by what happened (claimed, released, rebalanced,"
+    " lost, expired, fenced).",
+    ["event"],
+)
 QUEUE_SIZE = Gauge(
     "spades_matchmaking_queue_size",
     "Players waiting in a matchmaking queue, by ladder.",
@@ -286,7 +297,7 @@ class OpsServer:
         registry: CollectorRegistry = REGISTRY,
         check_timeout: float = CHECK_TIMEOUT_SECONDS,
     ) -> None:
-        self.checks = dict(checks)
+        self.checks = checks  # by reference: a service may add its own checks once it runs
         self.registry = registry
         self.check_timeout = check_timeout
         self._server: asyncio.Server | None = None

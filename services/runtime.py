@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
@@ -41,6 +41,8 @@ class Runtime:
     js: JetStreamContext
     stop: asyncio.Event
     log: Any
+    checks: dict[str, ops.Check] = field(default_factory=dict)
+    """The /readyz checks; a service adds its own (the table: its leases are being renewed)."""
 
     def consume(
         self, consumer: str, filter_subject: str, handler: Handler, **options: Any
@@ -94,7 +96,7 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
         checks = {"postgres": ops.postgres_check(pool), "nats": ops.nats_check(nc)}
         async with ops.ops_server(settings.ops_port, checks) as server:
             log.info("service started", ops_port=server.port)
-            rt = Runtime(name, settings, subjects, pool, store, nc, js, stop, log)
+            rt = Runtime(name, settings, subjects, pool, store, nc, js, stop, log, checks)
             await main(rt)
             log.info("service stopping")
             await store.aclose()

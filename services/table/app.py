@@ -1,12 +1,22 @@
 """The table service: owns game streams, validates every command through the engine, appends.
 
-Ownership. Games hash into ``table_partitions`` partitions. A replica owns a partition while
-it holds that partition's PostgreSQL advisory lock on a connection of its own, and only then
-subscribes to the partition's command subject and runs its games' timers. When a replica dies
-its connection drops, PostgreSQL releases the locks, and another replica takes the partitions
-over within `CLAIM_INTERVAL`, rebuilding each live game from its events. Should two replicas
-ever both believe they own a game (a network split), the store's expected version still lets
-only one append win: games never fork.
+Ownership. Games hash into ``table_partitions`` partitions; partition ``p`` is the lease
+``table/p`` of `events.leases`, shared out among the live replicas (about partitions/replicas
+each; a joining replica gets its share, a dead one's moves within a lease's time to live). The
+replica holding a lease is the only one that serves the partition: it subscribes to the
+partition's command subject, keeps its live games in memory and runs their timers and bots.
+Every append carries the lease's fence (name, epoch), so a replica that lost its lease is
+refused by the store itself, and a replica stops serving before its lease can be claimed by
+another (the argument is in `events.leases`).
+
+Opening follows ownership too: an open (practice, casual, or a MatchFound's rated game) reaches
+any replica, which picks the game id first and then opens it itself if it owns the game's
+partition, or forwards the request to the owner on the partition's subject. So a standby never
+holds a game it cannot drive.
+
+Faults. A database or NATS error fails the one request (``unavailable``: send it again, same
+command id) or re-arms the timer with a backoff; nothing dies of it. While the leases cannot
+be renewed `/readyz` says so, and their validity running out stops the replica serving.
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append, answer.
 
@@ -22,10 +32,9 @@ import contextlib
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import asyncpg
 import msgspec
 import structlog
 from nats.aio.msg import Msg
@@ -35,8 +44,9 @@ import engine
 from events import game as wire
 from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
+from events.leases import LeaseGroup, member_id
 from events.pgstore import Conn
-from events.store import ConcurrencyConflict
+from events.store import ConcurrencyConflict, Fence, Fenced
 from events.subjects import partition_of
 from services import logs, ops
 from services.ladders import UnknownLadder, ruleset_of
@@ -52,12 +62,21 @@ from services.table.tables import (
     stream_of,
 )
 
-CLAIM_INTERVAL = 1.0  # seconds between attempts to claim unowned partitions
-LOCK_SPACE = 0x5ADE5  # first key of the two-key advisory locks of table partitions
+LEASE_GROUP = "table"
 BOT_DELAY = 0.0  # seconds a bot "thinks" before it plays (a UI may want ~0.5)
+FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its partition's owner (a failover)
+RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)  # a timer's retries after a database or NATS error
 
 _requests = msgspec.json.Decoder(wire.AnyTableRequest)
+_reply = msgspec.json.Decoder(wire.TableReply)
 _encoder = msgspec.json.Encoder()
+
+OpenRequest = wire.OpenPractice | wire.OpenCasual | wire.OpenMatch
+
+
+def lease_name(partition: int) -> str:
+    """Return the lease of a table partition."""
+    return f"{LEASE_GROUP}/{partition}"
 
 
 class TableService:
@@ -71,15 +90,28 @@ class TableService:
         self.tables: dict[str, Table] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.timers: dict[str, asyncio.Task[None]] = {}
+        self.retries: dict[str, int] = {}
         self.owned: dict[int, Subscription] = {}
         self.inflight: set[asyncio.Task[Any]] = set()
+        partitions = self.settings.table_partitions
+        self.leases = LeaseGroup(
+            rt.pool,
+            group=f"{rt.subjects.prefix}{LEASE_GROUP}",
+            names=[lease_name(p) for p in range(partitions)],
+            member=self.settings.replica_id or member_id("table"),
+            on_gain=self._on_gain,
+            on_lose=self._on_lose,
+            log=self.log,
+            ttl=self.settings.lease_seconds,
+            interval=self.settings.lease_seconds / 5,
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def run(self) -> None:
         """Serve until ``rt.stop`` is set, then finish in-flight work and let go."""
         rt = self.rt
-        lock_conn: asyncpg.Connection = await asyncpg.connect(self.settings.database_url)
+        rt.checks["leases"] = self.leases.check
         opener = await rt.nc.subscribe(
             rt.subjects.table_open(),
             queue=rt.subjects.table_queue_group(),
@@ -89,37 +121,61 @@ class TableService:
             rt.consume("table-matches", rt.subjects.match_found(), self.on_match_found)
         )
         try:
-            while not rt.stop.is_set():
-                await self._claim_partitions(lock_conn)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(rt.stop.wait(), CLAIM_INTERVAL)
+            # Returns once rt.stop is set, having stopped serving and released every lease.
+            await self.leases.run(rt.stop)
         finally:
-            await opener.unsubscribe()
-            for sub in self.owned.values():
-                await sub.unsubscribe()
-            for timer in self.timers.values():
-                timer.cancel()
+            with contextlib.suppress(Exception):
+                await opener.unsubscribe()
+            if self.owned:
+                await self._on_lose({lease_name(p) for p in self.owned}, "stopping")
             if self.inflight:
                 await asyncio.wait(self.inflight, timeout=10)
             await matches
-            await lock_conn.close()  # releases every partition lock
 
-    async def _claim_partitions(self, conn: asyncpg.Connection) -> None:
-        claimed: set[int] = set()
-        for partition in range(self.settings.table_partitions):
-            if partition in self.owned:
-                continue
-            got = await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_SPACE, partition)
-            if not got:
-                continue
-            self.owned[partition] = await self.rt.nc.subscribe(
-                self.rt.subjects.table_partition_commands(partition),
-                cb=self._spawn(self.on_command),
-            )
-            claimed.add(partition)
-        if claimed:
-            self.log.info("partitions claimed", partitions=sorted(claimed))
-            await self._resume(claimed)
+    def partition(self, game_id: str) -> int:
+        """Return the partition of a game."""
+        return partition_of(game_id, self.settings.table_partitions)
+
+    def fence(self, game_id: str) -> Fence | None:
+        """Return the fence to append to ``game_id`` under, None if this replica may not."""
+        return self.leases.fence(lease_name(self.partition(game_id)))
+
+    async def _on_gain(self, fences: Mapping[str, Fence]) -> None:
+        """Serve newly leased partitions: subscribe, then load their live games and timers."""
+        gained = {int(name.rsplit("/", 1)[1]) for name in fences}
+        for partition in sorted(gained):
+            if partition not in self.owned:
+                self.owned[partition] = await self.rt.nc.subscribe(
+                    self.rt.subjects.table_partition_commands(partition),
+                    cb=self._spawn(self.on_command),
+                )
+        self.log.info("partitions claimed", partitions=sorted(gained), owned=len(self.owned))
+        ops.PARTITIONS_OWNED.set(len(self.owned))
+        ops.LEASE_CHANGES.labels(event="claimed").inc(len(gained))
+        await self._resume(gained)
+
+    async def _on_lose(self, names: set[str], why: str) -> None:
+        """Stop serving partitions at once: no subscription, no timer, no game in memory."""
+        lost = {int(name.rsplit("/", 1)[1]) for name in names}
+        subs = [self.owned.pop(p) for p in lost if p in self.owned]
+        for game_id in [g for g in self.tables if self.partition(g) in lost]:
+            self._forget(game_id)
+        for game_id in [g for g in self.timers if self.partition(g) in lost]:
+            self._forget(game_id)
+        ops.PARTITIONS_OWNED.set(len(self.owned))
+        ops.LEASE_CHANGES.labels(event=why).inc(len(lost))
+        ops.ACTIVE_GAMES.set(sum(1 for t in self.tables.values() if not t.over))
+        self.log.info("partitions given up", partitions=sorted(lost), why=why)
+        for sub in subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    def _forget(self, game_id: str) -> None:
+        timer = self.timers.pop(game_id, None)
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
+        self.tables.pop(game_id, None)
+        self.retries.pop(game_id, None)
 
     async def _resume(self, partitions: set[int]) -> None:
         """Load the live games of newly owned partitions so their timers run again."""
@@ -128,14 +184,18 @@ class TableService:
             " AND NOT EXISTS (SELECT 1 FROM spades_events e WHERE e.stream_id = s.stream_id"
             " AND e.type = 'GameFinished')"
         )
+        resumed = 0
         for row in rows:
             game_id = row["stream_id"].removeprefix("game-")
-            if partition_of(game_id, self.settings.table_partitions) not in partitions:
+            if self.partition(game_id) not in partitions or self.fence(game_id) is None:
                 continue
             async with self._lock(game_id):
                 table = await self._load(game_id, fresh=True)
                 if table is not None:
                     self._schedule(table)
+                    resumed += 1
+        if resumed:
+            self.log.info("games resumed", games=resumed, partitions=sorted(partitions))
 
     def _spawn(self, handler: Callable[[Msg], Awaitable[None]]) -> Callable[[Msg], Awaitable[None]]:
         """Return a NATS callback that runs ``handler`` as a tracked task (drained on stop)."""
@@ -159,9 +219,9 @@ class TableService:
         table = Table(game_id)
         for stored in await self.rt.store.read(stream_of(game_id)):
             table.fold(stored, REGISTRY.decode(stored))
-        if table.opened is None:
+        if table.opened is None or self.fence(game_id) is None:
             self.tables.pop(game_id, None)
-            return None
+            return None if table.opened is None else table
         self.tables[game_id] = table
         ops.ACTIVE_GAMES.set(sum(1 for t in self.tables.values() if not t.over))
         return table
@@ -175,9 +235,13 @@ class TableService:
         actor: str,
         command_id: uuid.UUID | None = None,
     ) -> None:
-        """Append ``events`` after the table's version and fold them in."""
+        """Append ``events`` after the table's version, fenced by the partition's lease."""
+        fence = self._owner_fence(table.game_id)
         metadata = Metadata(
-            command_id=command_id, correlation_id=uuid.UUID(table.game_id), actor=actor
+            command_id=command_id,
+            correlation_id=uuid.UUID(table.game_id),
+            actor=actor,
+            epoch=fence.epoch,
         )
         new = [
             REGISTRY.new_event(event, metadata, event_id=event_id)
@@ -185,27 +249,46 @@ class TableService:
         ]
         started = time.perf_counter()
         try:
-            stored = await self.rt.store.append(stream_of(table.game_id), table.version, new)
+            stored = await self.rt.store.append(
+                stream_of(table.game_id), table.version, new, fence=fence
+            )
         except ConcurrencyConflict:
             ops.APPEND_LATENCY.labels(outcome="conflict").observe(time.perf_counter() - started)
+            raise
+        except Fenced:
+            await self._fenced_off(table.game_id)
             raise
         ops.APPEND_LATENCY.labels(outcome="ok").observe(time.perf_counter() - started)
         for s, event in zip(stored, events, strict=True):
             table.fold(s, event)
 
+    def _owner_fence(self, game_id: str) -> Fence:
+        """Return the fence for ``game_id``; raise `Rejected` ``unavailable`` if not the owner."""
+        fence = self.fence(game_id)
+        if fence is None:
+            raise Rejected(
+                "unavailable",
+                "the table serving this game is changing hands: send it again (same command id)",
+            )
+        return fence
+
+    async def _fenced_off(self, game_id: str) -> None:
+        """The store refused our epoch: someone else owns the partition now; stop serving it."""
+        name = lease_name(self.partition(game_id))
+        self.log.warning("append fenced off: the partition has a new owner", lease=name)
+        await self.leases.give_up({name}, "fenced")
+
     # -- requests -------------------------------------------------------------------------------
 
     async def on_command(self, msg: Msg) -> None:
-        """Answer a seat's command: the events' version, or the rule it breaks."""
+        """Answer a request on a partition's subject: a seat's command, a view, or an open."""
         try:
             request = _requests.decode(msg.data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             await self._reply(msg, wire.TableReply(ok=False, code="malformed", message=str(exc)))
             return
-        if not isinstance(request, wire.SubmitCommand | wire.GetView):
-            await self._reply(
-                msg, wire.TableReply(ok=False, code="malformed", message="not a game request")
-            )
+        if isinstance(request, OpenRequest):
+            await self._reply(msg, await self._open_here(request))
             return
         request_id = str(request.command_id) if isinstance(request, wire.SubmitCommand) else None
         with logs.work(request_id, game_id=request.game_id):
@@ -220,12 +303,20 @@ class TableService:
                     reply = wire.TableReply(
                         ok=False, code=exc.code, message=str(exc), game_id=request.game_id
                     )
+                except Exception as exc:  # the database or NATS away: the sender tries again
+                    reply = _unavailable(request.game_id, exc)
+                    ops.COMMANDS_REJECTED.labels(
+                        command=_command_name(request), reason="unavailable"
+                    ).inc()
+                    log.warning("command failed", error=type(exc).__name__)
             await self._reply(msg, reply)
 
     async def _answer(self, request: wire.SubmitCommand | wire.GetView) -> wire.TableReply:
+        self._owner_fence(request.game_id)
         table = await self._load(request.game_id)
         if table is None:
             raise Rejected("unknown_game", f"there is no game {request.game_id}")
+        self._owner_fence(request.game_id)  # still ours after the read
         if isinstance(request, wire.GetView):
             return wire.TableReply(
                 ok=True,
@@ -250,6 +341,10 @@ class TableService:
                     actor=request.player_id,
                     command_id=request.command_id,
                 )
+            except Fenced:
+                raise Rejected(
+                    "unavailable", "the table serving this game changed hands: send it again"
+                ) from None
             except ConcurrencyConflict:
                 # another writer moved the game on: rebuild it and judge the command again
                 reloaded = await self._load(request.game_id, fresh=True)
@@ -281,90 +376,102 @@ class TableService:
         )
 
     async def on_open(self, msg: Msg) -> None:
-        """Open an unrated table: practice (the asker and bots) or casual (named players)."""
+        """Open an unrated table (practice or casual) on the replica owning its partition."""
         try:
             request = _requests.decode(msg.data)
             if not isinstance(request, wire.OpenPractice | wire.OpenCasual):
                 raise msgspec.ValidationError("expected an OpenPractice or OpenCasual request")
-            rules = engine.Ruleset.from_options(dict(request.rules))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             await self._reply(msg, wire.TableReply(ok=False, code="malformed", message=str(exc)))
             return
-        except engine.InvalidRuleset as exc:
-            await self._reply(
-                msg, wire.TableReply(ok=False, code="invalid_ruleset", message=str(exc))
-            )
-            return
-        if isinstance(request, wire.OpenPractice):
-            kind = "practice"
-            players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
-            bots = tuple(range(1, rules.players))
-        else:
-            kind, players, bots = "casual", request.players, ()
-        if len(set(players)) != len(players):
-            await self._reply(
-                msg,
-                wire.TableReply(ok=False, code="malformed", message="a player can sit only once"),
-            )
-            return
-        game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}:{request.command_id}"))
-        with logs.work(str(request.command_id), game_id=game_id):
-            try:
-                await self._open(
-                    game_id, ladder=kind, rated=False, players=players, bots=bots, rules=rules
-                )
-            except Rejected as exc:
-                await self._reply(msg, wire.TableReply(ok=False, code=exc.code, message=str(exc)))
-                return
-            await self._reply(msg, wire.TableReply(ok=True, game_id=game_id, version=1))
+        await self._reply(msg, await self._open_at_owner(request))
 
     async def on_match_found(self, conn: Conn, received: Received) -> None:
         """Turn a MatchFound into a rated game (idempotent: its id comes from the match)."""
         match = received.payload
+        request = wire.OpenMatch(match_id=match.match_id, ladder=match.ladder, seats=match.seats)
         try:
-            rules = ruleset_of(match.ladder)
+            ruleset_of(match.ladder)
         except UnknownLadder as exc:
             raise Unprocessable(str(exc)) from None
-        game_id = game_id_of_match(match.match_id)
         # The consumer bound the event id as request_id; the game is known only from here on.
-        with structlog.contextvars.bound_contextvars(game_id=game_id):
-            await self._open(
-                game_id,
-                ladder=match.ladder,
-                rated=True,
-                players=tuple(match.seats),
-                bots=(),
-                rules=rules,
-                match_id=match.match_id,
-            )
+        with structlog.contextvars.bound_contextvars(game_id=game_id_of_match(match.match_id)):
+            reply = await self._open_at_owner(request)
+        if not reply.ok:  # no owner reachable yet: the consumer retries with a growing delay
+            raise RuntimeError(f"could not open the match's game: {reply.code}")
+
+    async def _open_at_owner(self, request: OpenRequest) -> wire.TableReply:
+        """Open here if this replica owns the game's partition, else ask the owner to."""
+        try:
+            game_id, _how = _opening(request)
+        except Rejected as exc:
+            return wire.TableReply(ok=False, code=exc.code, message=str(exc))
+        if self.fence(game_id) is not None:
+            return await self._open_here(request)
+        subject = self.rt.subjects.table_command(game_id, self.settings.table_partitions)
+        body = _encoder.encode(request)
+        deadline = time.monotonic() + FORWARD_WITHIN
+        delay = 0.05
+        while True:
+            try:
+                reply = _reply.decode((await self.rt.nc.request(subject, body, timeout=10)).data)
+            except Exception as exc:  # nobody owns it this instant (a failover), or NATS away
+                reply = _unavailable(game_id, exc)
+            if reply.code != "unavailable" or time.monotonic() + delay > deadline:
+                return reply
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            if self.fence(game_id) is not None:  # the partition came to us meanwhile
+                return await self._open_here(request)
+
+    async def _open_here(self, request: OpenRequest) -> wire.TableReply:
+        """Open the requested game as its partition's owner; refuse if this replica is not."""
+        try:
+            game_id, how = _opening(request)
+        except Rejected as exc:
+            return wire.TableReply(ok=False, code=exc.code, message=str(exc))
+        request_id = None if isinstance(request, wire.OpenMatch) else str(request.command_id)
+        with logs.work(request_id, game_id=game_id):
+            try:
+                await self._open(game_id, **how)
+            except Rejected as exc:
+                return wire.TableReply(ok=False, code=exc.code, message=str(exc), game_id=game_id)
+            except Exception as exc:
+                self.log.warning("open failed", error=type(exc).__name__)
+                return _unavailable(game_id, exc)
+        return wire.TableReply(ok=True, game_id=game_id, version=1)
 
     async def _open(self, game_id: str, **how: Any) -> None:
-        events = opening_events(
-            game_id, seed=secrets.randbits(63), turn_seconds=self.settings.turn_seconds, **how
-        )
-        metadata = Metadata(correlation_id=uuid.UUID(game_id), actor="table")
-        new = [
-            REGISTRY.new_event(e, metadata, event_id=i)
-            for e, i in zip(events, event_ids(f"open:{game_id}", len(events)), strict=True)
-        ]
-        try:
-            await self.rt.store.append(stream_of(game_id), 0, new)
-        except ConcurrencyConflict:
-            return  # opened already (a retry or a redelivered MatchFound)
-        self.log.info("game opened", ladder=how["ladder"], rated=how["rated"])
-        if partition_of(game_id, self.settings.table_partitions) in self.owned:
-            async with self._lock(game_id):
-                table = await self._load(game_id, fresh=True)
-                if table is not None:
-                    self._schedule(table)
+        async with self._lock(game_id):
+            fence = self._owner_fence(game_id)
+            events = opening_events(
+                game_id, seed=secrets.randbits(63), turn_seconds=self.settings.turn_seconds, **how
+            )
+            metadata = Metadata(correlation_id=uuid.UUID(game_id), actor="table", epoch=fence.epoch)
+            new = [
+                REGISTRY.new_event(e, metadata, event_id=i)
+                for e, i in zip(events, event_ids(f"open:{game_id}", len(events)), strict=True)
+            ]
+            try:
+                await self.rt.store.append(stream_of(game_id), 0, new, fence=fence)
+                self.log.info("game opened", ladder=how["ladder"], rated=how["rated"])
+            except ConcurrencyConflict:
+                pass  # opened already (a retry or a redelivered MatchFound)
+            except Fenced:
+                await self._fenced_off(game_id)
+                raise Rejected("unavailable", "the table changed hands: send it again") from None
+            table = await self._load(game_id, fresh=True)
+            if table is not None:
+                self._schedule(table)
 
     async def _reply(self, msg: Msg, reply: wire.TableReply) -> None:
         if msg.reply:
-            await msg.respond(_encoder.encode(reply))
+            with contextlib.suppress(Exception):  # NATS away: the asker times out and retries
+                await msg.respond(_encoder.encode(reply))
 
     # -- timers and bots ------------------------------------------------------------------------
 
-    def _schedule(self, table: Table) -> None:
+    def _schedule(self, table: Table, *, delay: float | None = None) -> None:
         """(Re)arm the game's one timer: a bot's move, or the turn timer of a person."""
         old = self.timers.pop(table.game_id, None)
         if old is not None and old is not asyncio.current_task():
@@ -372,13 +479,14 @@ class TableService:
         seat = table.seat_to_act()
         if seat is None:
             if table.over:
-                self.tables.pop(table.game_id, None)
+                self._forget(table.game_id)
                 ops.ACTIVE_GAMES.set(sum(1 for t in self.tables.values() if not t.over))
             return
-        if partition_of(table.game_id, self.settings.table_partitions) not in self.owned:
+        if self.fence(table.game_id) is None:
             return
         is_bot = seat in table.bot_seats()
-        delay = self.bot_delay if is_bot else self.settings.turn_seconds
+        if delay is None:
+            delay = self.bot_delay if is_bot else self.settings.turn_seconds
         self.timers[table.game_id] = asyncio.create_task(
             self._fire(table.game_id, table.version, seat, is_bot, delay)
         )
@@ -389,7 +497,21 @@ class TableService:
         await asyncio.sleep(delay)
         # The timer task was armed inside some command's context: log under its own id.
         with logs.work(f"timer:{game_id}:{version}", game_id=game_id):
-            await self._act_for(game_id, version, seat, is_bot)
+            try:
+                await self._act_for(game_id, version, seat, is_bot)
+            except Exception as exc:  # the database or NATS away: try again, never give up
+                self._retry_later(game_id, exc)
+
+    def _retry_later(self, game_id: str, exc: Exception) -> None:
+        attempt = self.retries.get(game_id, 0)
+        self.retries[game_id] = attempt + 1
+        delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
+        table = self.tables.get(game_id)
+        self.log.warning(
+            "timer failed, retrying", error=type(exc).__name__, attempt=attempt + 1, delay=delay
+        )
+        if table is not None and self.fence(game_id) is not None:
+            self._schedule(table, delay=delay)
 
     async def _act_for(self, game_id: str, version: int, seat: int, is_bot: bool) -> None:
         """Play the bot's move, or time the seat out, unless somebody acted in time."""
@@ -397,6 +519,8 @@ class TableService:
             table = self.tables.get(game_id)
             if table is None or table.version != version or self.rt.stop.is_set():
                 return  # somebody acted in time
+            if self.fence(game_id) is None:
+                return  # the partition is no longer ours
             if self.timers.get(game_id) is asyncio.current_task():
                 del self.timers[game_id]
             try:
@@ -408,15 +532,69 @@ class TableService:
                     actor = TIMEOUT_ACTOR
                     self.log.info("turn timed out", seat=seat)
                 await self._append(table, events, id_seed=f"{game_id}:{version}", actor=actor)
+            except Fenced:
+                return  # another replica owns the game now and drives it
             except ConcurrencyConflict:
-                table = await self._load(game_id, fresh=True)
-                if table is None:
+                reloaded = await self._load(game_id, fresh=True)
+                if reloaded is None:
                     return
+                table = reloaded
             except Rejected as exc:  # a bot must never be refused: that is a bug to see
                 self.log.error("bot move refused", seat=seat, code=exc.code)
                 return
+            self.retries.pop(game_id, None)
             self.log.debug("seat acted for", seat=seat, actor=actor, version=table.version)
             self._schedule(table)
+
+
+def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
+    """Return the game id an open request makes and how to open it; raise `Rejected`."""
+    try:
+        if isinstance(request, wire.OpenMatch):
+            rules = ruleset_of(request.ladder)
+        else:
+            rules = engine.Ruleset.from_options(dict(request.rules))
+    except UnknownLadder as exc:
+        raise Rejected("malformed", str(exc)) from None
+    except engine.InvalidRuleset as exc:
+        raise Rejected("invalid_ruleset", str(exc)) from None
+    players: tuple[str, ...]
+    if isinstance(request, wire.OpenMatch):
+        game_id = game_id_of_match(request.match_id)
+        how = {
+            "ladder": request.ladder,
+            "rated": True,
+            "players": tuple(request.seats),
+            "bots": (),
+            "rules": rules,
+            "match_id": request.match_id,
+        }
+        return game_id, how
+    if isinstance(request, wire.OpenPractice):
+        kind = "practice"
+        players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
+        bots: tuple[int, ...] = tuple(range(1, rules.players))
+    else:
+        kind, players, bots = "casual", request.players, ()
+    if len(set(players)) != len(players):
+        raise Rejected("malformed", "a player can sit only once")
+    game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}:{request.command_id}"))
+    return game_id, {
+        "ladder": kind,
+        "rated": False,
+        "players": players,
+        "bots": bots,
+        "rules": rules,
+    }
+
+
+def _unavailable(game_id: str, exc: BaseException) -> wire.TableReply:
+    return wire.TableReply(
+        ok=False,
+        code="unavailable",
+        message=f"the table could not answer ({type(exc).__name__}): send it again",
+        game_id=game_id,
+    )
 
 
 def _command_name(request: wire.SubmitCommand | wire.GetView) -> str:

@@ -23,11 +23,13 @@ class TableClient:
         self.nc = nc
         self.subjects = subjects
         self.player_id = player_id
+        self.unavailable = 0  # answers `unavailable` that were sent again
 
     async def request(self, subject: str, body: bytes, within: float = 60.0) -> wire.TableReply:
         """Send until a replica answers (one may be taking a partition over).
 
-        Nobody listening fails at once and is retried; a request that reached a replica is
+        Nobody listening fails at once and is retried, and so is an ``unavailable`` answer (the
+        game's partition is changing hands, or the database is away); a request that reached a replica is
         given 10 s to be answered before it is sent again, so a slow answer on a loaded machine
         is not turned into a retry (the same command id then answers ``retry``).
         """
@@ -35,11 +37,16 @@ class TableClient:
         while True:
             try:
                 msg = await self.nc.request(subject, body, timeout=10.0)
-                return _reply.decode(msg.data)
+                reply = _reply.decode(msg.data)
             except Exception:
                 if asyncio.get_running_loop().time() > deadline:
                     raise
                 await asyncio.sleep(0.1)
+                continue
+            if reply.code != "unavailable" or asyncio.get_running_loop().time() > deadline:
+                return reply
+            self.unavailable += 1  # the partition is changing hands: the contract is to resend
+            await asyncio.sleep(0.1)
 
     async def open_practice(self, **rules: str | int | bool) -> wire.TableReply:
         """Open a practice table with bots; return the reply (game_id inside)."""
