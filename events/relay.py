@@ -17,7 +17,11 @@
   for a moment after a wake-up that found nothing yet (events of a transaction that committed
   while an older one is still running are held back by `read_all` until that one ends).
 - One active relay: the instance holding a PostgreSQL advisory lock (on a dedicated
-  connection, so the lock dies with the process) publishes; others wait as standbys.
+  connection, so the lock dies with the process) publishes; others wait as standbys. A
+  database restart ends the session (the lock went with the connection); the relay connects
+  again and waits for the lock like a standby. Two relays briefly both publishing (one not yet
+  aware it lost the lock) is safe: per stream each publishes in version order, and JetStream
+  keeps the first copy of every event id.
 - Lag: every `lag_interval` seconds each instance, standbys included, measures what is
   committed and not yet published: the events after the *stored* checkpoint and the age of
   the oldest of them (`relay_lag`), and hands it to `on_lag`. A standby therefore reports the
@@ -37,6 +41,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 import msgspec
@@ -81,6 +86,7 @@ LAG_COUNT_CAP = 100_000
 EVENTS_CHANNEL = "spades_events"
 # After a wake-up that found nothing to publish yet (held back behind an older transaction),
 # read again this often, this many times, before falling back to `idle_wait`.
+MAX_RESTART_PAUSE = 5.0  # seconds between attempts to reconnect after a session failed
 HELD_BACK_WAIT = 0.005
 HELD_BACK_POLLS = 40
 
@@ -94,6 +100,7 @@ class RelayStats:
 
     published: int = 0
     retries: int = 0
+    restarts: int = 0  # sessions ended by a fault (database or NATS away) and begun again
 
 
 @dataclass(frozen=True)
@@ -227,14 +234,106 @@ async def run_relay(
     `name` keys the checkpoint (two relays with different names both publish everything:
     only for tests and benchmarks). Events go out as `StoredEvent` JSON. `on_lag`, when given,
     receives a `RelayLag` every `lag_interval` seconds (the service sets its gauges with it).
+
+    Nothing stops it but `stop`: a database restart (its lock connection lost, a read
+    refused) or a NATS server that cannot be reached ends one session, and after a pause that
+    grows to `MAX_RESTART_PAUSE` the relay connects again, waits for the lock again and goes on
+    from the stored checkpoint (a page published twice is deduplicated by its event ids).
     """
+    stop = stop or asyncio.Event()
+    stats = stats or RelayStats()
+    pause = 0.2
+    while not stop.is_set():
+        try:
+            await _relay_session(
+                database_url=database_url,
+                nats_url=nats_url,
+                subjects=subjects,
+                stop=stop,
+                name=name,
+                page_size=page_size,
+                idle_wait=idle_wait,
+                stats=stats,
+                on_lag=on_lag,
+                lag_interval=lag_interval,
+            )
+            pause = 0.2
+        except Exception as exc:
+            stats.restarts += 1
+            log.warning("relay session ended; connecting again", error=type(exc).__name__)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), pause)
+            pause = min(pause * 2, MAX_RESTART_PAUSE)
+    return stats
+
+
+async def _relay_session(
+    *,
+    database_url: str,
+    nats_url: str,
+    subjects: Subjects | None = None,
+    stop: asyncio.Event | None = None,
+    name: str = "relay",
+    page_size: int = 500,
+    idle_wait: float = 0.25,
+    stats: RelayStats | None = None,
+    on_lag: Callable[[RelayLag], None] | None = None,
+    lag_interval: float = 1.0,
+) -> RelayStats:
+    """One session of the relay: connect, wait for the lock, publish until stop or a fault."""
     subjects = subjects or current()
     stop = stop or asyncio.Event()
     stats = stats or RelayStats()
     crash_after = int(os.environ.get(_CRASH_ENV, "0") or 0)
-    nc = await connect(nats_url, name=f"spades-{name}")
-    lock_conn = await asyncpg.connect(database_url)
-    pool = await create_pool(database_url, min_size=1, max_size=2)
+    async with contextlib.AsyncExitStack() as opened:
+        nc = await connect(nats_url, name=f"spades-{name}")
+        opened.push_async_callback(close_nats, nc)
+        lock_conn = await asyncpg.connect(database_url)
+        opened.push_async_callback(_close_quietly, lock_conn)  # releases the advisory lock
+        pool = await create_pool(database_url, min_size=1, max_size=2)
+        opened.push_async_callback(_close_pool, pool)
+        return await _publish_while_active(
+            nc,
+            lock_conn,
+            pool,
+            subjects,
+            stop,
+            name,
+            page_size,
+            idle_wait,
+            stats,
+            on_lag,
+            lag_interval,
+            crash_after,
+        )
+
+
+async def _close_pool(pool: asyncpg.Pool) -> None:
+    try:
+        await asyncio.wait_for(pool.close(), 5)
+    except Exception:  # the server is gone: drop the connections without a goodbye
+        pool.terminate()
+
+
+async def _close_quietly(conn: asyncpg.Connection) -> None:
+    with contextlib.suppress(Exception):
+        await conn.close(timeout=2)
+
+
+async def _publish_while_active(
+    nc: Any,
+    lock_conn: asyncpg.Connection,
+    pool: asyncpg.Pool,
+    subjects: Subjects,
+    stop: asyncio.Event,
+    name: str,
+    page_size: int,
+    idle_wait: float,
+    stats: RelayStats,
+    on_lag: Callable[[RelayLag], None] | None,
+    lag_interval: float,
+    crash_after: int,
+) -> RelayStats:
     stopping: asyncio.Task[bool] | None = None
     watcher = (
         asyncio.create_task(_watch_lag(pool, name, on_lag, stop, lag_interval))
@@ -288,9 +387,6 @@ async def run_relay(
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
-        await pool.close()
-        await lock_conn.close()  # releases the advisory lock
-        await close_nats(nc)
 
 
 async def _main() -> None:

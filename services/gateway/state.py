@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,10 +56,34 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
     return msg.data
 
 
+# How long a table request keeps being sent while the game's partition changes hands (a
+# replica died or the database restarted): nobody listens, or the replica answers
+# ``unavailable``. Safe to resend: a command carries its id, and a retried id is not applied
+# twice. Past this the player gets ``unavailable`` and resends himself.
+FAILOVER_WAIT = 8.0
+
+
 async def ask_table(gateway: Gateway, game_id: str, request: TableRequest) -> TableReply:
     """Send a request to the table replica owning ``game_id`` and return its reply."""
     subject = _table_subject(gateway.subjects, game_id, gateway.settings.table_partitions)
-    return _table_reply.decode(await ask(gateway, subject, request))
+    body = _encoder.encode(request)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FAILOVER_WAIT
+    pause = 0.05
+    while True:
+        try:
+            msg = await gateway.nc.request(subject, body, timeout=REQUEST_TIMEOUT)
+        except nats.errors.NoRespondersError:
+            if loop.time() + pause > deadline:
+                raise Unavailable("NoRespondersError") from None
+        except nats.errors.TimeoutError as exc:
+            raise Unavailable(type(exc).__name__) from None
+        else:
+            reply = _table_reply.decode(msg.data)
+            if reply.code != "unavailable" or loop.time() + pause > deadline:
+                return reply
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 1.0)
 
 
 @functools.lru_cache(maxsize=65536)

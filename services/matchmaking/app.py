@@ -12,10 +12,15 @@ the stream's expected version; a MatchFound removes its players from the queue i
 append that announces the match, and inserts them into `matchmaking_live_players` in the same
 transaction, so a player is never both queued and seated, nor seated twice.
 
-One active instance: the instance holding a PostgreSQL advisory lock (on a dedicated
-connection, released when the process dies) serves requests and pairs; another instance waits
-as a standby and takes over when the lock frees. Within the active instance one asyncio lock
-orders requests and pairing rounds, so the in-memory queue and the stream never disagree.
+One active instance: the instance holding the ``matchmaking`` lease (`events.leases`) serves
+requests and pairs; another instance waits as a standby and takes over when the lease frees
+(at once on a graceful stop, within the lease's time to live when the active one dies). Every
+append is fenced by the lease's epoch, so an instance that lost the lease (a database restart,
+a pause) is refused by the store instead of writing beside the new active one; it stops
+serving when its lease runs out, rebuilds the queues when it gains the lease again, and never
+exits for a database restart. Within the active instance one asyncio lock orders requests and
+pairing rounds, so the in-memory queue and the stream never disagree. Both instances consume
+GameFinished and RatingsUpdated (exactly-once consumers: whichever gets a message applies it).
 
 Rules: a player is in at most one queue, and cannot queue while seated in a live ranked game
 (set by MatchFound, cleared by that ladder's GameFinished). Ranked games never seat bots: only
@@ -33,7 +38,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import asyncpg
@@ -43,6 +48,7 @@ from nats.aio.msg import Msg
 from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
 from events.game import GameFinished
+from events.leases import LeaseGroup, member_id
 from events.matchmaking import (
     JoinQueue,
     LeaveQueue,
@@ -57,7 +63,7 @@ from events.matchmaking import (
 )
 from events.pgstore import Conn, PostgresEventStore, append_with
 from events.rating import RatingsUpdated
-from events.store import ConcurrencyConflict
+from events.store import ConcurrencyConflict, Fence
 from services import logs, ops
 from services.ladders import LADDERS, UnknownLadder, ruleset_of
 from services.matchmaking.pairing import Pairing, Waiting, pair, window
@@ -65,10 +71,9 @@ from services.rating.model import Rating, decayed
 from services.runtime import Runtime
 from services.table.tables import game_id_of_match
 
-__all__ = ["MATCHMAKING_LOCK", "Matchmaker", "main", "seats_of"]
+__all__ = ["LEASE", "Matchmaker", "main", "seats_of"]
 
-# pg_advisory_lock key held by the active matchmaking instance.
-MATCHMAKING_LOCK = 0x5BADE5_0003
+LEASE = "matchmaking"  # the lease held by the active instance
 PAIRING_INTERVAL = 0.5  # seconds between pairing rounds
 GAMES_CONSUMER = "matchmaking-games"
 RATINGS_CONSUMER = "matchmaking-ratings"
@@ -96,10 +101,17 @@ def _refuse(code: str, message: str) -> Reply:
 class Matchmaker:
     """The active instance's queues: folded from the ladder streams, changed only by appends."""
 
-    def __init__(self, store: PostgresEventStore, pool: asyncpg.Pool, log: Any) -> None:
+    def __init__(
+        self,
+        store: PostgresEventStore,
+        pool: asyncpg.Pool,
+        log: Any,
+        fence: Callable[[], Fence | None] | None = None,
+    ) -> None:
         self._store = store
         self._pool = pool
         self._log = log
+        self._fence = fence
         self.queues: dict[str, dict[str, PlayerQueued]] = {ladder: {} for ladder in LADDERS}
         self.versions: dict[str, int] = dict.fromkeys(LADDERS, 0)
         self.lock = asyncio.Lock()
@@ -130,6 +142,9 @@ class Matchmaker:
     ) -> None:
         """Append `new` to the ladder's stream (with the live players of any MatchFound)."""
         stream = queue_stream(ladder)
+        fence = None if self._fence is None else self._fence()
+        if self._fence is not None and fence is None:
+            raise RuntimeError("this instance no longer holds the matchmaking lease")
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 stored = await append_with(
@@ -137,6 +152,7 @@ class Matchmaker:
                     stream,
                     self.versions[ladder],
                     [REGISTRY.new_event(e, metadata) for e in new],
+                    fence=fence,
                 )
                 live = [
                     (player, e.match_id, ladder)
@@ -379,28 +395,12 @@ def _responder(
     return handle
 
 
-async def _hold_lock(conn: asyncpg.Connection, stop: asyncio.Event, log: Any) -> bool:
-    """Wait until this instance holds the matchmaking lock (True) or `stop` is set (False)."""
-    announced = False
-    while not stop.is_set():
-        if await conn.fetchval("SELECT pg_try_advisory_lock($1)", MATCHMAKING_LOCK):
-            return True
-        if not announced:
-            log.info("matchmaking standby: another instance is active")
-            announced = True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=0.5)
-    return False
-
-
-async def _pairing_loop(mm: Matchmaker, lock_conn: asyncpg.Connection, rt: Runtime) -> None:
+async def _pairing_loop(mm: Matchmaker, rt: Runtime) -> None:
     while not rt.stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(rt.stop.wait(), timeout=PAIRING_INTERVAL)
         if rt.stop.is_set():
             return
-        if lock_conn.is_closed():
-            raise RuntimeError("lost the matchmaking lock connection")
         with logs.work(f"pairing:{logs.new_request_id()}"):
             try:
                 await mm.pair_round(time.time())
@@ -408,28 +408,34 @@ async def _pairing_loop(mm: Matchmaker, lock_conn: asyncpg.Connection, rt: Runti
                 rt.log.warning("pairing round failed", error=type(exc).__name__)
 
 
-async def main(rt: Runtime) -> None:
-    """Wait for the lock, rebuild the queues, then serve and pair until `rt.stop`."""
-    lock_conn = await asyncpg.connect(rt.settings.database_url)
-    try:
-        if not await _hold_lock(lock_conn, rt.stop, rt.log):
-            return
-        mm = Matchmaker(rt.store, rt.pool, rt.log)
+class _Active:
+    """What the instance runs while it holds the lease: the queues, pairing, request handlers."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.leases = LeaseGroup(
+            rt.pool,
+            group=f"{rt.subjects.prefix}{LEASE}",
+            names=[LEASE],
+            member=rt.settings.replica_id or member_id("matchmaking"),
+            on_gain=self.start,
+            on_lose=self.stop,
+            log=rt.log,
+            ttl=rt.settings.lease_seconds,
+            interval=rt.settings.lease_seconds / 5,
+        )
+        self.pairing: asyncio.Task[None] | None = None
+        self.subs: list[Any] = []
+
+    def fence(self) -> Fence | None:
+        return self.leases.fence(LEASE)
+
+    async def start(self, fences: Mapping[str, Fence]) -> None:
+        rt = self.rt
+        mm = Matchmaker(rt.store, rt.pool, rt.log, self.fence)
         await mm.load()
-        tasks = [
-            asyncio.create_task(_pairing_loop(mm, lock_conn, rt)),
-            asyncio.create_task(
-                rt.consume(
-                    GAMES_CONSUMER, rt.subjects.game_finished(), game_finished, ack_wait=10.0
-                )
-            ),
-            asyncio.create_task(
-                rt.consume(
-                    RATINGS_CONSUMER, rt.subjects.ratings_updated(), ratings_updated, ack_wait=10.0
-                )
-            ),
-        ]
-        subs = [
+        self.pairing = asyncio.create_task(_pairing_loop(mm, rt))
+        self.subs = [
             await rt.nc.subscribe(
                 rt.subjects.matchmaking_join(),
                 cb=_responder(rt, _join, lambda r: mm.join(r, time.time())),
@@ -442,16 +448,40 @@ async def main(rt: Runtime) -> None:
                 cb=_responder(rt, _status, lambda r: mm.status(r, time.time())),
             ),
         ]
-        rt.log.info("matchmaking active", ladders=sorted(LADDERS))
-        stopper = asyncio.create_task(rt.stop.wait())
-        await asyncio.wait({stopper, *tasks}, return_when=asyncio.FIRST_COMPLETED)
-        rt.stop.set()  # one part ended (a failure): stop the others too
+        rt.log.info("matchmaking active", ladders=sorted(LADDERS), epoch=fences[LEASE].epoch)
+
+    async def stop(self, names: set[str], why: str) -> None:
+        subs, self.subs = self.subs, []
         for sub in subs:
             with contextlib.suppress(Exception):
                 await sub.drain()  # type: ignore[no-untyped-call]  # answer what is in, take no more
-        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
-        for outcome in outcomes:  # every part has finished; now report a failure, if any
-            if isinstance(outcome, BaseException):
-                raise outcome
+        if self.pairing is not None:
+            self.pairing.cancel()
+            with contextlib.suppress(BaseException):
+                await self.pairing
+            self.pairing = None
+        self.rt.log.info("matchmaking standby", why=why)
+
+
+async def main(rt: Runtime) -> None:
+    """Consume, and serve and pair while holding the lease, until `rt.stop`."""
+    active = _Active(rt)
+    rt.checks["leases"] = active.leases.check
+    rt.log.info("matchmaking standby: waiting for the lease")
+    consumers = [
+        asyncio.create_task(
+            rt.consume(GAMES_CONSUMER, rt.subjects.game_finished(), game_finished, ack_wait=10.0)
+        ),
+        asyncio.create_task(
+            rt.consume(
+                RATINGS_CONSUMER, rt.subjects.ratings_updated(), ratings_updated, ack_wait=10.0
+            )
+        ),
+    ]
+    try:
+        await active.leases.run(rt.stop)  # returns once stopped, the lease released
     finally:
-        await lock_conn.close()  # releases the advisory lock
+        rt.stop.set()
+        for outcome in await asyncio.gather(*consumers, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                rt.log.error("consumer failed", error=type(outcome).__name__)
