@@ -231,13 +231,14 @@ class EmbeddedPostgres:
             return False
         return True
 
-    def stop(self) -> None:
-        """Stop the cluster (fast shutdown: roll back sessions, checkpoint, exit)."""
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the cluster: ``fast`` rolls back sessions and checkpoints; ``immediate`` is a
+        crash (no checkpoint, recovery at the next start), as a failover or a kill would be."""
         if not self.is_running():
             return
         with contextlib.suppress(subprocess.CalledProcessError):
             self._run(
-                [_pg_bin("pg_ctl"), "-D", str(self.pgdata), "-m", "fast", "-w", "-t", "60", "stop"]
+                [_pg_bin("pg_ctl"), "-D", str(self.pgdata), "-m", mode, "-w", "-t", "60", "stop"]
             )
 
 

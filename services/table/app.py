@@ -252,8 +252,16 @@ class TableService:
             stored = await self.rt.store.append(
                 stream_of(table.game_id), table.version, new, fence=fence
             )
-        except ConcurrencyConflict:
+        except ConcurrencyConflict as exc:
             ops.APPEND_LATENCY.labels(outcome="conflict").observe(time.perf_counter() - started)
+            if exc.actual_version < table.version:
+                # Only a database that lost committed transactions (a failover to a replica
+                # that had not received them) puts the log behind what this replica applied.
+                self.log.error(
+                    "the log is behind this replica's memory: committed events were lost",
+                    memory_version=table.version,
+                    log_version=exc.actual_version,
+                )
             raise
         except Fenced:
             await self._fenced_off(table.game_id)
@@ -351,6 +359,7 @@ class TableService:
                 if reloaded is None:
                     raise Rejected("unknown_game", f"there is no game {request.game_id}") from None
                 table = reloaded
+                self._schedule(table)  # whatever the command's fate, the game's timer runs on
                 if request.command_id in table.results:
                     version = table.results[request.command_id]
                     return wire.TableReply(

@@ -29,9 +29,9 @@ class TableClient:
         """Send until a replica answers (one may be taking a partition over).
 
         Nobody listening fails at once and is retried, and so is an ``unavailable`` answer (the
-        game's partition is changing hands, or the database is away); a request that reached a replica is
-        given 10 s to be answered before it is sent again, so a slow answer on a loaded machine
-        is not turned into a retry (the same command id then answers ``retry``).
+        game's partition is changing hands, or the database is away); a request that reached a
+        replica is given 10 s to be answered before it is sent again, so a slow answer on a
+        loaded machine is not turned into a retry (the same command id then answers ``retry``).
         """
         deadline = asyncio.get_running_loop().time() + within
         while True:

@@ -1,0 +1,383 @@
+"""Table ownership under the faults production meets: replicas, a database crash, split brain.
+
+Every test runs real processes (`spades serve ...`) on a PostgreSQL of its own, which it may
+crash (`pg_ctl stop -m immediate`) and start again, and on the session's NATS. Players are
+`TableClient`s that act only on their own turn from a fresh view, so the only refusal a
+correct platform may give them is ``unavailable`` (send again: the partition is changing
+hands); any rule refusal (``out_of_turn``, ``wrong_phase`` ...) would be a replica deciding on
+a state another replica had already moved on: the split brain these tests exist to catch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncpg
+import msgspec
+import pytest
+from nats.aio.client import Client as NATS
+
+import events.game  # noqa: F401  (registers the game events the store decodes)
+from events.migrations import migrate
+from events.pgstore import PostgresEventStore, create_pool
+from events.subjects import Subjects, partition_of
+from services.infra import EmbeddedPostgres
+from services.table.tables import stream_of
+from tests.infra import Processes, eventually, unique_token
+from tests.services.tablekit import PARTITIONS, TableClient
+
+TARGET = 150  # points: short games, several hands each
+
+
+@dataclass
+class World:
+    """A PostgreSQL of the test's own, the session's NATS, and the processes on them."""
+
+    pg: EmbeddedPostgres
+    url: str
+    processes: Processes
+    pool: asyncpg.Pool
+    store: PostgresEventStore
+
+    async def restart_database(self) -> None:
+        """Crash PostgreSQL, start it again, and give the test fresh connections to it."""
+        self.pg.stop("immediate")
+        self.pg.start()
+        await self.reconnect()
+
+    async def reconnect(self) -> None:
+        self.pool.terminate()
+        self.pool = await create_pool(self.url, min_size=1, max_size=4)
+        self.store = PostgresEventStore(self.pool)
+
+    def start(self, service: str, **env: str) -> subprocess.Popen[bytes]:
+        return self.processes.start(
+            "-m",
+            "services.cli",
+            "serve",
+            service,
+            env={"SPADES_OPS_PORT": "0", "SPADES_LEASE_SECONDS": "4", **env},
+        )
+
+
+@pytest.fixture
+def private_pg(scratch: Path) -> Iterator[EmbeddedPostgres]:
+    """A PostgreSQL server of this test's own, which the test may crash and start again.
+
+    Durable (fsync, synchronous commit), as production runs: a crash loses no committed
+    transaction. (With synchronous commit off, a crash loses the last commits: the table's
+    memory is then ahead of the log, and the moves the players saw applied are gone.)
+    """
+    server = EmbeddedPostgres(scratch / unique_token("pg-"), durable=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop("immediate")
+
+
+@pytest.fixture
+async def world(
+    private_pg: EmbeddedPostgres, nats_url: str, stream_prefix: str, tmp_path: Path
+) -> AsyncIterator[World]:
+    url = private_pg.url()
+    conn = await asyncpg.connect(url)
+    try:
+        await migrate(conn)
+    finally:
+        await conn.close()
+    env = {
+        "SPADES_DATABASE_URL": url,
+        "SPADES_NATS_URL": nats_url,
+        "SPADES_NATS_PREFIX": stream_prefix,
+        "SPADES_TURN_SECONDS": "120",  # people act in time: no timeout muddles the count
+    }
+    processes = Processes(env, tmp_path / "logs")
+    pool = await create_pool(url, min_size=1, max_size=4)
+    try:
+        yield World(private_pg, url, processes, pool, PostgresEventStore(pool))
+    finally:
+        processes.stop_all()
+        pool.terminate()
+
+
+@dataclass
+class Player:
+    """One person at one practice table: plays on his turn, records every refusal."""
+
+    client: TableClient
+    game_id: str = ""
+    refusals: list[str] = field(default_factory=list)
+
+    async def play(self, within: float = 300) -> None:
+        deadline = time.monotonic() + within
+        while True:
+            assert time.monotonic() < deadline, f"game {self.game_id} did not finish"
+            view = await self.client.view(self.game_id)
+            if view.phase == "over":
+                return
+            if view.suggestion is None:
+                await asyncio.sleep(0.05)
+                continue
+            reply = await self.client.send(self.game_id, view.suggestion)
+            if not reply.ok:
+                self.refusals.append(reply.code)
+
+
+async def open_games(nc: NATS, subjects: Subjects, count: int) -> list[Player]:
+    players = [Player(TableClient(nc, subjects, f"p{i}")) for i in range(count)]
+    for player in players:
+        reply = await player.client.open_practice(target=TARGET)
+        assert reply.ok, reply
+        player.game_id = reply.game_id
+    return players
+
+
+async def finished(store: PostgresEventStore, game_ids: list[str]) -> bool:
+    for game_id in game_ids:
+        stored = await store.read(stream_of(game_id))
+        if not stored or stored[-1].type != "GameFinished":
+            return False
+    return True
+
+
+async def owners(pool: asyncpg.Pool) -> dict[int, str]:
+    """Return partition -> owner of the table leases held right now."""
+    rows = await pool.fetch(
+        "SELECT name, owner FROM spades_leases WHERE name LIKE 'table/%'"
+        " AND owner IS NOT NULL AND expires_at > now()"
+    )
+    return {int(r["name"].split("/")[1]): r["owner"] for r in rows}
+
+
+async def assert_epochs_never_go_back(store: PostgresEventStore, game_ids: list[str]) -> None:
+    """In commit order, a partition's events carry non-decreasing lease epochs: once a new
+    owner has written, no older owner ever wrote again (the fencing guarantee)."""
+    by_partition: dict[int, list[tuple[int, int]]] = {}
+    for game_id in game_ids:
+        for stored in await store.read(stream_of(game_id)):
+            assert stored.metadata.epoch is not None, "an unfenced append"
+            by_partition.setdefault(partition_of(game_id, PARTITIONS), []).append(
+                (stored.position, stored.metadata.epoch)
+            )
+    for partition, writes in by_partition.items():
+        epochs = [epoch for _, epoch in sorted(writes)]
+        assert epochs == sorted(epochs), f"partition {partition} was written by a stale owner"
+
+
+def ops_port(processes: Processes, proc: subprocess.Popen[bytes]) -> int:
+    found = re.search(r'"ops_port": ?(\d+)', processes.log(proc))
+    assert found, "the service never said where its ops server listens"
+    return int(found.group(1))
+
+
+def readyz(port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0
+
+
+async def last_version_change(store: PostgresEventStore, game_ids: list[str]) -> int:
+    return sum([await store.stream_version(stream_of(g)) for g in game_ids])
+
+
+async def test_three_replicas_share_the_partitions_and_every_game_opened_anywhere_finishes(
+    world: World, nc: NATS, subjects: Subjects
+) -> None:
+    """(a) Opens reach any replica through the queue group; every game is driven to its end.
+
+    The people here never act: each seat times out three times and a bot takes it over, so
+    the games move only if the replica that owns each game's partition runs its timers.
+    """
+    replicas = [world.start("table", SPADES_TURN_SECONDS="0.2") for _ in range(3)]
+    await eventually(
+        lambda: owners(world.pool),
+        within=60,
+        what="partitions to be claimed",
+    )
+
+    async def shared() -> bool:
+        held = await owners(world.pool)
+        counts = sorted(list(held.values()).count(o) for o in set(held.values()))
+        return len(held) == PARTITIONS and len(counts) == 3 and counts[-1] <= 6
+
+    await eventually(shared, within=60, what="the three replicas to share the partitions")
+    players = [TableClient(nc, subjects, f"p{i}") for i in range(30)]
+    replies = await asyncio.gather(*(p.open_practice(target=TARGET) for p in players))
+    assert all(r.ok for r in replies), [r for r in replies if not r.ok]
+    game_ids = [r.game_id for r in replies]
+    assert len({partition_of(g, PARTITIONS) for g in game_ids}) > 8  # spread over replicas
+    await eventually(
+        lambda: finished(world.store, game_ids), within=420, interval=0.5, what="every game"
+    )
+    assert all(r.poll() is None for r in replicas)
+    await assert_epochs_never_go_back(world.store, game_ids)
+
+
+async def test_a_database_crash_under_two_replicas_leaves_every_game_finishing(
+    world: World, nc: NATS, subjects: Subjects
+) -> None:
+    """(b) PostgreSQL crashes (immediate stop) for 8 s while 18 games are played."""
+    tables = [world.start("table") for _ in range(2)]
+    relay = world.start("relay")
+    matchmaking = world.start("matchmaking")
+    players = await open_games(nc, subjects, 18)
+    game_ids = [p.game_id for p in players]
+    playing = asyncio.gather(*(p.play() for p in players))
+
+    await eventually(  # every game under way before the crash
+        lambda: all_beyond(world.store, game_ids, 12), within=120, what="games under way"
+    )
+    port = ops_port(world.processes, tables[0])
+    assert readyz(port) == 200
+    world.pg.stop("immediate")
+    down_at = time.monotonic()
+    await eventually(
+        lambda: readyz(port) == 503, within=30, what="/readyz to say the table is not ready"
+    )
+    await asyncio.sleep(max(0.0, 8 - (time.monotonic() - down_at)))  # the fault: 8 s down
+    world.pg.start()
+    up_at = time.monotonic()
+    await world.reconnect()
+    before = await last_version_change(world.store, game_ids)
+    await eventually(
+        lambda: moved(world.store, game_ids, before),
+        within=120,
+        interval=0.1,
+        what="the games to move again",
+    )
+    recovered = time.monotonic() - up_at
+    await asyncio.wait_for(playing, 420)
+    assert await finished(world.store, game_ids)
+    assert [r for p in players for r in p.refusals] == []
+    for proc in (*tables, relay, matchmaking):
+        assert proc.poll() is None, world.processes.log(proc)[-2000:]
+    await eventually(lambda: readyz(port) == 200, within=60, what="/readyz to recover")
+    await assert_epochs_never_go_back(world.store, game_ids)
+    # the relay came back by itself: every game's end reached JetStream
+    await eventually(
+        lambda: published_finishes(nc, subjects, set(game_ids)),
+        within=120,
+        interval=0.5,
+        what="the relay to publish every GameFinished",
+    )
+    print(f"\nrecovery after the database came back: {recovered:.1f} s")
+
+
+async def test_a_replica_cut_off_by_a_database_restart_never_serves_beside_its_successor(
+    world: World, nc: NATS, subjects: Subjects
+) -> None:
+    """(c) Item 4's sequence: one replica owns all; the database restarts; a second starts.
+
+    Before leases, the first replica kept serving its 16 partitions with no lock after the
+    restart, the second claimed all 16 too, and both answered commands.
+    """
+    first = world.start("table")
+    players = await open_games(nc, subjects, 10)
+    game_ids = [p.game_id for p in players]
+    await eventually(lambda: len_owned_by_one(world.pool), within=60, what="one replica owning all")
+    playing = asyncio.gather(*(p.play() for p in players))
+    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=120, what="under way")
+    await world.restart_database()
+    second = world.start("table")
+
+    async def two_owners() -> bool:
+        return len(set((await owners(world.pool)).values())) == 2
+
+    await eventually(two_owners, within=90, what="the partitions to be shared by two replicas")
+    await asyncio.wait_for(playing, 420)
+    assert [r for p in players for r in p.refusals] == []
+    await assert_epochs_never_go_back(world.store, game_ids)
+    assert first.poll() is None
+    assert second.poll() is None
+
+
+async def test_a_killed_replica_s_games_resume_on_the_other_two(
+    world: World, nc: NATS, subjects: Subjects
+) -> None:
+    """(d) kill -9 of one of three replicas mid-game: its partitions move, its games finish."""
+    replicas = [world.start("table") for _ in range(3)]
+
+    async def three_owners() -> dict[int, str] | None:
+        held = await owners(world.pool)
+        return held if len(held) == PARTITIONS and len(set(held.values())) == 3 else None
+
+    held = await eventually(three_owners, within=60, what="three replicas sharing partitions")
+    players = await open_games(nc, subjects, 12)
+    game_ids = [p.game_id for p in players]
+    playing = asyncio.gather(*(p.play() for p in players))
+    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=120, what="under way")
+    held = await owners(world.pool)
+    victim_member = held[partition_of(game_ids[0], PARTITIONS)]
+    pid = int(victim_member.split(":")[2])
+    victim = next(r for r in replicas if r.pid == pid)
+    orphaned = [g for g in game_ids if held[partition_of(g, PARTITIONS)] == victim_member]
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    killed_at = time.monotonic()
+    before = await last_version_change(world.store, orphaned)
+    await eventually(
+        lambda: moved(world.store, orphaned, before),
+        within=60,
+        interval=0.1,
+        what="the killed replica's games to move again",
+    )
+    recovered = time.monotonic() - killed_at
+    await asyncio.wait_for(playing, 420)
+    assert await finished(world.store, game_ids)
+    assert [r for p in players for r in p.refusals] == []
+    after = await owners(world.pool)
+    assert len(after) == PARTITIONS
+    assert victim_member not in after.values()
+    await assert_epochs_never_go_back(world.store, game_ids)
+    print(f"\nthe killed replica's games moved again after {recovered:.1f} s")
+
+
+# -- small probes -------------------------------------------------------------------------------
+
+
+async def all_beyond(store: PostgresEventStore, game_ids: list[str], version: int) -> bool:
+    return all([await store.stream_version(stream_of(g)) > version for g in game_ids])
+
+
+async def moved(store: PostgresEventStore, game_ids: list[str], before: int) -> bool:
+    with contextlib.suppress(Exception):  # the pool may still hold connections of the old server
+        return await last_version_change(store, game_ids) > before
+    return False
+
+
+async def len_owned_by_one(pool: asyncpg.Pool) -> bool:
+    held = await owners(pool)
+    return len(held) == PARTITIONS and len(set(held.values())) == 1
+
+
+async def published_finishes(nc: NATS, subjects: Subjects, game_ids: set[str]) -> bool:
+    js = nc.jetstream()
+    seen: set[str] = set()
+    sub = await js.subscribe(subjects.game_finished(), ordered_consumer=True)
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=1)
+            except Exception:
+                break
+            event = msgspec.json.decode(msg.data)
+            seen.add(event["stream_id"].removeprefix("game-"))
+    finally:
+        await sub.unsubscribe()
+    return game_ids <= seen
