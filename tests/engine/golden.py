@@ -70,10 +70,16 @@ def _value(name: str, value: object) -> str:
     return repr(value)
 
 
+OPTIONAL_FIELDS = {"face_up", "moe"}
+"""Fields added after the first golden files: written only when not at their default."""
+
+
 def item_str(item: Command | Event) -> str:
     """Return a command or event with its cards named, e.g. ``PlayCard(seat=1, card=QS)``."""
     fields = ", ".join(
-        f"{f.name}={_value(f.name, getattr(item, f.name))}" for f in dataclasses.fields(item)
+        f"{f.name}={_value(f.name, getattr(item, f.name))}"
+        for f in dataclasses.fields(item)
+        if f.name not in OPTIONAL_FIELDS or getattr(item, f.name) != f.default
     )
     return f"{type(item).__name__}({fields})"
 
