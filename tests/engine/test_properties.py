@@ -10,6 +10,7 @@ import os
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from dataclasses import replace as dataclasses_replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -301,3 +302,55 @@ def test_no_view_contains_another_seats_unplayed_cards(rules: Ruleset, seed: int
                 assert not v.given
             elif not state.seen[seat]:
                 assert v.hand == ()
+
+
+# Every variant of issue 18 by name, so each is drawn whatever the random rulesets above hit.
+VARIANTS = [
+    Ruleset(players=5),
+    Ruleset(players=5, jokers=True, power_checks=3, set_scores_zero=True),
+    Ruleset(players=3, jokers=True, blind_nil_deficit=0),
+    Ruleset(moe=True, bidding_order="partners"),
+    Ruleset(jokers=True, deuces_high=True, little_willie=True, min_bid=2),
+    Ruleset(
+        blind_bids=True,
+        blind_bid_deficit=0,
+        blind_bid_min=6,
+        ten_for_two_hundred=True,
+        ten_for_two_blind=True,
+        blind_nil=False,
+    ),
+    Ruleset(nil_exchange=True, nil_exchange_peek=False, blind_nil_deficit=0),
+    Ruleset(suicide=True, suicide_forcing=True, nil_exchange=True, power_checks=2),
+]
+
+
+@PROFILE
+@given(st.sampled_from(VARIANTS), st.integers(0, 2**32))
+def test_every_variant_ends_deals_every_card_once_replays_and_hides_hands(
+    rules: Ruleset, seed: int
+) -> None:
+    rules = dataclasses_replace(rules, hand_cap=3)
+    game = finish(rules, seed)
+    final = game.states[-1]
+    assert final.phase == "over"
+    assert replay(game.events) == final
+    dealt: list[int] = []
+    played: list[int] = []
+    for event in game.events:
+        if isinstance(event, HandDealt):
+            if played:
+                assert sorted(played) == sorted(dealt)
+            dealt = [c for h in event.hands for c in h]
+            assert len(dealt) == rules.players * rules.tricks_per_hand
+            assert len(set(dealt)) == len(dealt)
+            played = []
+        elif isinstance(event, CardPlayed):
+            played.append(event.card)
+    for state in game.states[::5]:
+        public = {c for s, up in enumerate(state.face_up) for c in up if c in state.hands[s]}
+        for seat in (*range(rules.players), SPECTATOR):
+            v = view(state, seat)
+            others = {c for s, h in enumerate(state.hands) if s != seat for c in h}
+            assert not (set(v.hand) | set(v.received) - set(v.given)) & (others - set(v.given))
+            shown = {c for up in v.face_up for c in up}
+            assert shown == public
