@@ -76,3 +76,21 @@ def test_the_checker_flags_an_unredacted_deal_and_the_seed() -> None:
     started = msgspec.json.encode(wire.to_wire(events[0])).decode()
     assert "seed" in started
     assert "seed" not in msgspec.json.encode(wire.redact(wire.to_wire(events[0]), 0)).decode()
+
+
+def test_a_public_state_shows_power_checks_and_moe_bids_but_no_hand_before_the_end() -> None:
+    from services.gateway.games import state_at_of
+
+    rules = engine.Ruleset(power_checks=2, moe=True)
+    state = engine.replay(engine.decide(engine.initial_state(), engine.StartGame(rules, 4)))
+    seat = state.turn
+    state = engine.replay(engine.decide(state, engine.PlaceBid(seat, 8, moe=True)), state)
+    public = state_at_of("g", 3, state, face_up=False)
+    assert public.hands == ()
+    assert public.moe[seat]
+    assert public.power_checks == tuple(
+        tuple(engine.card_str(c) for c in up) for up in state.face_up
+    )
+    text = msgspec.json.encode(public).decode()
+    up = {engine.card_str(c) for cards in state.face_up for c in cards}
+    assert set(CARD.findall(text)) == up
