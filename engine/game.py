@@ -679,7 +679,7 @@ def score_hand(
                     gained += 10 * contract + 10 * blind_part
                 elif ten:
                     # The rule book: a partnership bid of ten or more, made, scores 200.
-                    gained += 200
+                    gained += 200 if r.ten_for_two_scoring == "flat" else 20 * contract
                 else:
                     gained += 10 * contract
                 if not blind_part:

@@ -93,7 +93,9 @@ class Ruleset:
       nothing and are not bags; if set the side loses the usual 10 per trick bid.
     - Ten for two hundred: a partnership contract of 10 or more, made, scores 200 (the
       rule book's "team bid >= 10 made scores 200": 200 for 10, 11, 12 or 13, never 20
-      per trick) plus bags; set scores the usual -10 per trick bid. With
+      per trick) plus bags; set scores the usual -10 per trick bid. Games recorded
+      before this decision scored 20 per trick; their stored rules (no
+      ``ten_for_two_scoring``) decode to "per_trick" so they replay as played. With
       ``ten_for_two_blind`` a contract of 10 or more bid entirely blind (every trick of
       it bid blind, the partner nil or blind too) scores 400 when made, no bags, as
       blind bids never count overtricks; set, -10 per trick bid.
@@ -204,6 +206,9 @@ class Ruleset:
     """Suicide: the second partner may copy the first's bid, forcing him into the opposite."""
     power_checks: int = 0
     """Cards per player dealt face up, seen by every seat (0..3)."""
+    ten_for_two_scoring: str = "flat"
+    """Ten for two hundred above ten: "flat" (200, the rule book) or "per_trick" (20 a trick,
+    how games recorded before issue 18 were scored; their stored rules decode to it)."""
 
     def __post_init__(self) -> None:
         reason = self._inconsistency()
@@ -256,6 +261,10 @@ class Ruleset:
         for name, on in partnership_only:
             if on and self.players != 4:
                 return f"{name} is a partnership rule: it needs players=4"
+        if self.ten_for_two_scoring not in ("flat", "per_trick"):
+            return "ten_for_two_scoring must be flat or per_trick"
+        if self.ten_for_two_scoring == "per_trick" and not self.ten_for_two_hundred:
+            return "ten_for_two_scoring=per_trick needs ten_for_two_hundred"
         if self.bidding_order not in BIDDING_ORDERS:
             return f"bidding_order must be one of {', '.join(BIDDING_ORDERS)}"
         if self.little_willie and not (self.jokers and self.deuces_high):

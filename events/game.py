@@ -295,6 +295,20 @@ def to_wire(event: engine.Event, **extra: Any) -> GameEvent:
     return cls(**fields, **extra)
 
 
+def stored_rules(rules: dict[str, RuleValue]) -> engine.Ruleset:
+    """Return the ruleset a stored ``GameStarted`` recorded.
+
+    An option added later is absent from older games' rules and takes its default, which is
+    the behaviour those games were played with; the one exception is ``ten_for_two_scoring``,
+    whose default changed the rule itself (issue 18): a game recorded without it scored ten
+    for two hundred 20 per trick above ten, and keeps doing so.
+    """
+    options = dict(rules)
+    if options.get("ten_for_two_hundred") is True and "ten_for_two_scoring" not in options:
+        options["ten_for_two_scoring"] = "per_trick"
+    return engine.Ruleset.from_options(options)
+
+
 def to_engine(event: GameEvent) -> engine.Event | None:
     """Return the engine event a wire event carries, or None for a table-only fact."""
     cls = engine.EVENT_TYPES.get(type(event).__name__)
@@ -303,7 +317,7 @@ def to_engine(event: GameEvent) -> engine.Event | None:
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if isinstance(event, GameStarted) and f.name == "ruleset":
-            values["ruleset"] = engine.Ruleset.from_options(dict(event.rules))
+            values["ruleset"] = stored_rules(event.rules)
         else:
             values[f.name] = _to_numbers(f.name, getattr(event, f.name))
     result: engine.Event = cls(**values)

@@ -110,7 +110,7 @@ def describe(event: wire.GameEvent, players: int, *, face_up: bool, seed: bool =
                 f" ({', '.join(facts)}): {seats}"
             )
         case wire.GameStarted():
-            changes = engine.Ruleset.from_options(dict(event.rules)).changes()
+            changes = wire.stored_rules(event.rules).changes()
             rules = " ".join(f"{k}={_rule_value(v)}" for k, v in changes.items())
             shown = f", seed {event.seed}" if face_up and seed else ""
             return (

@@ -127,3 +127,20 @@ def test_power_checks_reach_every_seat_and_spectator_and_no_other_card_does() ->
         names = set(text.replace('"', " ").replace(",", " ").replace("[", " ").split())
         every_card = {engine.card_str(c) for c in range(52)}
         assert names & every_card == up
+
+
+def test_ten_for_two_games_recorded_before_the_decision_keep_their_per_trick_scoring() -> None:
+    old = {**dict(list(engine.Ruleset().to_dict().items())[:23]), "ten_for_two_hundred": True}
+    started = wire.GameStarted(rules=old, seed=1, dealer=0)
+    decoded = wire.to_engine(started)
+    assert isinstance(decoded, engine.GameStarted)
+    assert decoded.ruleset.ten_for_two_scoring == "per_trick"
+    # a new game stores the option, flat by default (the rule book: 200 for ten or more)
+    new = wire.to_wire(engine.GameStarted(engine.Ruleset(ten_for_two_hundred=True), 1, 0))
+    again = wire.to_engine(new)
+    assert isinstance(again, engine.GameStarted)
+    assert again.ruleset.ten_for_two_scoring == "flat"
+    # an old game without ten for two is untouched
+    plain = wire.to_engine(wire.GameStarted(rules=dict(list(old.items())[:1]), seed=1, dealer=0))
+    assert isinstance(plain, engine.GameStarted)
+    assert plain.ruleset == engine.Ruleset()

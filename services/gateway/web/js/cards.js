@@ -136,6 +136,8 @@ export const RULE_OPTIONS = [
   { name: "nil_exchange_deficit", label: "Nil exchange only when behind by at least (0 = always)", kind: "number", value: 0, min: 0 },
   { name: "nil_exchange_peek", label: "Partner sees the nil bidder's card before giving his", kind: "bool", value: true },
   { name: "suicide_forcing", label: "Suicide, forcing (second partner may copy the first's bid)", kind: "bool", value: false },
+  { name: "ten_for_two_scoring", label: "Ten for two above a bid of ten", kind: "select", value: "flat",
+    choices: [["flat", "200 (the rule book)"], ["per_trick", "20 a trick"]] },
   { name: "power_checks", label: "Power checks (cards each dealt face up)", kind: "select", value: 0,
     choices: [[0, "none"], [1, "1 each"], [2, "2 each"], [3, "3 each"]] },
 ];
