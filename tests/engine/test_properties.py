@@ -96,6 +96,7 @@ def rulesets(draw: st.DrawFn, max_hands: int = 6) -> Ruleset:
         "nil_exchange_peek": draw(st.booleans()),
         "suicide_forcing": draw(st.booleans()),
         "power_checks": draw(st.sampled_from([0, 0, 1, 3])),
+        "ten_for_two_scoring": draw(st.sampled_from(["flat", "per_trick"])),
     }
     if players != 4:
         opts.update(suicide=False, team_min_bid=0, ten_for_two_hundred=False, boston=False)
@@ -115,6 +116,8 @@ def rulesets(draw: st.DrawFn, max_hands: int = 6) -> Ruleset:
         opts["blind_bid_min"] = 0
     if not (opts["ten_for_two_hundred"] and opts["blind_bids"]):
         opts["ten_for_two_blind"] = False
+    if not opts["ten_for_two_hundred"]:
+        opts["ten_for_two_scoring"] = "flat"
     if not opts["suicide"]:
         opts["suicide_forcing"] = False
     elif opts["moe"]:
