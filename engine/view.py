@@ -102,5 +102,7 @@ def view(state: GameState, seat: int) -> SeatView:
         face_up=tuple(
             tuple(c for c in up if c in held)
             for up, held in zip(state.face_up, state.hands, strict=False)
-        ),
+        )
+        if state.rules.power_checks
+        else (),
     )
