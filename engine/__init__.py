@@ -53,6 +53,7 @@ from engine.errors import (
     GameNotStarted,
     GameOver,
     InvalidPass,
+    MoeNotAllowed,
     MustFollowSuit,
     NilNotAllowed,
     NotYourSeat,
@@ -64,7 +65,15 @@ from engine.errors import (
     UnknownCommand,
     WrongPhase,
 )
-from engine.game import deal, decide, legal_actions, legal_bids, legal_cards, score_hand
+from engine.game import (
+    deal,
+    decide,
+    legal_actions,
+    legal_bids,
+    legal_cards,
+    legal_moes,
+    score_hand,
+)
 from engine.model import (
     COMMAND_TYPES,
     EVENT_TYPES,
@@ -132,6 +141,7 @@ __all__ = [
     "InvalidCard",
     "InvalidPass",
     "InvalidRuleset",
+    "MoeNotAllowed",
     "MustFollowSuit",
     "NilNotAllowed",
     "NotYourSeat",
@@ -160,6 +170,7 @@ __all__ = [
     "legal_actions",
     "legal_bids",
     "legal_cards",
+    "legal_moes",
     "make_card",
     "next_seat",
     "parse_card",

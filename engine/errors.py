@@ -123,3 +123,9 @@ class InvalidPass(RuleViolation):
     """A blind-nil exchange gives the wrong number of cards or cards not held."""
 
     code = "invalid_pass"
+
+
+class MoeNotAllowed(RuleViolation):
+    """A Big or Little Moe bid the table or the bidding so far does not allow."""
+
+    code = "moe_not_allowed"

@@ -7,8 +7,8 @@
 >>> state = replay(events)
 >>> state.phase, state.turn
 ('bid', 1)
->>> legal_actions(state, 1)[:2]
-[PlaceBid(seat=1, tricks=0, blind=False), PlaceBid(seat=1, tricks=1, blind=False)]
+>>> [(c.tricks, c.blind) for c in legal_actions(state, 1)[:2]]
+[(0, False), (1, False)]
 >>> decide(state, PlaceBid(seat=0, tricks=3))
 Traceback (most recent call last):
 ...
@@ -47,7 +47,7 @@ from engine.model import (
     StartGame,
     TrickWon,
 )
-from engine.rules import Ruleset, Tables, tables
+from engine.rules import MOES, Ruleset, Tables, tables
 from engine.state import (
     BID,
     DRAW,
@@ -56,6 +56,7 @@ from engine.state import (
     PASS,
     PLAY,
     GameState,
+    Trick,
     blind_bid_open,
     blind_nil_open,
     is_nil,
@@ -63,11 +64,11 @@ from engine.state import (
 
 # Commands and events for a card are interned: they are frozen, and building a
 # dataclass costs more than the rest of a legal-move check.
-_PLAY = tuple(tuple(PlayCard(s, c) for c in range(54)) for s in range(4))
-_PLAYED = tuple(tuple(CardPlayed(s, c) for c in range(54)) for s in range(4))
-_BID = tuple(tuple(PlaceBid(s, b) for b in range(18)) for s in range(4))
+_PLAY = tuple(tuple(PlayCard(s, c) for c in range(54)) for s in range(5))
+_PLAYED = tuple(tuple(CardPlayed(s, c) for c in range(54)) for s in range(5))
+_BID = tuple(tuple(PlaceBid(s, b) for b in range(19)) for s in range(5))
 # Exchange commands are interned as met (at most 4 x C(54, 2) of them).
-_PASSES: tuple[dict[tuple[int, ...], PassCards], ...] = tuple({} for _ in range(4))
+_PASSES: tuple[dict[tuple[int, ...], PassCards], ...] = tuple({} for _ in range(5))
 
 
 def _inline_shuffle(deck: list[int], rng: random.Random) -> None:
@@ -108,12 +109,26 @@ def deal(rules: Ruleset, t: Tables, seed: int, hand: int, dealer: int) -> HandDe
     """Return hand number ``hand``'s deal, derived from (seed, hand) only."""
     deck = list(t.deck)
     _shuffle(deck, random.Random(f"{seed}/{hand}"))
+    return deal_out(rules, t, deck, hand, dealer)
+
+
+def deal_out(rules: Ruleset, t: Tables, deck: list[int], hand: int, dealer: int) -> HandDealt:
+    """Return the deal of a shuffled deck: who gets which card, which are face up.
+
+    The deck's composition (``t.deck``) and the shuffle stay outside: this is only the
+    dealer's hands, one card at a time from dealer's left, the first ``power_checks``
+    rounds face up.
+    """
     n = t.players
     if rules.deal == "draw":
         return HandDealt(hand=hand, dealer=dealer, hands=((),) * n, stock=tuple(deck))
     # One card at a time, starting at dealer's left.
     hands = tuple(tuple(sorted(deck[(s - dealer - 1) % n : n * t.tricks : n])) for s in range(n))
-    return HandDealt(hand=hand, dealer=dealer, hands=hands)
+    k = rules.power_checks
+    if not k:
+        return HandDealt(hand=hand, dealer=dealer, hands=hands)
+    face_up = tuple(tuple(sorted(deck[(s - dealer - 1) % n : n * k : n])) for s in range(n))
+    return HandDealt(hand=hand, dealer=dealer, hands=hands, face_up=face_up)
 
 
 def first_dealer(seed: int, players: int) -> int:
@@ -212,10 +227,14 @@ def legal_bids(state: GameState, seat: int) -> tuple[int, ...]:
     """Return the numbers ``seat`` may bid (0 = nil where allowed), ascending."""
     r = state.rules
     t = state.tables
-    if not (r.suicide or r.team_min_bid) or t.players != 4:
+    if not (r.suicide or r.team_min_bid or r.moe) or t.players != 4:
         return t.bids
     bids = list(t.bids)
-    partner = state.bids[(seat + 2) % 4]
+    partner_seat = (seat + 2) % 4
+    partner = state.bids[partner_seat]
+    if r.moe and state.moe[partner_seat]:
+        # The partner bid a Moe: the side's contract is the Moe, which this seat seconds.
+        return ()
     if r.suicide:
         # One nil and one bid of at least four per partnership.
         if partner < 0:
@@ -224,10 +243,28 @@ def legal_bids(state: GameState, seat: int) -> tuple[int, ...]:
             bids = [b for b in bids if b >= 4]
         else:
             bids = [0]
+        if r.suicide_forcing and partner >= 0 and seat != state.forced:
+            # Forcing: the second partner may copy the first's bid instead.
+            bids = sorted({*bids, partner})
     if r.team_min_bid and partner >= 0:
         # The second partner brings the contract up to the team minimum.
         bids = [b for b in bids if b + partner >= r.team_min_bid]
     return tuple(bids)
+
+
+def legal_moes(state: GameState, seat: int) -> tuple[int, ...]:
+    """Return the Moe bids (6 Little, 8 Big) ``seat`` may make, ascending."""
+    r = state.rules
+    if not r.moe:
+        return ()
+    partner_seat = (seat + 2) % 4
+    if state.moe[partner_seat]:
+        # Seconding the partner's Moe is the only bid left.
+        return (state.bids[partner_seat],)
+    if state.bids[partner_seat] >= 0:
+        # Only the first partner of a side to bid may bid a Moe.
+        return ()
+    return tuple(MOES)
 
 
 def _command_key(command: Command) -> tuple[int, tuple[object, ...]]:
@@ -271,17 +308,24 @@ def legal_actions(state: GameState, seat: int) -> list[Command]:
     if phase == BID:
         if state.seen[seat]:
             row_bids = _BID[seat]
-            return [row_bids[b] for b in legal_bids(state, seat)]
+            plain: list[Command] = [row_bids[b] for b in legal_bids(state, seat)]
+            if state.rules.moe:
+                plain += [PlaceBid(seat, b, moe=True) for b in legal_moes(state, seat)]
+                plain.sort(key=_command_key)
+            return plain
         choices: list[Command] = []
         bids = legal_bids(state, seat)
         if blind_nil_open(state, seat) and 0 in bids:
             choices.append(DeclareBlindNil(seat))
         choices.append(DeclineBlindNil(seat))
         if blind_bid_open(state, seat):
-            choices += [PlaceBid(seat, b, True) for b in bids if not is_nil(state.rules, b)]
+            least = state.rules.blind_bid_min
+            choices += [
+                PlaceBid(seat, b, True) for b in bids if not is_nil(state.rules, b) and b >= least
+            ]
         return sorted(choices, key=_command_key)
     if phase == PASS:
-        k = state.rules.blind_nil_exchange
+        k = state.pending[0][2]
         passes = _PASSES[seat]
         return [
             passes.get(combo) or passes.setdefault(combo, PassCards(seat, combo))
@@ -381,9 +425,19 @@ def _decide_blind_nil(state: GameState, command: DeclareBlindNil) -> list[Event]
         raise errors.BlindNilNotAllowed(
             f"blind nil needs the side to trail by {state.rules.blind_nil_deficit} points"
         )
+    _check_moe_partner(state, seat)
     if 0 not in legal_bids(state, seat):
         _reject_bid(state, seat, 0)
     return [BlindNilDeclared(seat)]
+
+
+def _check_moe_partner(state: GameState, seat: int) -> None:
+    partner = (seat + 2) % 4
+    if state.rules.moe and state.moe[partner]:
+        raise errors.MoeNotAllowed(
+            f"moe: the partner bid a Moe of {state.bids[partner]};"
+            " second it (moe=true, the same number)"
+        )
 
 
 def _decide_decline(state: GameState, command: DeclineBlindNil) -> list[Event]:
@@ -405,10 +459,34 @@ def _decide_bid(state: GameState, command: PlaceBid) -> list[Event]:
             )
         if is_nil(state.rules, tricks):
             raise errors.BlindBidNotAllowed("a blind bid of 0 is blind nil: send DeclareBlindNil")
+        if isinstance(tricks, int) and tricks < state.rules.blind_bid_min:
+            raise errors.BlindBidNotAllowed(
+                f"a blind bid must be at least {state.rules.blind_bid_min} at this table"
+            )
+        if command.moe:
+            raise errors.MoeNotAllowed("a Moe cannot be bid blind: see the hand first")
     elif not state.seen[seat]:
         raise errors.BlindChoicePending(
             "blind choice pending: bid blind (nil or tricks) or decline to see the hand first"
         )
+    if command.moe is not False:
+        if command.moe is not True:
+            raise errors.MoeNotAllowed("moe must be true or false")
+        if not state.rules.moe:
+            raise errors.MoeNotAllowed("Big and Little Moe are not played at this table")
+        moes = legal_moes(state, seat)
+        if tricks not in moes:
+            if moes and len(moes) == 1:
+                raise errors.MoeNotAllowed(
+                    f"moe: the partner bid a Moe of {moes[0]}; second it with the same bid"
+                )
+            if not moes:
+                raise errors.MoeNotAllowed(
+                    "moe: only the first partner of a side to bid may bid a Moe"
+                )
+            raise errors.MoeNotAllowed("moe: bid 6 (Little Moe) or 8 (Big Moe)")
+        return [BidPlaced(seat, tricks, False, True)]
+    _check_moe_partner(state, seat)
     if not isinstance(tricks, int) or tricks not in legal_bids(state, seat):
         _reject_bid(state, seat, tricks)
     return [BidPlaced(seat, tricks, command.blind)]
@@ -424,6 +502,11 @@ def _reject_bid(state: GameState, seat: int, tricks: object) -> None:
     if 0 < tricks < r.min_bid or (tricks == 0 and not r.nil_allowed):
         raise errors.BidOutOfRange(f"bid out of range: the minimum bid is {r.min_bid}")
     if r.suicide:
+        if r.suicide_forcing:
+            raise errors.SuicideBid(
+                "suicide: each partnership bids one nil and one bid of at least 4"
+                " (the second partner may copy the first's bid to force him)"
+            )
         raise errors.SuicideBid("suicide: each partnership bids one nil and one bid of at least 4")
     raise errors.TeamMinimumBid(
         f"team minimum: the partnership's contract must be at least {r.team_min_bid}"
@@ -432,14 +515,19 @@ def _reject_bid(state: GameState, seat: int, tricks: object) -> None:
 
 def _decide_pass(state: GameState, command: PassCards) -> list[Event]:
     seat = command.seat
-    k = state.rules.blind_nil_exchange
+    k = state.pending[0][2]
+    kind = "blind-nil" if state.blind[seat] or state.blind[(seat + 2) % 4] else "nil card"
+    if state.bids.count(-1):
+        kind = "nil card"
     try:
         cards = tuple(command.cards)
         distinct = len(set(cards))
     except TypeError:
         raise errors.InvalidPass(f"cards must be a list of {k} cards") from None
     if len(cards) != k or distinct != k:
-        raise errors.InvalidPass(f"the blind-nil exchange gives exactly {k} different cards")
+        raise errors.InvalidPass(
+            f"the {kind} exchange gives exactly {k} different card{'s' if k > 1 else ''}"
+        )
     for c in cards:
         if c not in state.hands[seat]:
             raise errors.InvalidPass(f"card not in hand: {_name(c)} cannot be passed")
@@ -474,7 +562,8 @@ def _last_card(state: GameState, seat: int, card: int) -> list[Event]:
         return events
     taken = list(state.taken)
     taken[winner] += 1
-    events += _end_of_hand(state, tuple(taken))
+    last = (*state.tricks, Trick(state.leader, trick, winner))
+    events += _end_of_hand(state, tuple(taken), last)
     return events
 
 
@@ -505,13 +594,39 @@ def _reject_play(state: GameState, seat: int, card: object) -> None:
 # ---------------------------------------------------------------- scoring
 
 
+def _runs_and_willies(
+    r: Ruleset, t: Tables, tricks: tuple[Trick, ...]
+) -> tuple[list[int], list[int]]:
+    """Return per side the longest run of tricks taken in a row and the tricks won with 2C."""
+    runs = [0] * t.teams
+    willies = [0] * t.players
+    current_side, current = -1, 0
+    n = t.players
+    for trick in tricks:
+        side = t.team[trick.winner]
+        current = current + 1 if side == current_side else 1
+        current_side = side
+        runs[side] = max(runs[side], current)
+        if r.little_willie and trick.cards[(trick.winner - trick.leader) % n] == TWO_OF_CLUBS:
+            willies[trick.winner] += 1
+    return runs, willies
+
+
 def score_hand(
-    state: GameState, taken: tuple[int, ...]
+    state: GameState, taken: tuple[int, ...], tricks: tuple[Trick, ...] | None = None
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
-    """Return (points, scores, bags, Boston-winning side or -1) for a finished hand."""
+    """Return (points, scores, bags, Boston-winning side or -1) for a finished hand.
+
+    ``tricks`` is the hand's tricks (default ``state.tricks``); Moe runs and Little
+    Willies are read from them.
+    """
     r = state.rules
     t = state.tables
     all_bids, all_blind = state.bids, state.blind
+    runs: list[int] = []
+    willies: list[int] = []
+    if r.moe or r.little_willie:
+        runs, willies = _runs_and_willies(r, t, state.tricks if tricks is None else tricks)
     nil_allowed = r.nil_allowed
     points: list[int] = []
     scores: list[int] = []
@@ -520,8 +635,17 @@ def score_hand(
     for side, members in enumerate(t.members):
         gained = 0
         new_bags = 0
-        contract = made = blind_part = 0
+        contract = made = blind_part = bonus = 0
         bidders = False
+        if r.moe and any(state.moe[s] for s in members):
+            # A Moe: the side's whole contract is a run of tricks; no bags, no overtricks.
+            need = max(all_bids[s] for s in members)
+            value = MOES[need]
+            gained = value if runs[side] >= need else (0 if r.set_scores_zero else -value)
+            points.append(gained)
+            scores.append(state.scores[side] + gained)
+            bags.append(state.bags[side])
+            continue
         for s in members:
             bid = all_bids[s]
             if bid == 0 and nil_allowed:
@@ -535,26 +659,38 @@ def score_hand(
                 bidders = True
                 contract += bid
                 made += taken[s]
+                if willies:
+                    # Little Willie: a trick won with 2C counts twice toward the contract.
+                    bonus += willies[s]
                 if all_blind[s]:
                     blind_part += bid
         if bidders:
             boston = r.boston and contract == t.tricks
-            if made >= contract:
+            if made + bonus >= contract:
+                ten = r.ten_for_two_hundred and contract >= 10
                 if boston:
                     boston_side = side
                     gained += 10 * contract
+                elif ten and blind_part == contract and r.ten_for_two_blind:
+                    # Ten for two, bid blind: 400, and blind bids count no overtricks.
+                    gained += 400
                 elif blind_part:
                     # Blind bids: 20 per blind trick, no points and no bags for overtricks.
                     gained += 10 * contract + 10 * blind_part
-                elif r.ten_for_two_hundred and contract >= 10:
-                    gained += 20 * contract
+                elif ten:
+                    # The rule book: a partnership bid of ten or more, made, scores 200.
+                    gained += 200 if r.ten_for_two_scoring == "flat" else 20 * contract
                 else:
                     gained += 10 * contract
                 if not blind_part:
-                    gained += made - contract
-                    new_bags += made - contract
-            else:
-                gained -= 250 if boston else 10 * contract
+                    # Overtricks are real tricks only: a Willie's extra trick is no bag.
+                    over = max(0, made - contract)
+                    gained += over
+                    new_bags += over
+            elif boston:
+                gained -= 250
+            elif not r.set_scores_zero:
+                gained -= 10 * contract
         total_bags = state.bags[side]
         if r.bags:
             total_bags += new_bags
@@ -567,9 +703,11 @@ def score_hand(
     return tuple(points), tuple(scores), tuple(bags), boston_side
 
 
-def _end_of_hand(state: GameState, taken: tuple[int, ...]) -> list[Event]:
+def _end_of_hand(
+    state: GameState, taken: tuple[int, ...], tricks: tuple[Trick, ...]
+) -> list[Event]:
     r = state.rules
-    points, scores, bags, boston_side = score_hand(state, taken)
+    points, scores, bags, boston_side = score_hand(state, taken, tricks)
     events: list[Event] = [HandScored(state.hand, taken, points, scores, bags)]
     top = max(scores)
     leaders = [side for side, s in enumerate(scores) if s == top]

@@ -46,16 +46,18 @@ class DeclineBlindNil:
 
 @dataclass(frozen=True, slots=True)
 class PlaceBid:
-    """Bid a number of tricks (0 = nil where nil is allowed); ``blind`` before seeing cards."""
+    """Bid a number of tricks (0 = nil where nil is allowed); ``blind`` before seeing cards;
+    ``moe``: the bid of 6 or 8 is Little or Big Moe (that many tricks in a row)."""
 
     seat: int
     tricks: int
     blind: bool = False
+    moe: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class PassCards:
-    """Give cards to the partner in the blind-nil exchange."""
+    """Give cards to the partner in the blind-nil (or nil card) exchange."""
 
     seat: int
     cards: tuple[int, ...]
@@ -89,13 +91,15 @@ class HandDealt:
     """Hand number ``hand`` was dealt by ``dealer``; the dealt cards are recorded here.
 
     ``hands`` holds each seat's cards (empty in the two-player draw deal, where
-    ``stock`` holds the shuffled deck to draw from instead).
+    ``stock`` holds the shuffled deck to draw from instead). ``face_up`` holds each
+    seat's power checks (cards of its hand dealt face up, seen by all), or is empty.
     """
 
     hand: int
     dealer: int
     hands: tuple[tuple[int, ...], ...]
     stock: tuple[int, ...] = ()
+    face_up: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +127,19 @@ class BlindNilDeclined:
 
 @dataclass(frozen=True, slots=True)
 class BidPlaced:
-    """A seat bid a number of tricks (``blind``: before seeing its hand)."""
+    """A seat bid a number of tricks (``blind``: before seeing its hand; ``moe``: Little or
+    Big Moe). In suicide with forcing, a bid copying the partner's forces the partner into
+    the opposite (the fold derives it from the rules)."""
 
     seat: int
     tricks: int
     blind: bool = False
+    moe: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class CardsPassed:
-    """Blind-nil exchange: ``seat`` gave ``cards`` to ``to_seat``."""
+    """Blind-nil or nil card exchange: ``seat`` gave ``cards`` to ``to_seat``."""
 
     seat: int
     to_seat: int

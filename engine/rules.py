@@ -21,6 +21,9 @@ from engine.cards import (
 
 FIRST_LEADS = ("no_spade", "two_of_clubs", "any", "lowest_club")
 DEALS = ("deal", "draw")
+BIDDING_ORDERS = ("clockwise", "partners")
+MOES = {6: 150, 8: 300}
+"""Little Moe (6 tricks in a row) and Big Moe (8 in a row): the run and its value."""
 
 
 class InvalidRuleset(ValueError):
@@ -40,7 +43,8 @@ class Ruleset:
 
     Fields:
 
-    - ``players``: 4 (partnerships N+S v E+W), 2 (heads-up) or 3 (cut-throat).
+    - ``players``: 4 (partnerships N+S v E+W), 2 (heads-up), 3 (cut-throat) or 5 (each
+      for himself).
     - ``target``: a side at or above it after a hand wins (higher score if several).
     - ``mercy``: a side at or below this (negative) score after a hand loses at once;
       0 turns the mercy rule off.
@@ -54,6 +58,11 @@ class Ruleset:
     - ``ten_for_two_hundred``, ``boston``, ``blind_bids`` / ``blind_bid_deficit``,
       ``jokers``, ``deuces_high``, ``suicide``, ``deal`` ("deal" or "draw"),
       ``hand_cap``.
+    - ``moe`` (Big and Little Moe contracts), ``little_willie`` (JJD), ``blind_bid_min``,
+      ``ten_for_two_blind``, ``set_scores_zero``, ``bidding_order`` ("clockwise" or
+      "partners"), ``nil_exchange`` / ``nil_exchange_deficit`` / ``nil_exchange_peek``,
+      ``suicide_forcing``, ``power_checks`` (face-up cards per player, 0..3).
+    - Per-player minimum of two in partnerships is ``min_bid=2`` with ``players=4``.
 
     Details the sources leave open, decided as established online rooms play them:
 
@@ -82,8 +91,14 @@ class Ruleset:
       may bid a number before seeing its hand. If its side makes the contract the
       blind part scores 20 per trick (the rest 10 per trick) and overtricks score
       nothing and are not bags; if set the side loses the usual 10 per trick bid.
-    - Ten for two hundred: a partnership contract of 10 or more, made, scores 20 per
-      trick bid (200 for 10) plus bags; set scores the usual -10 per trick bid.
+    - Ten for two hundred: a partnership contract of 10 or more, made, scores 200 (the
+      rule book's "team bid >= 10 made scores 200": 200 for 10, 11, 12 or 13, never 20
+      per trick) plus bags; set scores the usual -10 per trick bid. Games recorded
+      before this decision scored 20 per trick; their stored rules (no
+      ``ten_for_two_scoring``) decode to "per_trick" so they replay as played. With
+      ``ten_for_two_blind`` a contract of 10 or more bid entirely blind (every trick of
+      it bid blind, the partner nil or blind too) scores 400 when made, no bags, as
+      blind bids never count overtricks; set, -10 per trick bid.
     - Boston: a contract of all the hand's tricks (13) made wins the game at once
       whatever the scores; set it costs 250 instead of 130.
     - Bags off: overtricks still score 1 point each, with no penalty.
@@ -108,6 +123,42 @@ class Ruleset:
       draw too; a target end with a tie at the top plays another hand.
     - Order of the end checks after a hand: Boston made, mercy, target, hand cap; the
       winner is always the side with the unique top score (or the Boston side).
+    - Five players (seed 004): each for himself, 10 cards and 10 tricks each; with jokers
+      all four deuces are removed (50 cards), without jokers 2C and 2D (50 cards).
+      ``deuces_high`` and the two-of-clubs lead are refused (no deuce left to rank).
+    - Three players with jokers: no card removed, 54 cards, 18 each, 18 tricks (bids
+      0..18). ``deuces_high`` stays refused with three players.
+    - Big and Little Moe (``moe``, partnerships): the first partner of a side to bid may
+      bid Little Moe (6) or Big Moe (8) instead of a number; his partner's only bid is
+      then to second it (the same Moe), so the side's whole contract is the Moe. Made
+      when the side takes at least that many tricks in a row (a trick taken by either
+      opponent resets the run, a partner's trick continues it): +150 / +300; otherwise
+      it is set: -150 / -300 (0 with ``set_scores_zero``). Tricks are never bags and
+      score nothing more. Moe cannot be bid blind, and is refused with suicide.
+    - Little Willie (``little_willie``, Joker-Joker-Deuce only): a trick whose winning
+      card is 2C counts two toward its side's contract; overtricks (points and bags)
+      are counted from the real tricks only, so the extra trick is never a bag. A nil
+      bidder's Willie is just a trick (it breaks the nil).
+    - ``blind_bid_min`` (partnerships): a blind bid (not blind nil) must be at least it.
+    - ``set_scores_zero``: a set contract (plain, blind, ten-for-two or Moe) scores 0
+      instead of minus its value; a set Boston still costs 250 and a failed nil still
+      costs the nil value.
+    - ``bidding_order="partners"``: dealer's left, his partner, dealer's partner,
+      dealer. The first lead stays with dealer's left.
+    - Nil card exchange (``nil_exchange``, partnerships): when a seat bids nil (not
+      blind) before its partner has bid, and its side trails by at least
+      ``nil_exchange_deficit`` (0: always), it swaps one card with the partner at once,
+      then the bidding goes on. With ``nil_exchange_peek`` the nil bidder gives first
+      and the partner sees that card before giving one back (any card, the received
+      one included); without it the partner gives first, blind to what he will get,
+      then the nil bidder gives. A blind nil keeps its own after-bidding exchange.
+    - Suicide, forcing (``suicide_forcing``): the second partner may also copy the
+      first's bid. Copying a number makes the first partner nil at once; copying nil
+      sends the bidding back to the first partner, who must now bid at least 4 (he
+      may not copy back), before it goes on in order.
+    - Power checks (``power_checks`` = k): the first k cards each seat is dealt are
+      face up: every seat and spectator sees them until played (a face-up card given
+      in an exchange is no longer shown). Not with the draw deal.
     """
 
     players: int = 4
@@ -133,6 +184,31 @@ class Ruleset:
     suicide: bool = False
     deal: str = "deal"
     hand_cap: int = 50
+    moe: bool = False
+    """Big (8 in a row, 300) and Little (6 in a row, 150) Moe contracts may be bid."""
+    little_willie: bool = False
+    """Joker-Joker-Deuce: a trick won with 2C counts two toward the contract."""
+    blind_bid_min: int = 0
+    """Partnerships: the least a blind bid may be (0 = no minimum; the page says 6 or 7)."""
+    ten_for_two_blind: bool = False
+    """A contract of ten or more bid entirely blind scores 400 (needs ten_for_two_hundred)."""
+    set_scores_zero: bool = False
+    """A set contract scores 0 instead of -10 per trick bid (the solo variant)."""
+    bidding_order: str = "clockwise"
+    """Bidding order: "clockwise", or "partners" (left, his partner, dealer's partner, dealer)."""
+    nil_exchange: bool = False
+    """A nil bidder swaps one card with the partner before the partner bids."""
+    nil_exchange_deficit: int = 0
+    """The nil card exchange needs the side to trail by at least this (0 = always)."""
+    nil_exchange_peek: bool = True
+    """The partner sees the nil bidder's card before giving his (else he gives first)."""
+    suicide_forcing: bool = False
+    """Suicide: the second partner may copy the first's bid, forcing him into the opposite."""
+    power_checks: int = 0
+    """Cards per player dealt face up, seen by every seat (0..3)."""
+    ten_for_two_scoring: str = "flat"
+    """Ten for two hundred above ten: "flat" (200, the rule book) or "per_trick" (20 a trick,
+    how games recorded before issue 18 were scored; their stored rules decode to it)."""
 
     def __post_init__(self) -> None:
         reason = self._inconsistency()
@@ -140,12 +216,19 @@ class Ruleset:
             raise InvalidRuleset(reason)
 
     def _inconsistency(self) -> str:
-        if self.players not in (2, 3, 4):
-            return f"players must be 2, 3 or 4, not {self.players}"
+        if self.players not in (2, 3, 4, 5):
+            return f"players must be 2, 3, 4 or 5, not {self.players}"
         for name in ("target", "nil_value", "bag_limit", "hand_cap"):
             if getattr(self, name) < 1:
                 return f"{name} must be positive"
-        for name in ("blind_nil_deficit", "bag_penalty", "blind_bid_deficit", "min_bid"):
+        for name in (
+            "blind_nil_deficit",
+            "bag_penalty",
+            "blind_bid_deficit",
+            "min_bid",
+            "nil_exchange_deficit",
+            "blind_bid_min",
+        ):
             if getattr(self, name) < 0:
                 return f"{name} must not be negative"
         if self.mercy > 0:
@@ -166,6 +249,46 @@ class Ruleset:
             return "team_min_bid is a partnership rule: it needs players=4"
         if self.team_min_bid > 13:
             return "team_min_bid is above the 13 tricks of a hand"
+        partnership_only = (
+            ("moe", self.moe),
+            ("little_willie", self.little_willie),
+            ("blind_bid_min", self.blind_bid_min),
+            ("ten_for_two_blind", self.ten_for_two_blind),
+            ("bidding_order=partners", self.bidding_order == "partners"),
+            ("nil_exchange", self.nil_exchange),
+            ("suicide_forcing", self.suicide_forcing),
+        )
+        for name, on in partnership_only:
+            if on and self.players != 4:
+                return f"{name} is a partnership rule: it needs players=4"
+        if self.ten_for_two_scoring not in ("flat", "per_trick"):
+            return "ten_for_two_scoring must be flat or per_trick"
+        if self.ten_for_two_scoring == "per_trick" and not self.ten_for_two_hundred:
+            return "ten_for_two_scoring=per_trick needs ten_for_two_hundred"
+        if self.bidding_order not in BIDDING_ORDERS:
+            return f"bidding_order must be one of {', '.join(BIDDING_ORDERS)}"
+        if self.little_willie and not (self.jokers and self.deuces_high):
+            return "little_willie is a Joker-Joker-Deuce rule: it needs jokers and deuces_high"
+        if self.blind_bid_min and not self.blind_bids:
+            return "blind_bid_min needs blind_bids"
+        if self.blind_bid_min > 13:
+            return "blind_bid_min is above the 13 tricks of a hand"
+        if self.ten_for_two_blind and not (self.ten_for_two_hundred and self.blind_bids):
+            return "ten_for_two_blind needs ten_for_two_hundred and blind_bids"
+        if self.nil_exchange and not self.nil_allowed:
+            return "nil_exchange needs nil_allowed"
+        if self.nil_exchange_deficit and not self.nil_exchange:
+            return "nil_exchange_deficit needs nil_exchange"
+        if self.suicide_forcing and not self.suicide:
+            return "suicide_forcing is a suicide rule: it needs suicide"
+        if self.moe and self.suicide:
+            return "moe with suicide: a Moe side bids no nil, suicide demands one"
+        if not 0 <= self.power_checks <= 3:
+            return "power_checks must be 0..3 face-up cards per player"
+        if self.power_checks and self.deal == "draw":
+            return "power_checks need a dealt hand: the draw deal deals nothing face up"
+        if self.players == 5 and self.deuces_high:
+            return "deuces_high needs 2, 3 or 4 players: five players remove the deuces"
         if self.suicide and self.players != 4:
             return "suicide is a partnership game: it needs players=4"
         if self.suicide and not self.nil_allowed:
@@ -176,8 +299,8 @@ class Ruleset:
             return "ten_for_two_hundred is a partnership rule: it needs players=4"
         if self.boston and self.players != 4:
             return "boston is a partnership rule: it needs players=4"
-        if self.players == 3 and (self.jokers or self.deuces_high):
-            return "jokers and deuces_high need 2 or 4 players (cut-throat removes 2C)"
+        if self.players == 3 and self.deuces_high:
+            return "deuces_high needs 2 or 4 players (cut-throat removes 2C, or uses jokers)"
         if self.deal == "draw" and self.players != 2:
             return "the draw deal is a two-player variant: it needs players=2"
         if self.deal == "draw" and (self.blind_nil or self.blind_bids):
@@ -194,7 +317,9 @@ class Ruleset:
     @property
     def tricks_per_hand(self) -> int:
         """Return the number of tricks (and cards per player) of one hand."""
-        return 17 if self.players == 3 else 13
+        if self.players == 3:
+            return 18 if self.jokers else 17
+        return 10 if self.players == 5 else 13
 
     @property
     def teams(self) -> int:
@@ -301,12 +426,15 @@ def _tables(rules: Ruleset) -> Tables:
     power = [c % 13 for c in range(52)] + [13, 14]
     removed: set[int] = set()
     deuce = {s: make_card(s, 0) for s in range(4)}
-    if rules.players == 3:
+    if rules.players == 3 and not rules.jokers:
         removed.add(TWO_OF_CLUBS)
+    if rules.players == 5:
+        # Five players: 50 cards, 10 each.
+        removed |= set(deuce.values()) if rules.jokers else {deuce[CLUBS], deuce[DIAMONDS]}
     if rules.jokers and rules.deuces_high:
         removed |= {deuce[HEARTS], deuce[DIAMONDS]}
         power[deuce[SPADES]], power[LITTLE_JOKER], power[BIG_JOKER] = 13, 14, 15
-    elif rules.jokers:
+    elif rules.jokers and rules.players != 3:
         removed |= {deuce[CLUBS], deuce[DIAMONDS]}
     elif rules.deuces_high:
         for order, s in enumerate((SPADES, DIAMONDS, CLUBS, HEARTS)):

@@ -68,8 +68,8 @@ class GameState(NamedTuple):
     bids: tuple[int, ...] = ()
     """Each seat's bid, -1 before it bids."""
     blind: tuple[bool, ...] = ()
-    pending: tuple[tuple[int, int], ...] = ()
-    """Exchanges still due, as (giver, receiver)."""
+    pending: tuple[tuple[int, int, int], ...] = ()
+    """Exchanges still due, as (giver, receiver, number of cards)."""
     passed: tuple[tuple[int, int, tuple[int, ...]], ...] = ()
     leader: int = -1
     trick: tuple[int, ...] = ()
@@ -80,6 +80,12 @@ class GameState(NamedTuple):
     bags: tuple[int, ...] = ()
     winner: int = -1
     reason: str = ""
+    moe: tuple[bool, ...] = ()
+    """Whether each seat's bid is a Moe (its bid is then 6 or 8)."""
+    face_up: tuple[tuple[int, ...], ...] = ()
+    """Each seat's power checks as dealt (see `view` for the ones still held)."""
+    forced: int = -1
+    """Suicide with forcing: the seat sent back to bid the opposite of its partner's nil."""
 
 
 def initial_state() -> GameState:
@@ -120,6 +126,35 @@ def is_nil(rules: Ruleset, bid: int) -> bool:
     return bid == 0 and rules.nil_allowed
 
 
+def bidding_order(rules: Ruleset, dealer: int, players: int) -> tuple[int, ...]:
+    """Return the seats in the order they bid this hand."""
+    left = (dealer + 1) % players
+    if rules.bidding_order == "partners":
+        # Dealer's left, his partner, dealer's partner, dealer.
+        return (left, (left + 2) % 4, (dealer + 2) % 4, dealer)
+    return tuple((left + i) % players for i in range(players))
+
+
+def next_bidder(rules: Ruleset, dealer: int, bids: tuple[int, ...]) -> int:
+    """Return the first seat in bidding order that has no bid, or -1 when all have bid."""
+    for seat in bidding_order(rules, dealer, len(bids)):
+        if bids[seat] < 0:
+            return seat
+    return -1
+
+
+def nil_exchange_open(state: GameState, seat: int) -> bool:
+    """Return whether a nil bid by ``seat`` now starts the nil card exchange."""
+    r = state.rules
+    partner = (seat + 2) % 4
+    return (
+        r.nil_exchange
+        and state.bids[partner] < 0
+        and state.seen[partner]
+        and (not r.nil_exchange_deficit or trailing_by(state, seat) >= r.nil_exchange_deficit)
+    )
+
+
 def first_leader(rules: Ruleset, hands: tuple[tuple[int, ...], ...], dealer: int) -> int:
     """Return the seat that leads the first trick of the hand."""
     if rules.first_lead == "two_of_clubs":
@@ -157,6 +192,9 @@ def first_leader(rules: Ruleset, hands: tuple[tuple[int, ...], ...], dealer: int
     BAGS,
     WINNER,
     REASON,
+    MOE,
+    FACE_UP,
+    FORCED,
 ) = range(len(GameState._fields))
 
 _BLANK = list(GameState())
@@ -215,6 +253,9 @@ def _dealt(f: Fields, ev: HandDealt) -> None:
     f[DEALER] = ev.dealer
     f[TURN] = f[LEADER] = left
     f[HANDS] = ev.hands
+    f[FACE_UP] = ev.face_up or ((),) * n
+    f[MOE] = no
+    f[FORCED] = -1
     f[STOCK] = ev.stock
     f[DISCARDS] = ((),) * n
     f[BIDS] = (-1,) * n
@@ -257,29 +298,61 @@ def _declined(f: Fields, ev: BlindNilDeclined) -> None:
 
 @_mutator(BlindNilDeclared)
 def _blind_nil(f: Fields, ev: BlindNilDeclared) -> None:
-    _bid(f, ev.seat, 0, True)
+    _bid(f, ev.seat, 0, True, False)
 
 
 @_mutator(BidPlaced)
 def _bid_placed(f: Fields, ev: BidPlaced) -> None:
-    _bid(f, ev.seat, ev.tricks, ev.blind)
+    _bid(f, ev.seat, ev.tricks, ev.blind, ev.moe)
 
 
-def _bid(f: Fields, seat: int, tricks: int, blind: bool) -> None:
-    bids = f[BIDS] = _set(f[BIDS], seat, tricks)
+def _bid(f: Fields, seat: int, tricks: int, blind: bool, moe: bool) -> None:
+    rules: Ruleset = f[RULES]
+    n = f[TABLES].players
+    before = f[BIDS]
+    bids = f[BIDS] = _set(before, seat, tricks)
     f[BLIND] = _set(f[BLIND], seat, blind)
     f[SEEN] = _set(f[SEEN], seat, True)
-    f[TURN] = (seat + 1) % f[TABLES].players
+    if moe:
+        f[MOE] = _set(f[MOE], seat, True)
+    if rules.bidding_order == "clockwise" and not rules.suicide_forcing and not rules.nil_exchange:
+        f[TURN] = (seat + 1) % n
+    else:
+        if seat == f[FORCED]:
+            f[FORCED] = -1
+        elif rules.suicide_forcing and before[(seat + 2) % 4] == tricks:
+            # The second partner copied the first's bid: the first takes the opposite.
+            partner = (seat + 2) % 4
+            if tricks == 0:
+                bids = f[BIDS] = _set(bids, partner, -1)
+                f[FORCED] = partner
+            else:
+                bids = f[BIDS] = _set(bids, partner, 0)
+        f[TURN] = next_bidder(rules, f[DEALER], bids)
+        if (
+            rules.nil_exchange
+            and tricks == 0
+            and not blind
+            and f[FORCED] < 0
+            and nil_exchange_open(_new(GameState, f), seat)
+        ):
+            partner = (seat + 2) % 4
+            if rules.nil_exchange_peek:
+                f[PENDING] = ((seat, partner, 1), (partner, seat, 1))
+            else:
+                f[PENDING] = ((partner, seat, 1), (seat, partner, 1))
+            f[PHASE] = PASS
+            f[TURN] = f[PENDING][0][0]
+            return
     if -1 in bids:
         return
-    rules: Ruleset = f[RULES]
-    pending: tuple[tuple[int, int], ...] = ()
-    if f[TABLES].players == 4 and rules.blind_nil_exchange:
+    pending: tuple[tuple[int, int, int], ...] = ()
+    k = rules.blind_nil_exchange
+    if n == 4 and k:
         # Exchanges run in bidding order: the blind-nil bidder gives, then the partner.
-        for i in range(1, 5):
-            s = (f[DEALER] + i) % 4
+        for s in bidding_order(rules, f[DEALER], 4):
             if f[BLIND][s] and is_nil(rules, bids[s]):
-                pending += ((s, (s + 2) % 4), ((s + 2) % 4, s))
+                pending += ((s, (s + 2) % 4, k), ((s + 2) % 4, s, k))
     if pending:
         f[PHASE] = PASS
         f[PENDING] = pending
@@ -303,6 +376,10 @@ def _passed(f: Fields, ev: CardsPassed) -> None:
     f[PASSED] = (*f[PASSED], (ev.seat, ev.to_seat, ev.cards))
     if pending:
         f[TURN] = pending[0][0]
+    elif -1 in f[BIDS]:
+        # A nil card exchange during the bidding: the bidding goes on.
+        f[PHASE] = BID
+        f[TURN] = next_bidder(f[RULES], f[DEALER], f[BIDS])
     else:
         _start_play(f)
 

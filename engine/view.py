@@ -51,6 +51,10 @@ class SeatView:
     legal: tuple[Command, ...]
     winner: int
     reason: str
+    moe: tuple[bool, ...] = ()
+    """Whether each seat's bid is a Big or Little Moe."""
+    face_up: tuple[tuple[int, ...], ...] = ()
+    """Power checks: every seat's face-up cards still in its hand, shown to everyone."""
 
 
 def view(state: GameState, seat: int) -> SeatView:
@@ -94,4 +98,11 @@ def view(state: GameState, seat: int) -> SeatView:
         legal=tuple(legal_actions(state, seat)) if me else (),
         winner=state.winner,
         reason=state.reason,
+        moe=state.moe,
+        face_up=tuple(
+            tuple(c for c in up if c in held)
+            for up, held in zip(state.face_up, state.hands, strict=False)
+        )
+        if state.rules.power_checks
+        else (),
     )

@@ -78,12 +78,15 @@ class GameStarted(GameEvent, frozen=True, kw_only=True):
 
 
 class HandDealt(GameEvent, frozen=True, kw_only=True):
-    """A hand was dealt; every seat's cards (or the draw deal's stock) recorded."""
+    """A hand was dealt; every seat's cards (or the draw deal's stock) recorded.
+
+    ``face_up``: each seat's power checks (cards of its hand dealt face up), or empty."""
 
     hand: int
     dealer: int
     hands: tuple[tuple[Card, ...], ...]
     stock: tuple[Card, ...] = ()
+    face_up: tuple[tuple[Card, ...], ...] = ()
 
 
 class CardDrawn(GameEvent, frozen=True, kw_only=True):
@@ -107,11 +110,13 @@ class BlindNilDeclined(GameEvent, frozen=True, kw_only=True):
 
 
 class BidPlaced(GameEvent, frozen=True, kw_only=True):
-    """A seat bid a number of tricks (blind: before seeing its hand)."""
+    """A seat bid a number of tricks (blind: before seeing its hand; moe: the 6 or 8 is Little
+    or Big Moe, that many tricks in a row)."""
 
     seat: int
     tricks: int
     blind: bool = False
+    moe: bool = False
 
 
 class CardsPassed(GameEvent, frozen=True, kw_only=True):
@@ -190,10 +195,12 @@ class SeatCommand(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 
 class PlaceBid(SeatCommand, frozen=True, kw_only=True):
-    """Bid a number of tricks (0 = nil); ``blind`` for a blind bid before seeing the hand."""
+    """Bid a number of tricks (0 = nil); ``blind`` for a blind bid before seeing the hand;
+    ``moe`` with 6 or 8 for Little or Big Moe (where the table plays Moe)."""
 
     tricks: int
     blind: bool = False
+    moe: bool = False
 
 
 class DeclareBlindNil(SeatCommand, frozen=True, kw_only=True):
@@ -248,7 +255,15 @@ _WIRE_COMMANDS: dict[str, type[SeatCommand]] = {
 }
 
 # how deep the card names sit in each card-bearing field: 1 a card, 2 a tuple, 3 tuple of tuples
-_CARD_DEPTH = {"card": 1, "kept": 1, "discarded": 1, "cards": 2, "stock": 2, "hands": 3}
+_CARD_DEPTH = {
+    "card": 1,
+    "kept": 1,
+    "discarded": 1,
+    "cards": 2,
+    "stock": 2,
+    "hands": 3,
+    "face_up": 3,
+}
 
 
 def _cards(value: Any, depth: int, convert: Any) -> Any:
@@ -280,6 +295,20 @@ def to_wire(event: engine.Event, **extra: Any) -> GameEvent:
     return cls(**fields, **extra)
 
 
+def stored_rules(rules: dict[str, RuleValue]) -> engine.Ruleset:
+    """Return the ruleset a stored ``GameStarted`` recorded.
+
+    An option added later is absent from older games' rules and takes its default, which is
+    the behaviour those games were played with; the one exception is ``ten_for_two_scoring``,
+    whose default changed the rule itself (issue 18): a game recorded without it scored ten
+    for two hundred 20 per trick above ten, and keeps doing so.
+    """
+    options = dict(rules)
+    if options.get("ten_for_two_hundred") is True and "ten_for_two_scoring" not in options:
+        options["ten_for_two_scoring"] = "per_trick"
+    return engine.Ruleset.from_options(options)
+
+
 def to_engine(event: GameEvent) -> engine.Event | None:
     """Return the engine event a wire event carries, or None for a table-only fact."""
     cls = engine.EVENT_TYPES.get(type(event).__name__)
@@ -288,7 +317,7 @@ def to_engine(event: GameEvent) -> engine.Event | None:
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if isinstance(event, GameStarted) and f.name == "ruleset":
-            values["ruleset"] = engine.Ruleset.from_options(dict(event.rules))
+            values["ruleset"] = stored_rules(event.rules)
         else:
             values[f.name] = _to_numbers(f.name, getattr(event, f.name))
     result: engine.Event = cls(**values)
@@ -415,6 +444,10 @@ class SeatViewWire(msgspec.Struct, frozen=True, kw_only=True):
     """Two-player draw deal: the stock's top card, shown only to the seat about to draw."""
     discards: tuple[Card, ...] = ()
     """Two-player draw deal: this seat's own discards (never another seat's)."""
+    moe: tuple[bool, ...] = ()
+    """Per seat: whether its bid is a Big or Little Moe."""
+    face_up: tuple[tuple[Card, ...], ...] = ()
+    """Power checks: every seat's face-up cards still in its hand (public: shown to all)."""
 
 
 def view_to_wire(
@@ -448,6 +481,8 @@ def view_to_wire(
         reason=seat_view.reason,
         drawn=engine.card_str(seat_view.drawn) if seat_view.drawn >= 0 else None,
         discards=tuple(engine.card_str(c) for c in seat_view.discards),
+        moe=seat_view.moe,
+        face_up=tuple(tuple(engine.card_str(c) for c in up) for up in seat_view.face_up),
         **extra,
     )
 
@@ -474,12 +509,14 @@ class SeatGameStarted(msgspec.Struct, frozen=True, kw_only=True, tag="GameStarte
 
 
 class SeatHandDealt(msgspec.Struct, frozen=True, kw_only=True, tag="HandDealt"):
-    """A hand was dealt: how many cards each seat holds (the cards themselves stay secret)."""
+    """A hand was dealt: how many cards each seat holds (the cards themselves stay secret,
+    except the power checks, dealt face up for every seat to see)."""
 
     hand: int
     dealer: int
     hand_sizes: tuple[int, ...]
     stock_size: int = 0
+    face_up: tuple[tuple[Card, ...], ...] = ()
 
 
 class SeatCardDrawn(msgspec.Struct, frozen=True, kw_only=True, tag="CardDrawn"):
@@ -531,6 +568,7 @@ def redact(event: GameEvent, seat: int) -> SeatEvent:
                 dealer=event.dealer,
                 hand_sizes=tuple(len(h) for h in event.hands),
                 stock_size=len(event.stock),
+                face_up=event.face_up,
             )
         case CardDrawn():
             if event.seat == seat:

@@ -39,6 +39,8 @@ from collections.abc import Iterator, Sequence
 import engine
 from events import game as wire
 
+MOE_NAMES = {6: "Little", 8: "Big"}
+"""How a Moe bid is written: "N bids Little Moe" (6 in a row), "N bids Big Moe" (8)."""
 FACE_DOWN_NOTE = "(game in progress: hands and seed are hidden until it ends)"
 MAX_LINE = 1000
 """Longest line a transcript may hold (a four-hand deal line is about 180 characters)."""
@@ -108,7 +110,7 @@ def describe(event: wire.GameEvent, players: int, *, face_up: bool, seed: bool =
                 f" ({', '.join(facts)}): {seats}"
             )
         case wire.GameStarted():
-            changes = engine.Ruleset.from_options(dict(event.rules)).changes()
+            changes = wire.stored_rules(event.rules).changes()
             rules = " ".join(f"{k}={_rule_value(v)}" for k, v in changes.items())
             shown = f", seed {event.seed}" if face_up and seed else ""
             return (
@@ -117,6 +119,10 @@ def describe(event: wire.GameEvent, players: int, *, face_up: bool, seed: bool =
             )
         case wire.HandDealt():
             line = f"hand {event.hand} dealt by {name(event.dealer)}"
+            if event.face_up:
+                # Power checks are public: written face down too.
+                up = "; ".join(f"{name(s)} {_cards(c)}" for s, c in enumerate(event.face_up))
+                line += f" (face up {up})"
             if not face_up:
                 return line
             parts = [f"{name(s)} {_cards(cards)}" for s, cards in enumerate(event.hands) if cards]
@@ -132,6 +138,8 @@ def describe(event: wire.GameEvent, players: int, *, face_up: bool, seed: bool =
         case wire.BlindNilDeclined():
             return f"{name(event.seat)} declines blind nil"
         case wire.BidPlaced():
+            if event.moe:
+                return f"{name(event.seat)} bids {MOE_NAMES[event.tricks]} Moe"
             if event.blind:
                 return f"{name(event.seat)} bids blind {event.tricks}"
             return f"{name(event.seat)} bids {'nil' if event.tricks == 0 else event.tricks}"
@@ -214,7 +222,10 @@ _STARTED = re.compile(
     r" rules: (?P<rules>.+)"
 )
 _RULE = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_-]{0,40})=(?P<value>[A-Za-z0-9_-]{1,20})")
-_DEALT = re.compile(rf"hand (?P<hand>\d{{1,4}}) dealt by (?P<dealer>{_SEAT})(?:: (?P<cards>.+))?")
+_DEALT = re.compile(
+    rf"hand (?P<hand>\d{{1,4}}) dealt by (?P<dealer>{_SEAT})"
+    rf"(?: \(face up (?P<up>[^)]+)\))?(?:: (?P<cards>.+))?"
+)
 _DEAL_PART = re.compile(rf"(?P<who>{_SEAT}|stock) (?P<cards>{_CARDS})")
 
 _EVENTS: list[tuple[re.Pattern[str], str]] = [
@@ -225,6 +236,7 @@ _EVENTS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"(?P<seat>{_SEAT}) draws"), "hidden"),
     (re.compile(rf"(?P<seat>{_SEAT}) bids blind nil"), "blind_nil"),
     (re.compile(rf"(?P<seat>{_SEAT}) declines blind nil"), "declined"),
+    (re.compile(rf"(?P<seat>{_SEAT}) bids (?P<moe>Little|Big) Moe"), "moe"),
     (re.compile(rf"(?P<seat>{_SEAT}) bids (?P<blind>blind )?(?P<tricks>nil|\d{{1,3}})"), "bid"),
     (re.compile(rf"(?P<seat>{_SEAT}) passes \d{{1,3}} cards to {_SEAT}"), "hidden"),
     (re.compile(rf"(?P<seat>{_SEAT}) passes (?P<cards>{_CARDS}) to (?P<to>{_SEAT})"), "passed"),
@@ -342,8 +354,8 @@ class _Reader:
         if not found or "".join(m[0] for m in found) != match["seats"]:
             raise _Refused("malformed_line", "seats are written '<seat> <player id>, ...'")
         self.players = len(found)
-        if self.players not in (2, 3, 4):
-            raise _Refused("malformed_line", f"a table has 2, 3 or 4 seats, not {self.players}")
+        if self.players not in (2, 3, 4, 5):
+            raise _Refused("malformed_line", f"a table has 2 to 5 seats, not {self.players}")
         if [m["seat"] for m in found] != [
             engine.seat_name(s, self.players) for s in range(self.players)
         ]:
@@ -443,11 +455,28 @@ class _Reader:
                 hands[self._seat(found["who"])] = tuple(
                     engine.card_str(c) for c in sorted(engine.parse_card(n) for n in cards)
                 )
+        face_up: tuple[tuple[str, ...], ...] = ()
+        if match["up"] is not None:
+            ups: list[tuple[str, ...]] = [()] * self.players
+            named: set[str] = set()
+            for part in match["up"].split("; "):
+                found = _DEAL_PART.fullmatch(part)
+                if found is None or found["who"] in named or found["who"] == "stock":
+                    raise _Refused(
+                        "malformed_line", f"face-up cards are '<seat> <cards>; ...': {part[:40]!r}"
+                    )
+                named.add(found["who"])
+                ups[self._seat(found["who"])] = tuple(
+                    engine.card_str(c)
+                    for c in sorted(engine.parse_card(n) for n in _card_list(found["cards"]))
+                )
+            face_up = tuple(ups)
         return wire.HandDealt(
             hand=int(match["hand"]),
             dealer=self._seat(match["dealer"]),
             hands=tuple(hands),
             stock=stock,
+            face_up=face_up,
         )
 
     def _build(self, kind: str, m: re.Match[str]) -> wire.GameEvent:
@@ -487,6 +516,9 @@ class _Reader:
             case "bid":
                 tricks = 0 if m["tricks"] == "nil" else int(m["tricks"])
                 return wire.BidPlaced(seat=seat, tricks=tricks, blind=m["blind"] is not None)
+            case "moe":
+                tricks = 6 if m["moe"] == "Little" else 8
+                return wire.BidPlaced(seat=seat, tricks=tricks, moe=True)
             case "passed":
                 return wire.CardsPassed(
                     seat=seat, to_seat=self._seat(m["to"]), cards=_card_list(m["cards"])
@@ -562,7 +594,7 @@ class _Reader:
             case wire.BlindNilDeclined():
                 command = engine.DeclineBlindNil(event.seat)
             case wire.BidPlaced():
-                command = engine.PlaceBid(event.seat, event.tricks, event.blind)
+                command = engine.PlaceBid(event.seat, event.tricks, event.blind, event.moe)
             case wire.CardsPassed():
                 command = engine.PassCards(event.seat, tuple(card(c) for c in event.cards))
             case wire.CardPlayed():
@@ -596,6 +628,16 @@ class _Reader:
                 raise _Refused("invalid_deal", "the draw deal puts the whole deck in the stock")
         elif dealt.stock or any(len(h) != t.tricks for h in dealt.hands):
             raise _Refused("invalid_deal", f"each seat is dealt {t.tricks} cards")
+        k = self.state.rules.power_checks
+        if k or dealt.face_up:
+            ups = dealt.face_up or ((),) * t.players
+            if len(ups) != t.players or any(
+                len(up) != k or not set(up) <= set(hand)
+                for up, hand in zip(ups, dealt.hands, strict=True)
+            ):
+                raise _Refused(
+                    "invalid_deal", f"each seat has {k} face-up cards (power checks) of its hand"
+                )
         if self.seeded and dealt != expected:
             raise _Refused("mismatch", "the deal is not the one the written seed deals")
         return dealt

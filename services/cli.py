@@ -39,6 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="ruleset option, repeatable (e.g. --rules players=2 --rules nil_value=50)",
     )
+    sim.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a named variant of the rule book, repeatable, or 'all' (see services/simulate.py);"
+        " --rules options apply on top of it",
+    )
     sim.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     dev = sub.add_parser("dev", help="run the whole platform locally on embedded servers")

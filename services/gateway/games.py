@@ -71,6 +71,10 @@ class StateAt(msgspec.Struct, frozen=True, kw_only=True):
     bags: tuple[int, ...]
     winner: int
     reason: str
+    moe: tuple[bool, ...] = ()
+    """Per seat: whether its bid is a Big or Little Moe."""
+    power_checks: tuple[tuple[str, ...], ...] = ()
+    """Per seat: its face-up cards still held (power checks: public at any time)."""
 
 
 class ReplayedEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -119,6 +123,11 @@ def state_at_of(game_id: str, at: int, state: engine.GameState, face_up: bool) -
         bags=state.bags,
         winner=state.winner,
         reason=state.reason,
+        moe=state.moe,
+        power_checks=tuple(
+            tuple(names(c) for c in up if c in held)
+            for up, held in zip(state.face_up, state.hands, strict=False)
+        ),
     )
 
 

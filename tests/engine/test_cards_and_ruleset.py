@@ -96,7 +96,7 @@ def test_from_options_converts_cli_strings() -> None:
 @pytest.mark.parametrize(
     ("options", "reason"),
     [
-        ({"players": "5"}, "players must be 2, 3 or 4"),
+        ({"players": "6"}, "players must be 2, 3, 4 or 5"),
         ({"colour": "red"}, "unknown option"),
         ({"target": "lots"}, "whole number"),
         ({"boston": "maybe"}, "yes/no"),
@@ -114,8 +114,7 @@ def test_from_options_rejects_bad_input_with_the_reason(
     [
         ({"suicide": True, "players": 2}, "suicide is a partnership game"),
         ({"suicide": True, "nil_allowed": False, "blind_nil": False}, "suicide needs nil_allowed"),
-        ({"jokers": True, "players": 3}, "jokers and deuces_high need 2 or 4 players"),
-        ({"deuces_high": True, "players": 3}, "jokers and deuces_high need 2 or 4 players"),
+        ({"deuces_high": True, "players": 3}, "deuces_high needs 2 or 4 players"),
         ({"nil_allowed": False}, "blind nil needs nil_allowed"),
         ({"nil_allowed": True, "min_bid": 0}, "min_bid 0 would be nil"),
         ({"min_bid": 14}, "min_bid is above"),

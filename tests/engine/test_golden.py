@@ -6,7 +6,7 @@ import difflib
 
 import pytest
 
-from tests.engine.golden import GOLDEN, SCENARIOS, playthrough
+from tests.engine.golden import GOLDEN, PREFER, SCENARIOS, playthrough
 
 UPDATE = "uv run --frozen python -m tests.engine.golden --update"
 
@@ -17,7 +17,7 @@ def test_playthrough_matches_its_golden_file(name: str) -> None:
     path = GOLDEN / f"{name}.txt"
     assert path.exists(), f"no golden file {path}; create it with: {UPDATE}"
     expected = path.read_text().splitlines()
-    actual = playthrough(rules, seed).splitlines()
+    actual = playthrough(rules, seed, PREFER.get(name)).splitlines()
     diff = list(difflib.unified_diff(expected, actual, "golden", "engine", n=2, lineterm=""))
     assert not diff, "\n".join([*diff[:40], f"if the change is intended: {UPDATE}"])
 

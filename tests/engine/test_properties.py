@@ -10,6 +10,7 @@ import os
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from dataclasses import replace as dataclasses_replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -60,7 +61,7 @@ ACTING = ("draw", "bid", "pass", "play")
 @st.composite
 def rulesets(draw: st.DrawFn, max_hands: int = 6) -> Ruleset:
     """Return a consistent ruleset: every option drawn, contradictions fixed up."""
-    players = draw(st.sampled_from([4, 4, 3, 2]))
+    players = draw(st.sampled_from([4, 4, 4, 3, 2, 5]))
     opts: dict[str, object] = {
         "players": players,
         "target": draw(st.sampled_from([200, 300, 500])),
@@ -84,17 +85,43 @@ def rulesets(draw: st.DrawFn, max_hands: int = 6) -> Ruleset:
         "suicide": draw(st.booleans()),
         "deal": draw(st.sampled_from(["deal", "draw"])),
         "hand_cap": draw(st.integers(1, max_hands)),
+        "moe": draw(st.booleans()),
+        "little_willie": draw(st.booleans()),
+        "blind_bid_min": draw(st.sampled_from([0, 6, 7])),
+        "ten_for_two_blind": draw(st.booleans()),
+        "set_scores_zero": draw(st.booleans()),
+        "bidding_order": draw(st.sampled_from(["clockwise", "partners"])),
+        "nil_exchange": draw(st.booleans()),
+        "nil_exchange_deficit": draw(st.sampled_from([0, 1, 100])),
+        "nil_exchange_peek": draw(st.booleans()),
+        "suicide_forcing": draw(st.booleans()),
+        "power_checks": draw(st.sampled_from([0, 0, 1, 3])),
+        "ten_for_two_scoring": draw(st.sampled_from(["flat", "per_trick"])),
     }
     if players != 4:
         opts.update(suicide=False, team_min_bid=0, ten_for_two_hundred=False, boston=False)
-    if players == 3:
-        opts.update(jokers=False, deuces_high=False)
+        opts.update(moe=False, little_willie=False, blind_bid_min=0, ten_for_two_blind=False)
+        opts.update(bidding_order="clockwise", nil_exchange=False, suicide_forcing=False)
+    if players in (3, 5):
+        opts.update(deuces_high=False)
     if players != 2:
         opts["deal"] = "deal"
         if opts["first_lead"] == "lowest_club":
             opts["first_lead"] = "no_spade"
     if opts["deal"] == "draw":
-        opts.update(blind_nil=False, blind_bids=False)
+        opts.update(blind_nil=False, blind_bids=False, power_checks=0)
+    if not (opts["jokers"] and opts["deuces_high"]):
+        opts["little_willie"] = False
+    if not opts["blind_bids"]:
+        opts["blind_bid_min"] = 0
+    if not (opts["ten_for_two_hundred"] and opts["blind_bids"]):
+        opts["ten_for_two_blind"] = False
+    if not opts["ten_for_two_hundred"]:
+        opts["ten_for_two_scoring"] = "flat"
+    if not opts["suicide"]:
+        opts["suicide_forcing"] = False
+    elif opts["moe"]:
+        opts["moe"] = False
     if opts["first_lead"] == "two_of_clubs" and (
         players != 4 or opts["jokers"] or opts["deuces_high"]
     ):
@@ -102,9 +129,11 @@ def rulesets(draw: st.DrawFn, max_hands: int = 6) -> Ruleset:
     if opts["suicide"]:
         opts.update(nil_allowed=True)
     if not opts["nil_allowed"]:
-        opts["blind_nil"] = False
+        opts.update(blind_nil=False, nil_exchange=False)
     elif opts["min_bid"] == 0:
         opts["min_bid"] = 1
+    if not opts["nil_exchange"]:
+        opts["nil_exchange_deficit"] = 0
     return Ruleset(**opts)  # type: ignore[arg-type]
 
 
@@ -198,13 +227,17 @@ def illegal_candidates(state: GameState, rules: Ruleset) -> Iterator[Command]:
         yield DeclareBlindNil(seat)
         yield DeclineBlindNil(seat)
         yield DrawCard(seat, True)
-        for tricks in (-1, 0, 1, 4, 13, 14, 17, 18):
+        for tricks in (-1, 0, 1, 4, 10, 11, 13, 14, 17, 18, 19):
             yield PlaceBid(seat, tricks)
             yield PlaceBid(seat, tricks, True)
         hand = state.hands[seat] if 0 <= seat < rules.players and state.hands else ()
         yield PassCards(seat, hand[:2])
         yield PassCards(seat, hand[:1])
         yield PassCards(seat, (60, 61))
+        yield PassCards(seat, hand[:3])
+        for tricks in (6, 7, 8):
+            yield PlaceBid(seat, tricks, moe=True)
+            yield PlaceBid(seat, tricks, True, True)
         for card in range(54):
             yield PlayCard(seat, card)
     yield StartGame(rules, 1)
@@ -256,6 +289,11 @@ def test_no_view_contains_another_seats_unplayed_cards(rules: Ruleset, seed: int
             others = {c for s, h in enumerate(state.hands) if s != seat for c in h}
             seen = {*v.hand, *v.received, *v.discards, *v.trick}
             seen |= {c for trick in v.tricks for c in trick.cards}
+            # Power checks: every seat's face-up cards are public, and only those.
+            public = {c for up in state.face_up for c in up}
+            assert {c for up in v.face_up for c in up} <= public
+            seen |= {c for up in v.face_up for c in up}
+            seen -= public
             if v.drawn >= 0:
                 seen.add(v.drawn)
             # Cards a seat gave its partner are known to it; nothing else of another hand.
@@ -267,3 +305,55 @@ def test_no_view_contains_another_seats_unplayed_cards(rules: Ruleset, seed: int
                 assert not v.given
             elif not state.seen[seat]:
                 assert v.hand == ()
+
+
+# Every variant of issue 18 by name, so each is drawn whatever the random rulesets above hit.
+VARIANTS = [
+    Ruleset(players=5),
+    Ruleset(players=5, jokers=True, power_checks=3, set_scores_zero=True),
+    Ruleset(players=3, jokers=True, blind_nil_deficit=0),
+    Ruleset(moe=True, bidding_order="partners"),
+    Ruleset(jokers=True, deuces_high=True, little_willie=True, min_bid=2),
+    Ruleset(
+        blind_bids=True,
+        blind_bid_deficit=0,
+        blind_bid_min=6,
+        ten_for_two_hundred=True,
+        ten_for_two_blind=True,
+        blind_nil=False,
+    ),
+    Ruleset(nil_exchange=True, nil_exchange_peek=False, blind_nil_deficit=0),
+    Ruleset(suicide=True, suicide_forcing=True, nil_exchange=True, power_checks=2),
+]
+
+
+@PROFILE
+@given(st.sampled_from(VARIANTS), st.integers(0, 2**32))
+def test_every_variant_ends_deals_every_card_once_replays_and_hides_hands(
+    rules: Ruleset, seed: int
+) -> None:
+    rules = dataclasses_replace(rules, hand_cap=3)
+    game = finish(rules, seed)
+    final = game.states[-1]
+    assert final.phase == "over"
+    assert replay(game.events) == final
+    dealt: list[int] = []
+    played: list[int] = []
+    for event in game.events:
+        if isinstance(event, HandDealt):
+            if played:
+                assert sorted(played) == sorted(dealt)
+            dealt = [c for h in event.hands for c in h]
+            assert len(dealt) == rules.players * rules.tricks_per_hand
+            assert len(set(dealt)) == len(dealt)
+            played = []
+        elif isinstance(event, CardPlayed):
+            played.append(event.card)
+    for state in game.states[::5]:
+        public = {c for s, up in enumerate(state.face_up) for c in up if c in state.hands[s]}
+        for seat in (*range(rules.players), SPECTATOR):
+            v = view(state, seat)
+            others = {c for s, h in enumerate(state.hands) if s != seat for c in h}
+            assert not (set(v.hand) | set(v.received) - set(v.given)) & (others - set(v.given))
+            shown = {c for up in v.face_up for c in up}
+            assert shown == public

@@ -107,7 +107,15 @@ def test_ten_for_two_hundred_a_made_contract_of_ten_scores_200() -> None:
     points, _, bags, _ = score(rules, (5, 1, 5, 1), (6, 1, 5, 1))
     assert points[0] == 200 + 1
     assert bags[0] == 1
+    # Decided by the rule book ("team bid >= 10 made scores 200"): 200 above ten too,
+    # never 20 per trick.
     points, *_ = score(rules, (6, 1, 5, 1), (6, 0, 5, 2))
+    assert points[0] == 200
+    points, *_ = score(rules, (7, 0, 5, 0), (7, 0, 6, 0))
+    assert points[0] == 200 + 1
+    # games recorded before that decision keep scoring 20 a trick above ten
+    legacy = Ruleset(ten_for_two_hundred=True, ten_for_two_scoring="per_trick")
+    points, *_ = score(legacy, (6, 1, 5, 1), (6, 0, 5, 2))
     assert points[0] == 220
     points, *_ = score(rules, (5, 1, 5, 1), (5, 2, 4, 2))
     assert points[0] == -100

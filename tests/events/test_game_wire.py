@@ -32,6 +32,10 @@ RULESETS = [
     engine.two_player_default(),
     engine.Ruleset.from_options({"players": "2", "deal": "draw", "blind_nil": "no"}),
     engine.Ruleset.from_options({"jokers": "yes", "target": "200"}),
+    # the seed-004 variants of issue 18: Moe bids, power checks, five seats, the nil exchange
+    engine.Ruleset(moe=True, power_checks=3, bidding_order="partners"),
+    engine.Ruleset(players=5, jokers=True, power_checks=1, set_scores_zero=True),
+    engine.Ruleset(suicide=True, suicide_forcing=True, nil_exchange=True),
 ]
 
 
@@ -85,3 +89,58 @@ def test_every_legal_command_round_trips_with_the_seat_from_the_asker() -> None:
 def test_a_bad_card_name_in_a_command_is_refused() -> None:
     with pytest.raises(engine.InvalidCard, match="not a card"):
         wire.command_to_engine(wire.PlayCard(card="ZZ"), seat=0)
+
+
+def test_a_game_started_before_the_variants_decodes_to_their_defaults() -> None:
+    # A payload as the log stored it before issue 18: none of the new rule options, no moe
+    # on bids, no face-up cards on deals.
+    old_rules = dict(list(engine.Ruleset().to_dict().items())[:23])
+    assert list(old_rules)[-1] == "hand_cap"
+    started = msgspec.json.decode(
+        msgspec.json.encode({"type": "GameStarted", "rules": old_rules, "seed": 3, "dealer": 1}),
+        type=wire.GameStreamEvent,
+    )
+    assert wire.to_engine(started) == engine.GameStarted(engine.Ruleset(), 3, 1)
+    bid = msgspec.json.decode(
+        b'{"type":"BidPlaced","seat":2,"tricks":4}', type=wire.GameStreamEvent
+    )
+    assert wire.to_engine(bid) == engine.BidPlaced(2, 4)
+    dealt = msgspec.json.decode(
+        b'{"type":"HandDealt","hand":1,"dealer":0,"hands":[["2C"],["3C"],["4C"],["5C"]]}',
+        type=wire.GameStreamEvent,
+    )
+    assert wire.to_engine(dealt) == engine.HandDealt(1, 0, ((0,), (1,), (2,), (3,)))
+
+
+def test_power_checks_reach_every_seat_and_spectator_and_no_other_card_does() -> None:
+    rules = engine.Ruleset(power_checks=2)
+    dealt = engine.decide(engine.initial_state(), engine.StartGame(rules, 9))[1]
+    assert isinstance(dealt, engine.HandDealt)
+    event = wire.to_wire(dealt)
+    up = {c for cards in event.face_up for c in cards}  # type: ignore[attr-defined]
+    assert len(up) == 8
+    for seat in (-1, 0, 1, 2, 3):
+        told = wire.redact(event, seat)
+        assert isinstance(told, wire.SeatHandDealt)
+        assert told.face_up == event.face_up  # type: ignore[attr-defined]
+        text = msgspec.json.encode(told).decode()
+        names = set(text.replace('"', " ").replace(",", " ").replace("[", " ").split())
+        every_card = {engine.card_str(c) for c in range(52)}
+        assert names & every_card == up
+
+
+def test_ten_for_two_games_recorded_before_the_decision_keep_their_per_trick_scoring() -> None:
+    old = {**dict(list(engine.Ruleset().to_dict().items())[:23]), "ten_for_two_hundred": True}
+    started = wire.GameStarted(rules=old, seed=1, dealer=0)
+    decoded = wire.to_engine(started)
+    assert isinstance(decoded, engine.GameStarted)
+    assert decoded.ruleset.ten_for_two_scoring == "per_trick"
+    # a new game stores the option, flat by default (the rule book: 200 for ten or more)
+    new = wire.to_wire(engine.GameStarted(engine.Ruleset(ten_for_two_hundred=True), 1, 0))
+    again = wire.to_engine(new)
+    assert isinstance(again, engine.GameStarted)
+    assert again.ruleset.ten_for_two_scoring == "flat"
+    # an old game without ten for two is untouched
+    plain = wire.to_engine(wire.GameStarted(rules=dict(list(old.items())[:1]), seed=1, dealer=0))
+    assert isinstance(plain, engine.GameStarted)
+    assert plain.ruleset == engine.Ruleset()

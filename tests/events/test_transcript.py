@@ -36,6 +36,24 @@ RULES: list[dict[str, object]] = [
     {"jokers": True, "deuces_high": True, "boston": True, "ten_for_two_hundred": True},
     {"suicide": True, "team_min_bid": 4},
     {"first_lead": "two_of_clubs", "nil_allowed": False, "blind_nil": False, "min_bid": 0},
+    # the seed-004 variants of issue 18
+    {"players": 5, "jokers": True, "power_checks": 2, "set_scores_zero": True},
+    {"players": 3, "jokers": True},
+    {"moe": True, "bidding_order": "partners", "power_checks": 1},
+    {"jokers": True, "deuces_high": True, "little_willie": True, "min_bid": 2},
+    {
+        "suicide": True,
+        "suicide_forcing": True,
+        "nil_exchange": True,
+        "nil_exchange_peek": False,
+    },
+    {
+        "blind_bids": True,
+        "blind_bid_deficit": 0,
+        "blind_bid_min": 6,
+        "ten_for_two_hundred": True,
+        "ten_for_two_blind": True,
+    },
 ]
 
 
@@ -51,10 +69,12 @@ def play(
     turn_seconds: float = 25.0,
     timeout_rate: float = 0.0,
     blind_nil: tuple[int, ...] = (),
+    moe: tuple[int, ...] = (),
 ) -> list[wire.GameEvent]:
     """Return a whole game's stream as the table writes it: the opening, the engine's events
     of bots playing every seat, and (at ``timeout_rate``) turns timed out and seats abandoned
-    after three in a row; the seats in ``blind_nil`` bid blind nil whenever they may."""
+    after three in a row; the seats in ``blind_nil`` bid blind nil whenever they may, those in
+    ``moe`` a Moe (the biggest legal) whenever they may."""
     rules = engine.Ruleset.from_options(options)  # type: ignore[arg-type]
     seats = players or tuple(f"p{s}" for s in range(rules.players))
     events: list[wire.GameEvent] = [
@@ -87,6 +107,11 @@ def play(
         command = engine.bot.choose(engine.view(state, seat), rng)
         if seat in blind_nil and engine.DeclareBlindNil(seat) in engine.legal_actions(state, seat):
             command = engine.DeclareBlindNil(seat)
+        moes = [
+            c for c in engine.legal_actions(state, seat) if isinstance(c, engine.PlaceBid) and c.moe
+        ]
+        if seat in moe and moes:
+            command = moes[-1]
         decided = engine.decide(state, command)
         state = engine.replay(decided, state)
         for e in decided:
@@ -121,7 +146,7 @@ names = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=0, m
 @given(
     rules=st.sampled_from(RULES),
     seed=st.integers(min_value=-(2**63), max_value=2**63 - 1),
-    ids=st.lists(names, min_size=4, max_size=4),
+    ids=st.lists(names, min_size=5, max_size=5),
     ladder=names,
     rated=st.booleans(),
     match_id=st.none() | names,
@@ -200,12 +225,24 @@ GOLDEN_GAMES: dict[str, tuple[dict[str, object], int, float]] = {  # rules, seed
         12,
         0.0,
     ),
+    "transcript_moe_power_checks": (
+        {"moe": True, "power_checks": 2, "bidding_order": "partners", "hand_cap": 2},
+        5,
+        0.0,
+    ),
+    "transcript_five_players_jokers": (
+        {"players": 5, "jokers": True, "power_checks": 1, "hand_cap": 1},
+        6,
+        0.0,
+    ),
 }
 
 
 def golden_events(name: str) -> list[wire.GameEvent]:
     options, seed, rate = GOLDEN_GAMES[name]
-    return play(options, seed, bots=(1,), match_id="m-1", timeout_rate=rate, blind_nil=(0,))
+    return play(
+        options, seed, bots=(1,), match_id="m-1", timeout_rate=rate, blind_nil=(0,), moe=(1, 2)
+    )
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_GAMES))
@@ -228,6 +265,12 @@ def test_golden_files_show_what_they_are_kept_for() -> None:
     draw = (GOLDEN / "transcript_two_player_draw.txt").read_text()
     assert re.search(r"dealt by P\d: stock( \w\w){52}$", draw, re.MULTILINE)
     assert " keeps " in draw
+    moe = (GOLDEN / "transcript_moe_power_checks.txt").read_text()
+    assert re.search(r"[NESW] bids (Big|Little) Moe", moe)
+    assert re.search(r"dealt by [NESW] \(face up N \w\w \w\w; E \w\w \w\w;", moe)
+    five = (GOLDEN / "transcript_five_players_jokers.txt").read_text()
+    assert re.search(r"opened on .*: P0 .*P4 ", five)
+    assert re.search(r"scored: tricks \[\d+, \d+, \d+, \d+, \d+\]", five)
 
 
 # -- refusals -----------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ RULES = [
     {"blind_bids": True, "blind_bid_deficit": 0, "blind_nil_deficit": 0},
     {"players": 2, "deal": "draw", "blind_nil": False},
     {"jokers": True, "deuces_high": True},
+    {"players": 5, "jokers": True, "power_checks": 3, "blind_nil_deficit": 0},
+    {"suicide": True, "suicide_forcing": True, "nil_exchange": True, "power_checks": 1},
 ]
 
 
@@ -52,6 +54,14 @@ def test_what_a_seat_is_told_never_holds_a_secret_card_or_the_seed(
                 assert bool(json.loads(redacted)["cards"]) == told
     if rules.get("blind_nil_deficit") == 0:
         assert told_blind > 0  # the blind-candidate path was exercised
+    if rules.get("power_checks"):
+        # the face-up cards reach every seat and spectator, in the deal's redacted form
+        dealt = next(e for e in events if isinstance(e, engine.HandDealt))
+        up = {engine.card_str(c) for cards in dealt.face_up for c in cards}
+        assert len(up) == rules["power_checks"] * ruleset.players
+        for seat in seats:
+            told = msgspec.json.encode(wire.redact(wire.to_wire(dealt), seat)).decode()
+            assert set(CARD.findall(told)) == up
 
 
 def test_the_checker_flags_an_unredacted_deal_and_the_seed() -> None:
@@ -66,3 +76,21 @@ def test_the_checker_flags_an_unredacted_deal_and_the_seed() -> None:
     started = msgspec.json.encode(wire.to_wire(events[0])).decode()
     assert "seed" in started
     assert "seed" not in msgspec.json.encode(wire.redact(wire.to_wire(events[0]), 0)).decode()
+
+
+def test_a_public_state_shows_power_checks_and_moe_bids_but_no_hand_before_the_end() -> None:
+    from services.gateway.games import state_at_of
+
+    rules = engine.Ruleset(power_checks=2, moe=True)
+    state = engine.replay(engine.decide(engine.initial_state(), engine.StartGame(rules, 4)))
+    seat = state.turn
+    state = engine.replay(engine.decide(state, engine.PlaceBid(seat, 8, moe=True)), state)
+    public = state_at_of("g", 3, state, face_up=False)
+    assert public.hands == ()
+    assert public.moe[seat]
+    assert public.power_checks == tuple(
+        tuple(engine.card_str(c) for c in up) for up in state.face_up
+    )
+    text = msgspec.json.encode(public).decode()
+    up = {engine.card_str(c) for cards in state.face_up for c in cards}
+    assert set(CARD.findall(text)) == up

@@ -84,9 +84,11 @@ export function teamName(team, n, players) {
   return playerName(players[team]);
 }
 
-/** Return a bid as people read it: "–" before bidding, "Nil", "Blind nil", "B4", "3". */
-export function bidText(bid, blind, rules) {
+/** Return a bid as people read it: "–" before bidding, "Nil", "Blind nil", "B4", "3",
+ * "Big Moe" (8 in a row), "Little Moe" (6 in a row). */
+export function bidText(bid, blind, rules, moe = false) {
   if (bid === undefined || bid < 0) return "–";
+  if (moe) return bid === 8 ? "Big Moe" : "Little Moe";
   const nilAllowed = !rules || rules.nil_allowed !== false;
   if (bid === 0 && nilAllowed) return blind ? "Blind nil" : "Nil";
   return blind ? `B${bid}` : String(bid);
@@ -95,7 +97,8 @@ export function bidText(bid, blind, rules) {
 /** The options of RULES.md that a table may choose, for the practice form and rule summaries. */
 export const RULE_OPTIONS = [
   { name: "players", label: "Players", kind: "select", value: 4,
-    choices: [[4, "4 — two partnerships (N+S v E+W)"], [3, "3 — cut-throat, 17 cards each"], [2, "2 — heads-up"]] },
+    choices: [[4, "4 — two partnerships (N+S v E+W)"], [3, "3 — cut-throat, 17 cards each (18 with jokers)"],
+      [2, "2 — heads-up"], [5, "5 — each for himself, 10 cards each"]] },
   { name: "target", label: "Play to (points)", kind: "number", value: 500, min: 1 },
   { name: "mercy", label: "Mercy: a side at or below this score loses (0 = off)", kind: "number", value: -200, max: 0 },
   { name: "nil_allowed", label: "Nil bids allowed", kind: "bool", value: true },
@@ -122,7 +125,29 @@ export const RULE_OPTIONS = [
   { name: "deal", label: "Two-player deal", kind: "select", value: "deal",
     choices: [["deal", "Deal 13 each"], ["draw", "Draw from the stock"]] },
   { name: "hand_cap", label: "Most hands in a game", kind: "number", value: 50, min: 1 },
+  { name: "moe", label: "Big and Little Moe (8 or 6 tricks in a row: 300 / 150)", kind: "bool", value: false },
+  { name: "little_willie", label: "Little Willie (jokers + deuces high: a trick won with 2♣ counts two)", kind: "bool", value: false },
+  { name: "blind_bid_min", label: "Least blind bid (0 = none)", kind: "number", value: 0, min: 0, max: 13 },
+  { name: "ten_for_two_blind", label: "Ten for two, bid blind, scores 400", kind: "bool", value: false },
+  { name: "set_scores_zero", label: "A broken contract scores zero (not minus the bid)", kind: "bool", value: false },
+  { name: "bidding_order", label: "Bidding order", kind: "select", value: "clockwise",
+    choices: [["clockwise", "Clockwise from dealer's left"], ["partners", "Dealer's left, his partner, dealer's partner, dealer"]] },
+  { name: "nil_exchange", label: "Nil card exchange (nil bidder swaps one card with partner)", kind: "bool", value: false },
+  { name: "nil_exchange_deficit", label: "Nil exchange only when behind by at least (0 = always)", kind: "number", value: 0, min: 0 },
+  { name: "nil_exchange_peek", label: "Partner sees the nil bidder's card before giving his", kind: "bool", value: true },
+  { name: "suicide_forcing", label: "Suicide, forcing (second partner may copy the first's bid)", kind: "bool", value: false },
+  { name: "ten_for_two_scoring", label: "Ten for two above a bid of ten", kind: "select", value: "flat",
+    choices: [["flat", "200 (the rule book)"], ["per_trick", "20 a trick"]] },
+  { name: "power_checks", label: "Power checks (cards each dealt face up)", kind: "select", value: 0,
+    choices: [[0, "none"], [1, "1 each"], [2, "2 each"], [3, "3 each"]] },
 ];
+
+/** Return the number of tricks of a hand (and the highest bid) under these rules. */
+export function tricksPerHand(rules, n) {
+  if (n === 3) return rules && rules.jokers ? 18 : 17;
+  if (n === 5) return 10;
+  return 13;
+}
 
 /** Return the rules that differ from the ladder's, as "label: value" strings. */
 export function ruleChanges(rules) {

@@ -29,6 +29,8 @@ export class Game {
     this.hand_sizes = [];
     this.bids = [];
     this.blind = [];
+    this.moe = []; // per seat: its bid is a Big or Little Moe
+    this.face_up = []; // per seat: its power checks still held (public)
     this.leader = -1;
     this.trick = [];
     this.trickSeats = [];
@@ -45,6 +47,7 @@ export class Game {
     this.exchange = [];
     this.stock = 0;
     this.clock = null; // {seat, deadline (this machine's clock), bot} from the server's clock
+    this.forced = -1; // suicide, forcing: the seat sent back to bid 4 or more
   }
 
   /** Replace everything with a snapshot at `seq`. */
@@ -64,6 +67,8 @@ export class Game {
     this.hand_sizes = [...view.hand_sizes];
     this.bids = [...view.bids];
     this.blind = [...view.blind];
+    this.moe = view.moe && view.moe.length ? [...view.moe] : this.bids.map(() => false);
+    this.face_up = (view.face_up || []).map((cards) => [...cards]);
     this.trick = [...view.trick];
     this.trickSeats = this.trick.map((_, i) => (view.leader + i) % this.n);
     this.taken = [...view.taken];
@@ -101,6 +106,9 @@ export class Game {
         this.hand_sizes = [...event.hand_sizes];
         this.bids = Array(n).fill(-1);
         this.blind = Array(n).fill(false);
+        this.moe = Array(n).fill(false);
+        this.forced = -1;
+        this.face_up = (event.face_up || []).map((cards) => [...cards]);
         this.taken = Array(n).fill(0);
         this.trick = [];
         this.trickSeats = [];
@@ -132,7 +140,7 @@ export class Game {
         this.bid(event.seat, 0, true);
         break;
       case "BidPlaced":
-        this.bid(event.seat, event.tricks, event.blind);
+        this.bid(event.seat, event.tricks, event.blind, event.moe);
         break;
       case "CardsPassed": {
         this.hand_sizes[event.seat] -= event.count;
@@ -140,7 +148,11 @@ export class Game {
         const i = this.exchange.findIndex(([g, r]) => g === event.seat && r === event.to_seat);
         if (i >= 0) this.exchange.splice(i, 1);
         if (this.exchange.length) this.turn = this.exchange[0][0];
-        else this.startPlay();
+        else if (this.bids.some((b) => b < 0)) {
+          // the nil card exchange came in the middle of the bidding: it goes on
+          this.phase = "bid";
+          this.turn = this.nextBidder();
+        } else this.startPlay();
         if (event.to_seat === this.seat && event.cards && event.cards.length) {
           notes.push(`${this.nameOf(event.seat)} passed you ${event.cards.length} card(s).`);
         }
@@ -152,6 +164,7 @@ export class Game {
         this.trick.push(event.card);
         this.trickSeats.push(event.seat);
         if (this.hand_sizes[event.seat] > 0) this.hand_sizes[event.seat] -= 1;
+        if (this.face_up[event.seat]) this.face_up[event.seat] = this.face_up[event.seat].filter((c) => c !== event.card);
         this.turn = (event.seat + 1) % n;
         break;
       case "TrickWon":
@@ -196,10 +209,47 @@ export class Game {
     return notes;
   }
 
-  bid(seat, tricks, blind) {
+  /** Return the seats in their bidding order this hand (RULES: clockwise, or partners). */
+  biddingOrder() {
+    const left = (this.dealer + 1) % this.n;
+    if ((this.rules || {}).bidding_order === "partners") {
+      return [left, (left + 2) % 4, (this.dealer + 2) % 4, this.dealer];
+    }
+    return Array.from({ length: this.n }, (_, i) => (left + i) % this.n);
+  }
+
+  nextBidder() {
+    const next = this.biddingOrder().find((s) => this.bids[s] < 0);
+    return next === undefined ? -1 : next;
+  }
+
+  bid(seat, tricks, blind, moe) {
+    const r = this.rules || {};
+    const partner = (seat + 2) % 4;
+    const before = this.n === 4 ? this.bids[partner] : -1;
     this.bids[seat] = tricks;
     this.blind[seat] = !!blind;
-    this.turn = (seat + 1) % this.n;
+    this.moe[seat] = !!moe;
+    if (r.suicide_forcing && before >= 0 && before === tricks && this.forced !== seat) {
+      // suicide, forcing: a copied bid sends the first partner to the opposite
+      this.bids[partner] = tricks === 0 ? -1 : 0;
+      this.forced = tricks === 0 ? partner : -1;
+    } else if (this.forced === seat) {
+      this.forced = -1;
+    }
+    this.turn = this.nextBidder();
+    if (r.nil_exchange && tricks === 0 && !blind && this.n === 4 && before < 0 && this.forced !== partner) {
+      // the nil card exchange (the server's your_turn says whether it really applies)
+      const deficit = r.nil_exchange_deficit || 0;
+      const side = seat % 2;
+      const behind = (this.scores[1 - side] || 0) - (this.scores[side] || 0);
+      if (!deficit || behind >= deficit) {
+        this.exchange = r.nil_exchange_peek === false ? [[partner, seat], [seat, partner]] : [[seat, partner], [partner, seat]];
+        this.phase = "pass";
+        this.turn = this.exchange[0][0];
+        return;
+      }
+    }
     if (this.bids.every((b) => b >= 0)) this.afterBidding();
   }
 
@@ -208,8 +258,7 @@ export class Game {
     const give = r.blind_nil_exchange ?? 2;
     this.exchange = [];
     if (this.n === 4 && give > 0) {
-      for (let k = 1; k <= 4; k++) {
-        const s = (this.dealer + k) % 4;
+      for (const s of this.biddingOrder()) {
         if (this.blind[s] && this.bids[s] === 0) this.exchange.push([s, (s + 2) % 4], [(s + 2) % 4, s]);
       }
     }
@@ -272,6 +321,22 @@ export class Game {
       const members = membersOf(t, n);
       const nils = members.filter((s) => nilAllowed && this.bids[s] === 0);
       const biders = members.filter((s) => !nils.includes(s));
+      if (members.some((s) => this.moe[s])) {
+        // a Moe: the side's contract is a run of tricks in a row; no bags
+        const need = Math.max(...members.map((s) => this.bids[s]));
+        const made = scored.points[t] > 0;
+        sides.push({
+          team: t,
+          name: teamName(t, n, this.players),
+          made,
+          points: scored.points[t],
+          score: scored.scores[t],
+          bags: scored.bags[t],
+          penalty: false,
+          lines: [`${need === 8 ? "Big" : "Little"} Moe (${need} tricks in a row): ${made ? "made" : "set"} ${signed(scored.points[t])}`],
+        });
+        continue;
+      }
       const contract = biders.reduce((a, s) => a + Math.max(0, this.bids[s]), 0);
       const took = biders.reduce((a, s) => a + scored.tricks[s], 0);
       const nilTricks = nils.reduce((a, s) => a + scored.tricks[s], 0);

@@ -152,7 +152,7 @@ export function mountLobby(root) {
   const practiceError = h("p", { class: "form-error", role: "alert", "data-testid": "practice-error" });
   const startButton = h("button", { class: "btn primary big", type: "submit", "data-testid": "start-practice" }, "Shuffle and play");
   const form = h("form", { class: "practice" },
-    h("p", {}, "You and three bots, unrated. It starts with the ladder's rules: open Rules to change any of them."),
+    h("p", {}, "You and bots in the other seats (three at the ladder's four-seat table), unrated. It starts with the ladder's rules: open Rules to change any of them, five players included."),
     h("details", {},
       h("summary", {}, "Rules (every option of the rule book)"),
       h("div", { class: "fields" }, fields),

@@ -115,7 +115,7 @@ export function mountReplay(root, gameId, query) {
       case "TableOpened": return `Table opened: ${e.players.map(playerName).join(", ")}${e.rated ? ` (ranked, ${e.ladder})` : " (unrated)"}.`;
       case "GameStarted": return `Game started; ${who(e.dealer)} deals first.`;
       case "HandDealt": return `Hand ${e.hand} dealt by ${who(e.dealer)}.`;
-      case "BidPlaced": return `${who(e.seat)} bid ${bidText(e.tricks, e.blind, summary && summary.rules)}.`;
+      case "BidPlaced": return `${who(e.seat)} bid ${bidText(e.tricks, e.blind, summary && summary.rules, e.moe)}.`;
       case "BlindNilDeclared": return `${who(e.seat)} bid blind nil.`;
       case "BlindNilDeclined": return `${who(e.seat)} declined blind nil and looked at the hand.`;
       case "CardsPassed": return `${who(e.seat)} passed ${e.cards ? e.cards.map(cardText).join(" ") : `${e.count} cards`} to ${who(e.to_seat)}.`;
@@ -183,7 +183,9 @@ export function mountReplay(root, gameId, query) {
     const item = step > 0 ? events[step - 1] : null;
     caption.textContent = `Step ${step}${ctx.hand ? ` · hand ${ctx.hand}` : ""}: ${describe(item, ctx)}`;
     const count = n();
-    const spots = count === 4 ? ["top", "right", "bottom", "left"] : count === 3 ? ["bottom", "left", "right"] : ["bottom", "top"];
+    const spots = count === 4 ? ["top", "right", "bottom", "left"]
+      : count === 5 ? ["bottom", "left", "topleft", "topright", "right"]
+      : count === 3 ? ["bottom", "left", "right"] : ["bottom", "top"];
     const spotOf = (seat) => (count === 4 ? ["top", "right", "bottom", "left"][seat] : spots[seat]);
     const seats = players().map((id, seat) => {
       const cards = state.face_up && state.hands[seat] ? sortHand(state.hands[seat]) : null;
@@ -191,8 +193,11 @@ export function mountReplay(root, gameId, query) {
         h("div", { class: "seat-name" }, h("a", { href: `#/player/${encodeURIComponent(id)}` }, playerName(id)),
           state.dealer === seat && state.hand_number ? h("span", { class: "dealer", "aria-label": "dealer" }, "D") : null),
         h("div", { class: "seat-meta" }, count === 4 ? seatName(seat, count) : `Seat ${seat + 1}`),
-        h("div", { class: "bidtricks", "aria-label": `bid ${bidText(state.bids[seat], false, summary.rules)}, took ${state.taken[seat] ?? 0}` },
-          h("span", { class: "bid" }, bidText(state.bids[seat], false, summary.rules)), "/", String(state.taken[seat] ?? 0)),
+        h("div", { class: "bidtricks", "aria-label": `bid ${bidText(state.bids[seat], false, summary.rules, (state.moe || [])[seat])}, took ${state.taken[seat] ?? 0}` },
+          h("span", { class: "bid" }, bidText(state.bids[seat], false, summary.rules, (state.moe || [])[seat])), "/", String(state.taken[seat] ?? 0)),
+        !cards && state.power_checks && (state.power_checks[seat] || []).length
+          ? h("div", { class: "face-up", "aria-label": "Face up" }, state.power_checks[seat].map((c) => cardView(c, "small")))
+          : null,
         cards
           ? h("div", { class: "open-hand", "aria-label": `${playerName(id)}'s hand` }, cards.map((c) => cardView(c)))
           : h("div", { class: "seat-foot" }, `${state.hand_sizes[seat] ?? 0} cards`));
@@ -208,7 +213,7 @@ export function mountReplay(root, gameId, query) {
     const center = h("div", { class: "trick", role: "group", "aria-label": "Trick" },
       shown.map(([card, seat]) => h("div", { class: `played at-${spotOf(seat)}${faded ? " faded" : ""}` }, cardView(card), h("span", { class: "by" }, playerName(players()[seat])))),
       h("div", { class: "trick-caption" }, trickCaption || (state.hand_number ? `Hand ${state.hand_number} · ${state.phase}` : state.phase)));
-    const felt = h("div", { class: "felt" }, ...seats, center);
+    const felt = h("div", { class: `felt${count === 5 ? " seats-5" : ""}` }, ...seats, center);
     const sides = state.scores.length;
     const scores = h("table", { class: "scores" },
       h("caption", {}, "Scores"),

@@ -3,6 +3,7 @@
 import { ApiError, endSession, get, session } from "../api.js";
 import {
   bidText, cardClass, cardFace, cardLabel, cardView, ruleChanges, seatName, sortHand, teamName,
+  tricksPerHand,
   teamOf,
 } from "../cards.js";
 import { Game } from "../game.js";
@@ -49,13 +50,15 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     action: h("section", { class: "action", "aria-label": "Your move", "aria-live": "polite" }),
     hand: h("div", { class: "hand", role: "group", "aria-label": "Your hand" }),
   };
-  for (const spot of ["bottom", "left", "top", "right"]) {
+  for (const spot of ["bottom", "left", "top", "right", "topleft", "topright"]) {
     parts.seats[spot] = h("div", { class: `seat seat-${spot}` });
   }
   const felt = h(
     "div",
     { class: "felt" },
     parts.seats.top,
+    parts.seats.topleft,
+    parts.seats.topright,
     parts.seats.left,
     parts.center,
     parts.seats.right,
@@ -266,6 +269,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const base = game.seat >= 0 ? game.seat : n === 4 ? 2 : 0;
     const r = (seat - base + n) % n;
     if (n === 4) return ["bottom", "left", "top", "right"][r];
+    if (n === 5) return ["bottom", "left", "topleft", "topright", "right"][r];
     if (n === 3) return ["bottom", "left", "right"][r];
     return ["bottom", "top"][r];
   }
@@ -299,6 +303,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   }
 
   function renderSeats() {
+    felt.classList.toggle("seats-5", game.n === 5);
     for (const spot of Object.keys(parts.seats)) fill(parts.seats[spot]).hidden = true;
     const n = game.n;
     for (let seat = 0; seat < game.players.length; seat++) {
@@ -308,7 +313,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       const r = ratings[id];
       const onTurn = game.turn === seat && game.phase !== "over" && game.phase !== "dealing";
       const bid = game.bids[seat];
-      const bidShown = bidText(bid, game.blind[seat], game.rules);
+      const bidShown = bidText(bid, game.blind[seat], game.rules, game.moe[seat]);
+      const faceUp = game.face_up[seat] || [];
       const taken = game.taken[seat] || 0;
       spot.className = `seat seat-${spotOf(seat)}${onTurn ? " on-turn" : ""}${seat === game.seat ? " mine" : ""}`;
       spot.dataset.seat = seat;
@@ -327,6 +333,10 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         h("div", { class: "seat-foot" },
           game.hand_sizes.length ? `${game.hand_sizes[seat]} card${game.hand_sizes[seat] === 1 ? "" : "s"}` : "",
           onTurn ? h("span", { class: "turn", "data-timer": `seat-${seat}`, "data-label": seat === game.seat ? "your turn" : "to play" }, seat === game.seat ? " · your turn" : " · to play") : null),
+        faceUp.length
+          ? h("div", { class: "face-up", "data-testid": `face-up-${seat}`, "aria-label": `Face up: ${faceUp.map(cardLabel).join(", ")}` },
+              faceUp.map((card) => cardView(card, "small")))
+          : null,
       );
     }
     tick();
@@ -433,8 +443,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
 
   function bidRow(legal) {
     const bids = new Map();
-    for (const c of legal) if (c.type === "PlaceBid" && !c.blind) bids.set(c.tricks, c);
-    const most = game.n === 3 ? 17 : 13;
+    const moes = legal.filter((c) => c.type === "PlaceBid" && c.moe);
+    for (const c of legal) if (c.type === "PlaceBid" && !c.blind && !c.moe) bids.set(c.tricks, c);
+    const most = tricksPerHand(game.rules, game.n);
     const nilAllowed = !game.rules || game.rules.nil_allowed !== false;
     const buttons = [];
     for (let t = 0; t <= most; t++) {
@@ -449,11 +460,23 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       }, label));
     }
     const mine = game.bids[game.seat];
-    const prompt = bids.size
+    const partner = (game.seat + 2) % 4;
+    let prompt = bids.size || moes.length
       ? "Your bid: how many tricks will you take?"
-      : mine >= 0 ? `You bid ${bidText(mine, game.blind[game.seat], game.rules)}.` : "Waiting for your turn to bid.";
+      : mine >= 0 ? `You bid ${bidText(mine, game.blind[game.seat], game.rules, game.moe[game.seat])}.` : "Waiting for your turn to bid.";
+    if (!bids.size && moes.length === 1 && game.moe[partner]) {
+      prompt = `${game.nameOf(partner)} bid ${bidText(game.bids[partner], false, game.rules, true)}: second it, your side's whole contract.`;
+    }
+    const moeRow = moes.length
+      ? h("div", { class: "bid-row", role: "group", "aria-label": "Moe" },
+          moes.map((c) => h("button", {
+            class: "bid-btn moe", "data-key": `moe-${c.tricks}`, disabled: sending,
+            "aria-label": `Bid ${c.tricks === 8 ? "Big" : "Little"} Moe: ${c.tricks} tricks in a row`,
+            onclick: () => send(c),
+          }, `${c.tricks === 8 ? "Big" : "Little"} Moe (${c.tricks} in a row)`)))
+      : null;
     return h("div", { class: "bidding" }, h("p", { class: "prompt" }, prompt),
-      h("div", { class: "bid-row", role: "group", "aria-label": "Bid" }, buttons));
+      h("div", { class: "bid-row", role: "group", "aria-label": "Bid" }, buttons), moeRow);
   }
 
   function blindOffer(legal) {
@@ -483,7 +506,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const match = options.find((c) => [...c.cards].sort().join(",") === key);
     const partner = game.nameOf((game.seat + 2) % game.n);
     return h("div", { class: "prompt", "data-testid": "exchange" },
-      h("p", {}, `Blind nil exchange: choose ${count} card${count === 1 ? "" : "s"} to give ${partner} (${selected.size} chosen).`),
+      h("p", {}, `${game.bids.some((b) => b < 0) ? "Nil card exchange" : "Blind nil exchange"}: choose ${count} card${count === 1 ? "" : "s"} to give ${partner} (${selected.size} chosen).`),
       h("button", { class: "btn", "data-key": "pass", disabled: !match || sending,
         onclick: () => { const cards = match.cards; selected = new Set(); send({ type: "PassCards", cards }); } },
         `Pass ${count} card${count === 1 ? "" : "s"}`));
