@@ -29,10 +29,11 @@ import pytest
 from nats.aio.client import Client as NATS
 
 import events.game  # noqa: F401  (registers the game events the store decodes)
+from events.bus import close_nats, connect
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects, partition_of
-from services.infra import EmbeddedPostgres
+from services.infra import EmbeddedNats, EmbeddedPostgres
 from services.table.tables import stream_of
 from tests.infra import Processes, eventually, unique_token
 from tests.services.tablekit import PARTITIONS, TableClient
@@ -381,3 +382,35 @@ async def published_finishes(nc: NATS, subjects: Subjects, game_ids: set[str]) -
     finally:
         await sub.unsubscribe()
     return game_ids <= seen
+
+
+async def test_a_nats_restart_under_two_replicas_leaves_every_game_finishing(
+    world: World, private_nats: EmbeddedNats, stream_prefix: str
+) -> None:
+    """NATS goes away for 3 s mid-game: every service reconnects by itself, games finish."""
+    env = {"SPADES_NATS_URL": private_nats.url}
+    tables = [world.start("table", **env) for _ in range(2)]
+    relay = world.start("relay", **env)
+    nc = await connect(private_nats.url, name="test")
+    subjects = Subjects(stream_prefix)
+    try:
+        players = await open_games(nc, subjects, 6)
+        game_ids = [p.game_id for p in players]
+        playing = asyncio.gather(*(p.play() for p in players))
+        await eventually(lambda: all_beyond(world.store, game_ids, 12), within=120, what="play")
+        await asyncio.to_thread(private_nats.stop)
+        await asyncio.sleep(3)  # the fault itself: NATS away for 3 s
+        await asyncio.to_thread(private_nats.start)
+        await asyncio.wait_for(playing, 420)
+        assert await finished(world.store, game_ids)
+        assert [r for p in players for r in p.refusals] == []
+        for proc in (*tables, relay):
+            assert proc.poll() is None, world.processes.log(proc)[-2000:]
+        await eventually(
+            lambda: published_finishes(nc, subjects, set(game_ids)),
+            within=120,
+            interval=0.5,
+            what="the relay to publish every GameFinished after the restart",
+        )
+    finally:
+        await close_nats(nc)
