@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
+import structlog
 
 from events.store import Fence
 
@@ -203,6 +204,9 @@ class LeaseGroup:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Keep this replica's share of the leases until ``stop``; then release them."""
+        # Every line the lease work logs (claims, losses, the games a claim resumes) carries
+        # one request id naming the group, like the consumers' `lag:<consumer>`.
+        structlog.contextvars.bind_contextvars(request_id=f"leases:{self.group}")
         watchdog = asyncio.create_task(self._watchdog(stop))
         settle = True  # the first tick after (re)connecting only heartbeats
         failing = False

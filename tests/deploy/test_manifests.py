@@ -326,7 +326,8 @@ def test_every_setting_reaches_the_services_that_need_it(target: str) -> None:
     objs = objects(target)
     config = set(spades_config(objs))
     secret_held = {"SPADES_DATABASE_URL", "SPADES_JWT_SECRET"}
-    assert config | secret_held == SETTING_VARS
+    per_pod = {"SPADES_REPLICA_ID"}  # a replica's own name: by default the pod's host name
+    assert config | secret_held | per_pod == SETTING_VARS
     for name, deployment in services_of(objs).items():
         (main,) = pod_spec(deployment)["containers"]
         from_secrets = {
