@@ -482,6 +482,12 @@ class SeatViewWire(msgspec.Struct, frozen=True, kw_only=True):
     """Per seat: whether its bid is a Big or Little Moe."""
     face_up: tuple[tuple[Card, ...], ...] = ()
     """Power checks: every seat's face-up cards still in its hand (public: shown to all)."""
+    commitment: str = ""
+    """A committed game's SHA-256 of its secret server seed (docs/FAIRNESS.md)."""
+    contributors: tuple[int, ...] = ()
+    """The seats that may send a Contribute before hand 1."""
+    contributions: tuple[str, ...] = ()
+    """Each seat's contribution so far ("" none)."""
 
 
 def view_to_wire(
@@ -517,6 +523,9 @@ def view_to_wire(
         discards=tuple(engine.card_str(c) for c in seat_view.discards),
         moe=seat_view.moe,
         face_up=tuple(tuple(engine.card_str(c) for c in up) for up in seat_view.face_up),
+        commitment=seat_view.commitment,
+        contributors=seat_view.contributors,
+        contributions=seat_view.contributions,
         **extra,
     )
 

@@ -69,7 +69,8 @@ async def check_hand_result(page: Page, cards_played: int) -> None:
 async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
     start: StartStack, new_page: NewPage
 ) -> None:
-    stack = await start()
+    # committed deals: hand 1 waits up to 20 s for the browser's contribution
+    stack = await start(SPADES_CONTRIBUTION_SECONDS="20")
     page = await new_page(stack)
     module = await page.request.get("/static/js/app.js")
     assert module.ok
@@ -154,6 +155,14 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
     await expect(over).to_contain_text("Game over")
     await expect(over).to_contain_text(re.compile(r"(N\+S|E\+W) win|draw"))
     await expect(over).to_contain_text("Practice game: no rating change.")
+    # the browser contributed to the deals by itself, and checked them all at the end
+    await expect(page.get_by_test_id("deals-verified")).to_contain_text("Deals verified: all")
+    log = await (await page.request.get(f"/api/games/{game_id}/events")).json()
+    contributed = [e["event"] for e in log if e["type"] == "SeedContributed"]
+    assert [c["seat"] for c in contributed] == [0]
+    assert [e["type"] for e in log].index("SeedContributed") < [e["type"] for e in log].index(
+        "HandDealt"
+    )
     resumed = [s for s in sockets if s.url.endswith("/ws")]
     assert len(resumed) >= 2, "the client did not reconnect"
     await page.screenshot(path=screenshot_path("table-game-over"), full_page=True)
