@@ -9,6 +9,10 @@ One month's files, like lichess's monthly dumps:
 - ``spades-transcripts-YYYY-MM.tar.gz``: each game's plain-text transcript (`events.transcript`).
 - ``SHA256SUMS-YYYY-MM``: the two files' SHA-256, in ``sha256sum -c`` format.
 
+``--format openspiel`` writes instead each hand as an OpenSpiel ``spades`` episode
+(`services.openspiel`), ``spades-openspiel-skipped-YYYY-MM.ndjson`` naming every game or hand
+left out and why, and their SHA-256 sums.
+
 The same record streams one player's games (`GET /api/players/NAME/games.ndjson`).
 """
 
@@ -161,6 +165,42 @@ async def records(pool: asyncpg.Pool, game_ids: Sequence[str]) -> AsyncIterator[
         yield game_record(game_id, stored, ratings)
 
 
+async def export_openspiel(pool: asyncpg.Pool, month: str, out: Path) -> dict[str, Any]:
+    """Write a month's hands as OpenSpiel spades episodes, and the list of what was skipped."""
+    from services import openspiel
+
+    started = time.perf_counter()
+    game_ids = await finished_games(pool, *month_bounds(month))
+    out.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240  (a CLI's one-off write)
+    hands_path = out / f"spades-openspiel-{month}.ndjson.gz"
+    skipped_path = out / f"spades-openspiel-skipped-{month}.ndjson"
+    count = games = 0
+    skipped: list[dict[str, Any]] = []
+    with gzip.open(hands_path, "wb", compresslevel=9) as hands:
+        async for record in records(pool, game_ids):
+            episodes, left = openspiel.hands_of(record["game_id"], events_of(record))
+            games += 1
+            skipped += left
+            for episode in episodes:
+                hands.write(encode_line(episode))
+                count += 1
+    skipped_path.write_bytes(b"".join(encode_line(s) for s in skipped))
+    sums = "".join(
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n"
+        for p in (hands_path, skipped_path)
+    )
+    (out / f"SHA256SUMS-openspiel-{month}").write_text(sums)
+    return {
+        "month": month,
+        "games": games,
+        "hands": count,
+        "skipped": skipped,
+        "bytes": hands_path.stat().st_size,
+        "seconds": round(time.perf_counter() - started, 3),
+        "files": [hands_path.name, skipped_path.name, f"SHA256SUMS-openspiel-{month}"],
+    }
+
+
 async def export_month(pool: asyncpg.Pool, month: str, out: Path) -> dict[str, Any]:
     """Write a month's files into ``out``; return what was written (games, bytes, seconds)."""
     started = time.perf_counter()
@@ -206,9 +246,6 @@ def run(args: argparse.Namespace) -> int:
     except BadMonth as exc:
         print(exc)
         return 2
-    if args.format == "openspiel":
-        print("--format openspiel is not implemented yet: see docs/FAIRNESS.md")
-        return 2
     settings = Settings.from_env()
     if not settings.database_url:
         print("no database: set SPADES_DATABASE_URL or run `spades infra up`")
@@ -217,13 +254,19 @@ def run(args: argparse.Namespace) -> int:
     async def go() -> dict[str, Any]:
         pool = await asyncpg.create_pool(settings.database_url, min_size=1, max_size=2)
         try:
+            if args.format == "openspiel":
+                return await export_openspiel(pool, args.month, Path(args.out))
             return await export_month(pool, args.month, Path(args.out))
         finally:
             await pool.close()
 
     done = asyncio.run(go())
+    hands = f", {done['hands']} OpenSpiel hands" if "hands" in done else ""
     print(
-        f"{done['month']}: {done['games']} games, {done['bytes']} bytes"
+        f"{done['month']}: {done['games']} games{hands}, {done['bytes']} bytes"
         f" in {done['seconds']} s -> {args.out}/ ({', '.join(done['files'])})"
     )
+    for skip in done.get("skipped", []):
+        where = "whole game" if skip["hand"] is None else f"hand {skip['hand']}"
+        print(f"  skipped {skip['game_id']} {where}: {skip['reason']}")
     return 0

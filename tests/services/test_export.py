@@ -59,3 +59,22 @@ async def test_other_months_and_bad_months(pg_pool: asyncpg.Pool, tmp_path: Path
     with pytest.raises(export.BadMonth, match="YYYY-MM"):
         export.month_bounds("2026-13")
     assert export.month_bounds("2026-12")[1] == dt.datetime(2027, 1, 1, tzinfo=dt.UTC)
+
+
+async def test_the_openspiel_format_writes_hands_and_says_what_it_skipped(
+    pg_pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    await add_games(pg_pool, 2, seed=6, rules=engine.Ruleset(target=150))
+    month = dt.datetime.now(dt.UTC).strftime("%Y-%m")
+    done = await export.export_openspiel(pg_pool, month, tmp_path)
+    assert done["games"] == 2
+    hands = gzip.decompress((tmp_path / f"spades-openspiel-{month}.ndjson.gz").read_bytes())
+    episodes = [json.loads(line) for line in hands.splitlines()]
+    skipped = [
+        json.loads(line)
+        for line in (tmp_path / f"spades-openspiel-skipped-{month}.ndjson").read_text().splitlines()
+    ]
+    assert len(episodes) == done["hands"]
+    assert len(episodes) + len(skipped) > 2
+    assert all(len(e["actions"]) == 108 for e in episodes)
+    assert all(s["reason"] for s in skipped)
