@@ -11,9 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import zlib
 from collections.abc import AsyncIterator
+from typing import Annotated
 
 from litestar import Controller, get
 from litestar.datastructures import State
+from litestar.params import Parameter
 from litestar.response import Stream
 
 from services import export
@@ -36,13 +38,15 @@ class Exports(Controller):
         summary="A player's finished rated games, one JSON object a line",
         media_type="application/x-ndjson",
     )
-    async def player_games(self, name: str, state: State) -> Stream:
-        """Every finished rated game ``name`` played: players and ratings, rules, result and
-        every event with the deals and the revealed seed."""
-        if not auth.valid_name(name):
-            raise ApiError(400, "bad_name", f"{name[:40]!r} cannot name a player")
+    async def player_games(
+        self, name: Annotated[str, Parameter(min_length=1, max_length=200)], state: State
+    ) -> Stream:
+        """Every finished rated game ``name`` played, oldest first: players and ratings, rules,
+        result and every event with the deals and the revealed seed (404 for nobody)."""
         pool = gateway_of(state).pool
         ids = await export.finished_games(pool, *ALL_TIME, player=name)
+        if not ids and await auth.find_account(pool, name) is None:
+            raise ApiError(404, "not_found", f"no player {name[:40]!r}")
 
         async def lines() -> AsyncIterator[bytes]:
             async for record in export.records(pool, ids):
@@ -56,7 +60,9 @@ class Exports(Controller):
         summary="A finished month's rated games, gzipped NDJSON",
         media_type="application/gzip",
     )
-    async def month(self, month: str, state: State) -> Stream:
+    async def month(
+        self, month: Annotated[str, Parameter(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")], state: State
+    ) -> Stream:
         """One line per rated game that finished in ``month`` (YYYY-MM, UTC), oldest first."""
         try:
             start, end = export.month_bounds(month)
