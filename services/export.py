@@ -40,7 +40,7 @@ from events import transcript as transcripts
 from events.envelope import REGISTRY, StoredEvent
 from events.pgstore import PostgresEventStore
 
-_MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
+_MONTH = re.compile(r"([1-9]\d{3})-(0[1-9]|1[0-2])")
 _encoder = msgspec.json.Encoder()
 
 
@@ -54,6 +54,8 @@ def month_bounds(month: str) -> tuple[dt.datetime, dt.datetime]:
     if found is None:
         raise BadMonth(f"a month is written YYYY-MM (e.g. 2026-10), not {month[:20]!r}")
     year, number = int(found[1]), int(found[2])
+    if (year, number) == (9999, 12):
+        raise BadMonth("9999-12 is the calendar's last month: it has no month after it")
     start = dt.datetime(year, number, 1, tzinfo=dt.UTC)
     end = dt.datetime(year + number // 12, number % 12 + 1, 1, tzinfo=dt.UTC)
     return start, end

@@ -61,15 +61,18 @@ class Exports(Controller):
         media_type="application/gzip",
     )
     async def month(
-        self, month: Annotated[str, Parameter(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")], state: State
+        self,
+        month: Annotated[str, Parameter(pattern=r"^[1-9][0-9]{3}-(0[1-9]|1[0-2])$")],
+        state: State,
     ) -> Stream:
         """One line per rated game that finished in ``month`` (YYYY-MM, UTC), oldest first."""
+        now = dt.datetime.now(dt.UTC)
+        if month >= f"{now.year:04d}-{now.month:02d}":
+            raise ApiError(404, "month_not_finished", f"{month} is not over: no export yet")
         try:
             start, end = export.month_bounds(month)
         except export.BadMonth as exc:
             raise ApiError(400, "bad_month", str(exc)) from None
-        if end > dt.datetime.now(dt.UTC):
-            raise ApiError(404, "month_not_finished", f"{month} is not over: no export yet")
         pool = gateway_of(state).pool
         ids = await export.finished_games(pool, start, end)
 
