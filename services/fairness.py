@@ -88,7 +88,7 @@ def verify(events: Sequence[wire.GameEvent]) -> Verified:
         elif isinstance(event, wire.HandDealt):
             hands += 1
             deck = list(fairness.shuffled(t.deck, seed, contributions, event.hand))
-            dealt = engine.game.dealt_from(rules, t, deck, event.hand, event.dealer)
+            dealt = engine.game.deal_out(rules, t, deck, event.hand, event.dealer)
             expected = wire.to_wire(dealt)
             _compare(event, expected)
     return Verified(

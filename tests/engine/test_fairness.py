@@ -57,7 +57,7 @@ def vectors() -> dict[str, object]:
     ):
         for hand in (1, 2):
             deck = fairness.shuffled(range(52), SEED, contributions, hand)
-            dealt = engine.game.dealt_from(
+            dealt = engine.game.deal_out(
                 engine.Ruleset(), engine.rules.tables(engine.Ruleset()), list(deck), hand, 0
             )
             cases.append(

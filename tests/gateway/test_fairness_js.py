@@ -69,8 +69,21 @@ def public(rules: engine.Ruleset, seed: int, contributors: int) -> tuple[list[ob
         engine.Ruleset(jokers=True, deuces_high=True, target=150),
         engine.Ruleset(players=2, deal="draw", blind_nil=False, blind_nil_exchange=0, target=100),
         engine.Ruleset(players=2, blind_nil=False, blind_nil_exchange=0, target=100),
+        engine.Ruleset.from_options({"players": 3, "jokers": True, "target": 150}),
+        engine.Ruleset.from_options({"players": 5, "target": 150}),
+        engine.Ruleset.from_options({"players": 5, "jokers": True, "target": 150}),
     ],
-    ids=["ladder", "cut-throat", "jokers", "deuces-high", "heads-up-draw", "heads-up"],
+    ids=[
+        "ladder",
+        "cut-throat",
+        "jokers",
+        "deuces-high",
+        "heads-up-draw",
+        "heads-up",
+        "three-jokers",
+        "five",
+        "five-jokers",
+    ],
 )
 def test_the_browser_check_accepts_real_deals_and_rejects_one_change(
     rules: engine.Ruleset,

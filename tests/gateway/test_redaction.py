@@ -95,6 +95,8 @@ def test_a_public_state_shows_power_checks_and_moe_bids_but_no_hand_before_the_e
     text = msgspec.json.encode(public).decode()
     up = {engine.card_str(c) for cards in state.face_up for c in cards}
     assert set(CARD.findall(text)) == up
+
+
 @pytest.mark.parametrize("rules", RULES, ids=lambda r: ",".join(r) or "ladder")
 def test_a_committed_games_server_seed_reaches_nobody_before_the_end(
     rules: dict[str, object],

@@ -36,9 +36,10 @@ export function cardName(card) {
 export function deckOf(rules) {
   const removed = new Set();
   const players = rules.players || 4;
-  if (players === 3) removed.add(0); // 2C
+  if (players === 3 && !rules.jokers) removed.add(0); // 2C
+  if (players === 5) [0, 13, ...(rules.jokers ? [26, 39] : [])].forEach((c) => removed.add(c));
   if (rules.jokers && rules.deuces_high) { removed.add(26); removed.add(13); } // 2H 2D
-  else if (rules.jokers) { removed.add(0); removed.add(13); } // 2C 2D
+  else if (rules.jokers && players !== 3) { removed.add(0); removed.add(13); } // 2C 2D
   const deck = [];
   for (let c = 0; c < 52; c += 1) if (!removed.has(c)) deck.push(c);
   if (rules.jokers) deck.push(52, 53);
