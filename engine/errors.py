@@ -129,3 +129,9 @@ class MoeNotAllowed(RuleViolation):
     """A Big or Little Moe bid the table or the bidding so far does not allow."""
 
     code = "moe_not_allowed"
+
+
+class ContributionRefused(RuleViolation):
+    """A deal contribution that is malformed, late, repeated or from a seat not asked for one."""
+
+    code = "contribution_refused"

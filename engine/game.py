@@ -23,7 +23,7 @@ from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
-from engine import errors
+from engine import errors, fairness
 from engine.cards import CLUBS, SPADES, SUIT_SYMBOLS, TWO_OF_CLUBS, card_str, seat_name
 from engine.model import (
     BidPlaced,
@@ -32,7 +32,9 @@ from engine.model import (
     CardDrawn,
     CardPlayed,
     CardsPassed,
+    CloseSeeding,
     Command,
+    Contribute,
     DeclareBlindNil,
     DeclineBlindNil,
     DrawCard,
@@ -44,12 +46,15 @@ from engine.model import (
     PassCards,
     PlaceBid,
     PlayCard,
+    SeedContributed,
+    SeedRevealed,
     StartGame,
     TrickWon,
 )
 from engine.rules import MOES, Ruleset, Tables, tables
 from engine.state import (
     BID,
+    DEALING,
     DRAW,
     NEW,
     OVER,
@@ -57,6 +62,7 @@ from engine.state import (
     PLAY,
     GameState,
     Trick,
+    apply,
     blind_bid_open,
     blind_nil_open,
     is_nil,
@@ -106,10 +112,20 @@ _shuffle = _pick_shuffle()
 
 
 def deal(rules: Ruleset, t: Tables, seed: int, hand: int, dealer: int) -> HandDealt:
-    """Return hand number ``hand``'s deal, derived from (seed, hand) only."""
+    """Return hand number ``hand``'s deal by the legacy derivation, from (seed, hand) only."""
     deck = list(t.deck)
     _shuffle(deck, random.Random(f"{seed}/{hand}"))
     return deal_out(rules, t, deck, hand, dealer)
+
+
+def deal_of(state: GameState, hand: int, dealer: int) -> HandDealt:
+    """Return hand number ``hand``'s deal by the derivation the game was started with."""
+    if state.scheme == fairness.LEGACY:
+        return deal(state.rules, state.tables, state.seed, hand, dealer)
+    deck = fairness.shuffled(
+        state.tables.deck, bytes.fromhex(state.server_seed), state.contributions, hand
+    )
+    return deal_out(state.rules, state.tables, list(deck), hand, dealer)
 
 
 def deal_out(rules: Ruleset, t: Tables, deck: list[int], hand: int, dealer: int) -> HandDealt:
@@ -369,6 +385,12 @@ def decide(state: GameState, command: Command) -> list[Event]:
         return _last_card(state, seat, card)
     if kind is StartGame:
         return _decide_start(state, command)  # type: ignore[arg-type]
+    if kind is Contribute:
+        if state.phase == NEW:
+            raise errors.GameNotStarted("the game has not started: send StartGame first")
+        return _decide_contribute(state, command)  # type: ignore[arg-type]
+    if kind is CloseSeeding:
+        return _decide_close(state, command)  # type: ignore[arg-type]
     handler: Callable[[GameState, Any], list[Event]] | None = _HANDLERS.get(kind)
     if handler is None:
         raise errors.UnknownCommand(f"unknown command {command!r}")
@@ -400,12 +422,63 @@ def _decide_start(state: GameState, command: StartGame) -> list[Event]:
     if state.phase != NEW:
         raise errors.GameAlreadyStarted("the game has already started")
     rules = command.ruleset
+    if not command.server_seed:
+        dealer = first_dealer(command.seed, rules.players)
+        return [
+            GameStarted(ruleset=rules, seed=command.seed, dealer=dealer),
+            deal(rules, tables(rules), command.seed, 1, dealer),
+        ]
+    try:
+        seed = fairness.check_hex32(command.server_seed, "server seed")
+    except fairness.InvalidContribution as exc:
+        raise errors.UnknownCommand(str(exc)) from None
+    contributors = tuple(sorted(set(command.contributors)))
+    if any(not 0 <= s < rules.players for s in contributors):
+        raise errors.NotYourSeat(f"contributors must be seats of a {rules.players}-player table")
+    started = GameStarted(
+        ruleset=rules,
+        seed=0,
+        dealer=fairness.first_dealer(seed, rules.players),
+        scheme=fairness.SCHEME,
+        commitment=fairness.commitment(seed),
+        server_seed=command.server_seed,
+        contributors=contributors,
+    )
+    if contributors:
+        return [started]  # hand 1 waits for the contributions (or CloseSeeding)
+    return [started, deal_of(apply(state, started), 1, started.dealer)]
 
-    dealer = first_dealer(command.seed, rules.players)
-    return [
-        GameStarted(ruleset=rules, seed=command.seed, dealer=dealer),
-        deal(rules, tables(rules), command.seed, 1, dealer),
-    ]
+
+def _seeding(state: GameState) -> bool:
+    return state.phase == DEALING and state.hand == 0 and state.scheme != fairness.LEGACY
+
+
+def _decide_contribute(state: GameState, command: Contribute) -> list[Event]:
+    seat = command.seat
+    if not _seeding(state):
+        raise errors.ContributionRefused(
+            "contributions are taken only before the first deal of a committed game"
+        )
+    if seat not in state.contributors:
+        raise errors.ContributionRefused(f"seat {seat!r} is not asked for a contribution")
+    if state.contributions[seat]:
+        raise errors.ContributionRefused("this seat has contributed already")
+    try:
+        fairness.check_hex32(command.value)
+    except fairness.InvalidContribution as exc:
+        raise errors.ContributionRefused(str(exc)) from None
+    contributed = SeedContributed(seat=seat, value=command.value)
+    events: list[Event] = [contributed]
+    after = apply(state, contributed)
+    if all(after.contributions[s] for s in after.contributors):
+        events.append(deal_of(after, 1, after.dealer))
+    return events
+
+
+def _decide_close(state: GameState, command: CloseSeeding) -> list[Event]:
+    if not _seeding(state):
+        raise errors.WrongPhase("no contribution window is open: the first hand is dealt")
+    return [deal_of(state, 1, state.dealer)]
 
 
 def _decide_draw(state: GameState, command: DrawCard) -> list[Event]:
@@ -713,16 +786,21 @@ def _end_of_hand(
     leaders = [side for side, s in enumerate(scores) if s == top]
     unique_top = leaders[0] if len(leaders) == 1 else -1
     if boston_side >= 0:
-        events.append(GameFinished(boston_side, "boston", scores))
+        finished = GameFinished(boston_side, "boston", scores)
     elif r.mercy and min(scores) <= r.mercy:
-        events.append(GameFinished(unique_top, "mercy", scores))
+        finished = GameFinished(unique_top, "mercy", scores)
     elif top >= r.target and unique_top >= 0:
-        events.append(GameFinished(unique_top, "target", scores))
+        finished = GameFinished(unique_top, "target", scores)
     elif state.hand >= r.hand_cap:
-        events.append(GameFinished(unique_top, "hand_cap", scores))
+        finished = GameFinished(unique_top, "hand_cap", scores)
     else:
         dealer = (state.dealer + 1) % state.tables.players
-        events.append(deal(r, state.tables, state.seed, state.hand + 1, dealer))
+        events.append(deal_of(state, state.hand + 1, dealer))
+        return events
+    if state.scheme != fairness.LEGACY:
+        # the game is over: the seed can no longer predict anything, and proves every deal
+        events.append(SeedRevealed(state.server_seed))
+    events.append(finished)
     return events
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.fairness import LEGACY
 from engine.rules import Ruleset
 
 # ---------------------------------------------------------------- commands
@@ -20,6 +21,23 @@ class StartGame:
 
     ruleset: Ruleset
     seed: int
+    server_seed: str = ""
+    """64 hex digits: deal by `engine.fairness` (committed, revealed at the end); "" = legacy."""
+    contributors: tuple[int, ...] = ()
+    """Seats whose client may add a contribution before hand 1 (the deal waits for them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Contribute:
+    """A seat's client adds its random contribution to the deals (before hand 1)."""
+
+    seat: int
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class CloseSeeding:
+    """Stop waiting for contributions and deal hand 1 (the table's contribution window ran out)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +89,44 @@ class PlayCard:
     card: int
 
 
-Command = StartGame | DrawCard | DeclareBlindNil | DeclineBlindNil | PlaceBid | PassCards | PlayCard
-SeatCommand = DrawCard | DeclareBlindNil | DeclineBlindNil | PlaceBid | PassCards | PlayCard
+SeatCommand = (
+    Contribute | DrawCard | DeclareBlindNil | DeclineBlindNil | PlaceBid | PassCards | PlayCard
+)
+Command = StartGame | CloseSeeding | SeatCommand
 
 # ---------------------------------------------------------------- events
 
 
 @dataclass(frozen=True, slots=True)
 class GameStarted:
-    """A game started with this ruleset, secret seed and first dealer."""
+    """A game started with this ruleset, secret seed and first dealer.
+
+    ``scheme`` names the deal derivation (`engine.fairness`): legacy games deal from ``seed``;
+    the others from ``server_seed`` (secret until `SeedRevealed`), whose SHA-256 is the public
+    ``commitment``, and the contributions of the ``contributors`` seats."""
 
     ruleset: Ruleset
     seed: int
     dealer: int
+    scheme: str = LEGACY
+    commitment: str = ""
+    server_seed: str = ""
+    contributors: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SeedContributed:
+    """A seat's client added ``value`` (64 hex digits) to the deals before hand 1."""
+
+    seat: int
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeedRevealed:
+    """The game ended: the server seed its commitment hid, so anyone can check every deal."""
+
+    server_seed: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +228,8 @@ class GameFinished:
 
 Event = (
     GameStarted
+    | SeedContributed
+    | SeedRevealed
     | HandDealt
     | CardDrawn
     | BlindNilDeclared
@@ -201,6 +246,8 @@ COMMAND_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (
         StartGame,
+        Contribute,
+        CloseSeeding,
         DrawCard,
         DeclareBlindNil,
         DeclineBlindNil,
@@ -213,6 +260,8 @@ EVENT_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (
         GameStarted,
+        SeedContributed,
+        SeedRevealed,
         HandDealt,
         CardDrawn,
         BlindNilDeclared,

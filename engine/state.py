@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, TypeVar
 
 from engine.cards import SPADES, TWO_OF_CLUBS
+from engine.fairness import LEGACY
 from engine.model import (
     BidPlaced,
     BlindNilDeclared,
@@ -22,6 +23,8 @@ from engine.model import (
     GameStarted,
     HandDealt,
     HandScored,
+    SeedContributed,
+    SeedRevealed,
     TrickWon,
 )
 from engine.rules import Ruleset, Tables, tables
@@ -86,6 +89,15 @@ class GameState(NamedTuple):
     """Each seat's power checks as dealt (see `view` for the ones still held)."""
     forced: int = -1
     """Suicide with forcing: the seat sent back to bid the opposite of its partner's nil."""
+    scheme: str = LEGACY
+    """The deal derivation (`engine.fairness`)."""
+    server_seed: str = ""
+    """The secret seed of a committed game (hex); never in a view."""
+    commitment: str = ""
+    contributors: tuple[int, ...] = ()
+    """Seats whose contribution hand 1 waits for (until the table closes the window)."""
+    contributions: tuple[str, ...] = ()
+    """Each seat's contribution (hex), "" for none."""
 
 
 def initial_state() -> GameState:
@@ -195,6 +207,11 @@ def first_leader(rules: Ruleset, hands: tuple[tuple[int, ...], ...], dealer: int
     MOE,
     FACE_UP,
     FORCED,
+    SCHEME,
+    SERVER_SEED,
+    COMMITMENT,
+    CONTRIBUTORS,
+    CONTRIBUTIONS,
 ) = range(len(GameState._fields))
 
 _BLANK = list(GameState())
@@ -239,6 +256,21 @@ def _started(f: Fields, ev: GameStarted) -> None:
     f[PHASE] = DEALING
     f[DEALER] = ev.dealer
     f[SCORES] = f[BAGS] = (0,) * t.teams
+    f[SCHEME] = ev.scheme
+    f[SERVER_SEED] = ev.server_seed
+    f[COMMITMENT] = ev.commitment
+    f[CONTRIBUTORS] = ev.contributors
+    f[CONTRIBUTIONS] = ("",) * t.players
+
+
+@_mutator(SeedContributed)
+def _contributed(f: Fields, ev: SeedContributed) -> None:
+    f[CONTRIBUTIONS] = _set(f[CONTRIBUTIONS], ev.seat, ev.value)
+
+
+@_mutator(SeedRevealed)
+def _revealed(f: Fields, ev: SeedRevealed) -> None:
+    f[SERVER_SEED] = ev.server_seed
 
 
 @_mutator(HandDealt)

@@ -1,6 +1,7 @@
 """What one seat (or a spectator) may know: `view(state, seat)`.
 
-A view never holds another seat's unplayed cards, the stock, or the seed.
+A view never holds another seat's unplayed cards, the stock, or the seed (a committed game's
+server seed included: only its SHA-256 commitment).
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ class SeatView:
     """Whether each seat's bid is a Big or Little Moe."""
     face_up: tuple[tuple[int, ...], ...] = ()
     """Power checks: every seat's face-up cards still in its hand, shown to everyone."""
+    commitment: str = ""
+    """SHA-256 of the secret server seed of a committed game (docs/FAIRNESS.md), public."""
+    contributors: tuple[int, ...] = ()
+    contributions: tuple[str, ...] = ()
+    """Each seat's deal contribution so far ("" none): they predict nothing without the seed."""
 
 
 def view(state: GameState, seat: int) -> SeatView:
@@ -105,4 +111,7 @@ def view(state: GameState, seat: int) -> SeatView:
         )
         if state.rules.power_checks
         else (),
+        commitment=state.commitment,
+        contributors=state.contributors,
+        contributions=state.contributions,
     )

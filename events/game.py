@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 import engine
+import engine.fairness
 from events.envelope import REGISTRY
 
 Card = str
@@ -70,11 +71,32 @@ class SeatAbandoned(GameEvent, frozen=True, kw_only=True):
 
 
 class GameStarted(GameEvent, frozen=True, kw_only=True):
-    """The game started with these rules, this secret seed and this first dealer."""
+    """The game started with these rules, this secret seed and this first dealer.
+
+    ``scheme`` names the deal derivation (docs/FAIRNESS.md); games recorded before it existed
+    have the legacy default. A committed game keeps ``server_seed`` secret until `SeedRevealed`
+    and shows every seat its SHA-256 ``commitment``."""
 
     rules: dict[str, RuleValue]
     seed: int
     dealer: int
+    scheme: str = engine.fairness.LEGACY
+    commitment: str = ""
+    server_seed: str = ""
+    contributors: tuple[int, ...] = ()
+
+
+class SeedContributed(GameEvent, frozen=True, kw_only=True):
+    """A seat's client added its random contribution (64 hex digits) to the deals."""
+
+    seat: int
+    value: str
+
+
+class SeedRevealed(GameEvent, frozen=True, kw_only=True):
+    """The game ended: the committed server seed, so anyone can recompute every deal."""
+
+    server_seed: str
 
 
 class HandDealt(GameEvent, frozen=True, kw_only=True):
@@ -173,6 +195,8 @@ GameStreamEvent = (
     | TurnTimedOut
     | SeatAbandoned
     | GameStarted
+    | SeedContributed
+    | SeedRevealed
     | HandDealt
     | CardDrawn
     | BlindNilDeclared
@@ -229,7 +253,16 @@ class DrawCard(SeatCommand, frozen=True, kw_only=True):
     keep: bool
 
 
-AnySeatCommand = PlaceBid | DeclareBlindNil | DeclineBlindNil | PassCards | PlayCard | DrawCard
+class Contribute(SeatCommand, frozen=True, kw_only=True):
+    """Add this seat's random contribution (32 bytes, 64 lowercase hex digits) to the deals,
+    before the first hand of a committed game."""
+
+    value: str
+
+
+AnySeatCommand = (
+    PlaceBid | DeclareBlindNil | DeclineBlindNil | PassCards | PlayCard | DrawCard | Contribute
+)
 
 # -- the bridge to the engine ---------------------------------------------------------------------
 
@@ -237,6 +270,8 @@ _WIRE_EVENTS: dict[str, type[GameEvent]] = {
     cls.__name__: cls
     for cls in (
         GameStarted,
+        SeedContributed,
+        SeedRevealed,
         HandDealt,
         CardDrawn,
         BlindNilDeclared,
@@ -250,8 +285,7 @@ _WIRE_EVENTS: dict[str, type[GameEvent]] = {
     )
 }
 _WIRE_COMMANDS: dict[str, type[SeatCommand]] = {
-    cls.__name__: cls
-    for cls in (PlaceBid, DeclareBlindNil, DeclineBlindNil, PassCards, PlayCard, DrawCard)
+    cls.__name__: cls for cls in AnySeatCommand.__args__
 }
 
 # how deep the card names sit in each card-bearing field: 1 a card, 2 a tuple, 3 tuple of tuples
@@ -448,6 +482,12 @@ class SeatViewWire(msgspec.Struct, frozen=True, kw_only=True):
     """Per seat: whether its bid is a Big or Little Moe."""
     face_up: tuple[tuple[Card, ...], ...] = ()
     """Power checks: every seat's face-up cards still in its hand (public: shown to all)."""
+    commitment: str = ""
+    """A committed game's SHA-256 of its secret server seed (docs/FAIRNESS.md)."""
+    contributors: tuple[int, ...] = ()
+    """The seats that may send a Contribute before hand 1."""
+    contributions: tuple[str, ...] = ()
+    """Each seat's contribution so far ("" none)."""
 
 
 def view_to_wire(
@@ -483,6 +523,9 @@ def view_to_wire(
         discards=tuple(engine.card_str(c) for c in seat_view.discards),
         moe=seat_view.moe,
         face_up=tuple(tuple(engine.card_str(c) for c in up) for up in seat_view.face_up),
+        commitment=seat_view.commitment,
+        contributors=seat_view.contributors,
+        contributions=seat_view.contributions,
         **extra,
     )
 
@@ -502,10 +545,14 @@ def _is_start(command: engine.Command) -> bool:
 
 
 class SeatGameStarted(msgspec.Struct, frozen=True, kw_only=True, tag="GameStarted"):
-    """The game started with these rules and this first dealer (the seed stays secret)."""
+    """The game started with these rules and this first dealer (the seed stays secret; a
+    committed game shows the seed's SHA-256 and which seats may contribute)."""
 
     rules: dict[str, RuleValue]
     dealer: int
+    scheme: str = engine.fairness.LEGACY
+    commitment: str = ""
+    contributors: tuple[int, ...] = ()
 
 
 class SeatHandDealt(msgspec.Struct, frozen=True, kw_only=True, tag="HandDealt"):
@@ -542,6 +589,8 @@ SeatEvent = (
     | TurnTimedOut
     | SeatAbandoned
     | SeatGameStarted
+    | SeedContributed
+    | SeedRevealed
     | SeatHandDealt
     | SeatCardDrawn
     | BlindNilDeclared
@@ -561,7 +610,13 @@ def redact(event: GameEvent, seat: int) -> SeatEvent:
     of another seat that has not been played."""
     match event:
         case GameStarted():
-            return SeatGameStarted(rules=event.rules, dealer=event.dealer)
+            return SeatGameStarted(
+                rules=event.rules,
+                dealer=event.dealer,
+                scheme=event.scheme,
+                commitment=event.commitment,
+                contributors=event.contributors,
+            )
         case HandDealt():
             return SeatHandDealt(
                 hand=event.hand,
@@ -582,8 +637,12 @@ def redact(event: GameEvent, seat: int) -> SeatEvent:
                 count=len(event.cards),
                 cards=event.cards if told else (),
             )
+        case SeedRevealed():
+            # only ever appended with GameFinished: the game is over when anyone sees it
+            return event
         case (
             TableOpened()
+            | SeedContributed()
             | TurnTimedOut()
             | SeatAbandoned()
             | BlindNilDeclared()

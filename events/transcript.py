@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 import engine
+import engine.fairness
 from events import game as wire
 
 MOE_NAMES = {6: "Little", 8: "Big"}
@@ -113,10 +114,20 @@ def describe(event: wire.GameEvent, players: int, *, face_up: bool, seed: bool =
             changes = wire.stored_rules(event.rules).changes()
             rules = " ".join(f"{k}={_rule_value(v)}" for k, v in changes.items())
             shown = f", seed {event.seed}" if face_up and seed else ""
+            if event.commitment:
+                who = " ".join(name(s) for s in event.contributors) or "none"
+                shown += (
+                    f", deals {event.scheme} committed to {event.commitment}"
+                    f" (contributions from {who})"
+                )
             return (
                 f"game started, first dealer {name(event.dealer)}{shown},"
                 f" rules: {rules or 'ladder defaults'}"
             )
+        case wire.SeedContributed():
+            return f"{name(event.seat)} contributes {event.value} to the deals"
+        case wire.SeedRevealed():
+            return f"server seed revealed: {event.server_seed}"
         case wire.HandDealt():
             line = f"hand {event.hand} dealt by {name(event.dealer)}"
             if event.face_up:
@@ -218,7 +229,9 @@ _OPENED = re.compile(
 )
 _OPENED_SEAT = re.compile(rf"(?P<seat>{_SEAT}) (?P<player>{_TOKEN})(?P<bot> \(bot\))?(?:, |$)")
 _STARTED = re.compile(
-    rf"game started, first dealer (?P<dealer>{_SEAT})(?:, seed (?P<seed>-?\d{{1,20}}))?,"
+    rf"game started, first dealer (?P<dealer>{_SEAT})(?:, seed (?P<seed>-?\d{{1,20}}))?"
+    rf"(?:, deals (?P<scheme>[a-z0-9-]{{1,40}}) committed to (?P<commitment>[0-9a-f]{{64}})"
+    rf" \(contributions from (?P<contributors>none|{_SEAT}(?: {_SEAT})*)\))?,"
     r" rules: (?P<rules>.+)"
 )
 _RULE = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_-]{0,40})=(?P<value>[A-Za-z0-9_-]{1,20})")
@@ -234,6 +247,11 @@ _EVENTS: list[tuple[re.Pattern[str], str]] = [
         "drawn",
     ),
     (re.compile(rf"(?P<seat>{_SEAT}) draws"), "hidden"),
+    (
+        re.compile(rf"(?P<seat>{_SEAT}) contributes (?P<value>[0-9a-f]{{64}}) to the deals"),
+        "seeded",
+    ),
+    (re.compile(r"server seed revealed: (?P<seed>[0-9a-f]{64})"), "revealed"),
     (re.compile(rf"(?P<seat>{_SEAT}) bids blind nil"), "blind_nil"),
     (re.compile(rf"(?P<seat>{_SEAT}) declines blind nil"), "declined"),
     (re.compile(rf"(?P<seat>{_SEAT}) bids (?P<moe>Little|Big) Moe"), "moe"),
@@ -396,6 +414,19 @@ class _Reader:
                     " first dealer",
                 )
             self.pending = decided[1:]
+        elif match["commitment"] is not None:
+            # a committed game: the deals come from the text, checked against the seed by
+            # `services.fairness`; hand 1 waits for the contributions
+            who = match["contributors"]
+            started = engine.GameStarted(
+                rules,
+                0,
+                dealer,
+                scheme=match["scheme"],
+                commitment=match["commitment"],
+                contributors=() if who == "none" else tuple(self._seat(s) for s in who.split()),
+            )
+            self.pending = [engine.HandDealt(1, dealer, ())]
         else:
             # without the seed the deals come from the text: only hand 1's number and dealer
             # are due (see _deal)
@@ -482,6 +513,8 @@ class _Reader:
     def _build(self, kind: str, m: re.Match[str]) -> wire.GameEvent:
         if kind == "hidden":
             raise _Refused("face_down", "a transcript of a game in progress hides cards: no replay")
+        if kind == "revealed":
+            return wire.SeedRevealed(server_seed=m["seed"])
         if kind == "trick":
             return wire.TrickWon(seat=self._seat(m["seat"]), cards=_card_list(m["cards"]))
         if kind == "scored":
@@ -527,6 +560,8 @@ class _Reader:
                 return wire.CardPlayed(seat=seat, card=m["card"])
             case "timeout":
                 return wire.TurnTimedOut(seat=seat, streak=int(m["streak"]))
+            case "seeded":
+                return wire.SeedContributed(seat=seat, value=m["value"])
         # "abandoned"
         return wire.SeatAbandoned(
             seat=seat, player_id=_untoken(m["player"]), streak=int(m["streak"])
@@ -545,6 +580,18 @@ class _Reader:
                 if event.player_id != opened.players[event.seat]:
                     raise _Refused("mismatch", f"{self._said(event)}: another player sits there")
             self.events.append(event)
+            return
+        if isinstance(event, wire.SeedContributed):
+            self._contributed(event)
+            return
+        if isinstance(event, wire.SeedRevealed):
+            if not self.pending or not isinstance(self.pending[0], engine.SeedRevealed):
+                raise _Refused("mismatch", "the seed is revealed only when the game ends")
+            self.pending.pop(0)
+            if engine.fairness.commitment(bytes.fromhex(event.server_seed)) != state.commitment:
+                raise _Refused("mismatch", "the revealed seed does not match the commitment")
+            self.events.append(event)
+            self.state = engine.apply(state, self._engine_event(event))
             return
         if self.pending:
             expected = self.pending.pop(0)
@@ -569,6 +616,15 @@ class _Reader:
             raise _Refused("mismatch", f"{self._said(event)!r} cannot come here: {due}")
         self.events.append(event)
         self.state = engine.apply(state, engine_event)
+
+    def _contributed(self, event: wire.SeedContributed) -> None:
+        state = self.state
+        seeding = state.phase == "dealing" and state.hand == 0 and bool(state.commitment)
+        if not seeding or event.seat not in state.contributors or state.contributions[event.seat]:
+            raise _Refused("mismatch", f"{self._said(event)!r} cannot come here")
+        self.events.append(event)
+        self.state = engine.apply(state, self._engine_event(event))
+        # all contributions in: hand 1 is due at once (else after the table's window)
 
     def _said(self, event: wire.GameEvent) -> str:
         return describe(event, self.players, face_up=True).strip()

@@ -19,6 +19,8 @@ _COMMANDS: dict[str, str] = {
     "migrate": "events.migrations:run",
     "serve": "services.serve:run",
     "replay": "services.replay:run",
+    "verify": "services.fairness:run",
+    "export": "services.export:run",
 }
 
 SERVICES = ("gateway", "table", "matchmaking", "rating", "relay")
@@ -60,6 +62,23 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="print a game card by card from its event log")
     replay.add_argument("game_id")
     replay.add_argument("--at", type=int, default=None, metavar="N", help="stop at step N")
+
+    verify = sub.add_parser(
+        "verify", help="recompute a finished game's deals from its revealed seed (FAIRNESS.md)"
+    )
+    verify.add_argument("game_id")
+
+    export = sub.add_parser(
+        "export", help="write a month's finished rated games as NDJSON and transcripts"
+    )
+    export.add_argument("--month", required=True, metavar="YYYY-MM")
+    export.add_argument("--out", default="exports", metavar="DIR")
+    export.add_argument(
+        "--format",
+        choices=("ndjson", "openspiel"),
+        default="ndjson",
+        help="openspiel: also each hand as OpenSpiel spades action sequences",
+    )
 
     serve = sub.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)

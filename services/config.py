@@ -10,6 +10,7 @@
 | SPADES_LOG_LEVEL | info | debug, info, warning, error |
 | SPADES_LOG_FORMAT | json | json, or console for people at a terminal |
 | SPADES_TURN_SECONDS | 25 | seconds a seat has for one action before the bot plays it |
+| SPADES_CONTRIBUTION_SECONDS | 5 | hand 1 waits this long for the clients' deal contributions |
 | SPADES_ABANDON_STREAK | 3 | consecutive timeouts after which a bot takes the seat over |
 | SPADES_TABLE_PARTITIONS | 16 | game partitions shared out among table replicas |
 | SPADES_LEASE_SECONDS | 5 | lease time to live: a dead replica's games move within about this |
@@ -46,6 +47,7 @@ class Settings:
     log_level: str = "info"
     log_format: str = "json"
     turn_seconds: float = 25.0
+    contribution_seconds: float = 5.0
     abandon_streak: int = 3
     table_partitions: int = 16
     lease_seconds: float = 5.0

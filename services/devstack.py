@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -101,7 +102,19 @@ async def _demo(settings: Settings) -> None:
             if view.phase == "over":
                 print(f"game over ({view.reason}): N+S {view.scores[0]}, E+W {view.scores[1]}")
                 print(f"replay it: uv run spades replay {game_id}")
+                print(f"check its deals: uv run spades verify {game_id}")
                 return
+            if view.hand_number == 0 and 0 in view.contributors and not view.contributions[0]:
+                # as the browser does: add our randomness to the committed deals (FAIRNESS.md)
+                print(f"  deals committed: SHA-256 of the server seed is {view.commitment}")
+                command = wire.SubmitCommand(
+                    game_id=game_id,
+                    player_id="you",
+                    command_id=uuid.uuid4(),
+                    command=wire.Contribute(value=secrets.token_hex(32)),
+                )
+                await nc.request(subject, msgspec.json.encode(command), 10)
+                continue
             if view.suggestion is None:
                 await asyncio.sleep(0.01)
                 continue

@@ -155,6 +155,9 @@ def service_env(database_url: str, nats_url: str, stream_prefix: str) -> dict[st
         "SPADES_DATABASE_URL": database_url,
         "SPADES_NATS_URL": nats_url,
         "SPADES_NATS_PREFIX": stream_prefix,
+        # no contribution window: hand 1 is dealt with the start, as the tests written before
+        # committed deals expect; tests/services/test_fairness_table.py opens one on purpose
+        "SPADES_CONTRIBUTION_SECONDS": "0",
     }
 
 

@@ -30,6 +30,7 @@ from litestar.openapi.spec import Components, Schema, SecurityScheme
 from services.config import Settings
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
+from services.gateway.exports import Exports
 from services.gateway.feed import Feeds
 from services.gateway.handlers import (
     Accounts,
@@ -111,6 +112,7 @@ def create_app(gateway: Gateway) -> Litestar:
             Ladders,
             Games,
             Transcripts,
+            Exports,
             play,
             *web_routes(),
         ],

@@ -256,6 +256,7 @@ _COMMAND_FIELDS = {
         wire.PassCards,
         wire.PlayCard,
         wire.DrawCard,
+        wire.Contribute,
     )
 }
 

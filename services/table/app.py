@@ -451,10 +451,18 @@ class TableService:
         return wire.TableReply(ok=True, game_id=game_id, version=1)
 
     async def _open(self, game_id: str, **how: Any) -> None:
+        # committed deals (docs/FAIRNESS.md): every seat not played by a bot may contribute
+        window = self.settings.contribution_seconds > 0
+        humans = tuple(s for s in range(len(how["players"])) if s not in how["bots"])
         async with self._lock(game_id):
             fence = self._owner_fence(game_id)
             events = opening_events(
-                game_id, seed=secrets.randbits(63), turn_seconds=self.settings.turn_seconds, **how
+                game_id,
+                seed=0,
+                server_seed=secrets.token_hex(32),
+                contributors=humans if window else (),
+                turn_seconds=self.settings.turn_seconds,
+                **how,
             )
             metadata = Metadata(correlation_id=uuid.UUID(game_id), actor="table", epoch=fence.epoch)
             new = [
@@ -486,6 +494,13 @@ class TableService:
         if old is not None and old is not asyncio.current_task():
             old.cancel()
         seat = table.seat_to_act()
+        if seat is None and table.seeding:  # hand 1 waits for the contributions, not for ever
+            if self.fence(table.game_id) is not None:
+                wait = self._window() if delay is None else delay
+                self.timers[table.game_id] = asyncio.create_task(
+                    self._fire(table.game_id, table.version, -1, False, wait)
+                )
+            return
         if seat is None:
             if table.over:
                 self._forget(table.game_id)
@@ -533,7 +548,10 @@ class TableService:
             if self.timers.get(game_id) is asyncio.current_task():
                 del self.timers[game_id]
             try:
-                if is_bot:
+                if seat < 0:  # the contribution window ran out: deal hand 1
+                    events = table.close_seeding_events()
+                    actor = "table"
+                elif is_bot:
                     events = table.bot_events(seat)
                     actor = BOT_ACTOR
                 else:
@@ -554,6 +572,10 @@ class TableService:
             self.retries.pop(game_id, None)
             self.log.debug("seat acted for", seat=seat, actor=actor, version=table.version)
             self._schedule(table)
+
+    def _window(self) -> float:
+        """Return the seconds hand 1 waits for contributions (never more than a turn)."""
+        return min(self.settings.contribution_seconds, self.settings.turn_seconds)
 
 
 def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:

@@ -111,6 +111,16 @@ class Table:
         """Return the seats a bot plays: bots from the start and abandoned seats."""
         return set(self.opened.bots if self.opened else ()) | self.abandoned
 
+    @property
+    def seeding(self) -> bool:
+        """Return whether a committed game still waits for contributions before hand 1."""
+        s = self.state
+        return s.phase == "dealing" and s.hand == 0 and bool(s.commitment) and not self.over
+
+    def close_seeding_events(self) -> list[wire.GameEvent]:
+        """Return the first deal, made with the contributions in (the window ran out)."""
+        return self._engine_events(engine.CloseSeeding())
+
     def seat_to_act(self) -> int | None:
         """Return the seat the game waits for, or None when it waits for nobody."""
         if self.opened is None or self.over or self.state.turn < 0:
@@ -199,8 +209,13 @@ def opening_events(
     seed: int,
     turn_seconds: float,
     match_id: str | None = None,
+    server_seed: str = "",
+    contributors: tuple[int, ...] = (),
 ) -> list[wire.GameEvent]:
-    """Return the first events of a new game: who sits where, then the start and first deal."""
+    """Return the first events of a new game: who sits where, then the start and first deal.
+
+    With a ``server_seed`` (64 hex digits) the deals are committed (docs/FAIRNESS.md): the
+    first deal waits for the ``contributors`` seats, unless there are none."""
     if len(players) != rules.players:
         raise Rejected(
             "wrong_player_count", f"{rules.players} players play these rules, not {len(players)}"
@@ -214,5 +229,6 @@ def opening_events(
         match_id=match_id,
         turn_seconds=turn_seconds,
     )
-    started = engine.decide(engine.initial_state(), engine.StartGame(rules, seed=seed))
+    start = engine.StartGame(rules, seed=seed, server_seed=server_seed, contributors=contributors)
+    started = engine.decide(engine.initial_state(), start)
     return [opened, *(wire.to_wire(e) for e in started)]

@@ -124,7 +124,7 @@ def _value(name: str, value: object) -> str:
     return repr(value)
 
 
-OPTIONAL_FIELDS = {"face_up", "moe"}
+OPTIONAL_FIELDS = {"face_up", "moe", "server_seed", "contributors", "scheme", "commitment"}
 """Fields added after the first golden files: written only when not at their default."""
 
 

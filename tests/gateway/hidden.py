@@ -51,12 +51,20 @@ def secret_cards(state: engine.GameState, seat: int) -> set[str]:
 def leaks(
     received: list[Received], game_id: str, seat: int, truth: list[engine.GameState]
 ) -> list[str]:
-    """Return every message that tells ``seat`` (-1: a spectator) something it may not know."""
+    """Return every message that tells ``seat`` (-1: a spectator) something it may not know:
+    a secret card, the deck seed, or a committed game's server seed before the game is over."""
     found = []
+    server_seeds = {s.server_seed for s in truth if s.server_seed}
     for r in received:
         body: dict[str, Any] = r.body
         if '"seed"' in r.text:
             found.append(f"seed sent: {r.text[:200]}")
+        seq = body.get("seq")
+        # SeedRevealed is always the event just before GameFinished (the last one)
+        over = truth[-1].phase == "over"
+        ended = over and isinstance(seq, int) and len(truth) - 2 <= seq < len(truth)
+        if not ended and any(seed in r.text for seed in server_seeds):
+            found.append(f"server seed sent before the end: {r.text[:200]}")
         if body.get("game_id") != game_id or "seq" not in body:
             continue
         secret = secret_cards(truth[body["seq"]], seat)

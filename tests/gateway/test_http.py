@@ -122,7 +122,11 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         assert len(events) == len(stored)
         dealt = next(e for e in events if e["type"] == "HandDealt")
         assert len(dealt["event"]["hands"]) == 4  # face up
-        assert all("seed" not in json.dumps(e) for e in events)
+        # the deck seed never; the committed server seed only in its reveal, once the game is over
+        assert all('"seed"' not in json.dumps(e) for e in events)
+        revealed = [e for e in events if "server_seed" in json.dumps(e)]
+        assert [e["type"] for e in revealed] == ["SeedRevealed"]
+        assert revealed[0]["seq"] == len(events) - 1
         lines = (await http.get(f"/api/games/{game_id}/events.ndjson")).text.splitlines()
         assert [json.loads(line)["seq"] for line in lines] == [e["seq"] for e in events]
         state = (await http.get(f"/api/games/{game_id}/state", params={"at": 3})).json()

@@ -4,6 +4,7 @@ hidden-information checker itself (it must be able to fail)."""
 from __future__ import annotations
 
 import json
+import random
 
 import msgspec
 import pytest
@@ -94,3 +95,46 @@ def test_a_public_state_shows_power_checks_and_moe_bids_but_no_hand_before_the_e
     text = msgspec.json.encode(public).decode()
     up = {engine.card_str(c) for cards in state.face_up for c in cards}
     assert set(CARD.findall(text)) == up
+
+
+@pytest.mark.parametrize("rules", RULES, ids=lambda r: ",".join(r) or "ladder")
+def test_a_committed_games_server_seed_reaches_nobody_before_the_end(
+    rules: dict[str, object],
+) -> None:
+    from services.fairness import bot_game
+
+    ruleset = engine.Ruleset.from_options(rules)  # type: ignore[arg-type]
+    server_seed = "5e" * 32
+    contributions = {0: "c0" * 32}
+    events = bot_game(ruleset, server_seed, contributions, random.Random(3))
+    state = engine.initial_state()
+    for event in events:
+        state = engine.apply(state, event)
+        stored = wire.to_wire(event)
+        over = isinstance(event, engine.SeedRevealed | engine.GameFinished)
+        for seat in range(-1, ruleset.players):
+            told = msgspec.json.encode(wire.redact(stored, seat)).decode()
+            view = msgspec.json.encode(wire.view_to_wire(engine.view(state, seat))).decode()
+            if not over:
+                assert server_seed not in told
+                assert server_seed not in view
+                assert "server_seed" not in told
+            if isinstance(stored, wire.GameStarted):
+                assert engine.fairness.commitment(bytes.fromhex(server_seed)) in told
+    assert isinstance(events[-2], engine.SeedRevealed)
+    assert server_seed in msgspec.json.encode(wire.redact(wire.to_wire(events[-2]), 1)).decode()
+
+
+def test_the_checker_flags_the_server_seed_before_the_end() -> None:
+    from services.fairness import bot_game
+    from tests.gateway.hidden import leaks
+    from tests.gateway.wsclient import Received
+
+    events = bot_game(engine.Ruleset(target=100), "7a" * 32, {}, random.Random(2))
+    truth = [engine.initial_state()]
+    for event in events:
+        truth.append(engine.apply(truth[-1], event))
+    text = json.dumps({"game_id": "g", "seq": 2, "note": "7a" * 32})
+    assert leaks([Received(at=0.0, text=text, body=json.loads(text))], "g", 0, truth)
+    late = json.dumps({"game_id": "g", "seq": len(events) - 1, "note": "7a" * 32})
+    assert not leaks([Received(at=0.0, text=late, body=json.loads(late))], "g", 0, truth)

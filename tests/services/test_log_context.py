@@ -63,7 +63,7 @@ def check_every_line(records: list[dict[str, Any]]) -> None:
         assert not HIDDEN_KEYS & set(record), f"hidden information logged: {record}"
 
 
-def check_no_card_or_seed(text: str, seed: int, hands: list[tuple[str, ...]]) -> None:
+def check_no_card_or_seed(text: str, seed: int | str, hands: list[tuple[str, ...]]) -> None:
     assert str(seed) not in text, "the deck seed is in the log"
     for line in text.splitlines():
         assert len(CARD.findall(line)) <= 1, f"cards in a log line: {line}"
@@ -140,7 +140,11 @@ async def test_table_lines_carry_the_command_or_timer_and_the_game(
     (started,) = [e for e in stored if "seed" in e]
     hands = [tuple(h) for e in stored if "hands" in e for h in e["hands"]]
     assert hands
-    check_no_card_or_seed(text, started["seed"], hands)
+    # a committed game (docs/FAIRNESS.md) deals from its 64-hex-digit server seed (the legacy
+    # deck seed is then 0): that secret must stay out of the log, the commitment may be in it
+    assert started["seed"] == 0
+    assert len(started["server_seed"]) == 64
+    check_no_card_or_seed(text, started["server_seed"], hands)
 
 
 async def test_gateway_requests_get_an_id_echoed_and_on_every_line(processes: Processes) -> None:

@@ -48,6 +48,16 @@ export class Game {
     this.stock = 0;
     this.clock = null; // {seat, deadline (this machine's clock), bot} from the server's clock
     this.forced = -1; // suicide, forcing: the seat sent back to bid 4 or more
+    this.commitment = ""; // committed deals: SHA-256 of the server seed (docs/FAIRNESS.md)
+    this.contributors = [];
+    this.contributions = [];
+  }
+
+  /** Whether this seat may still add its contribution to the deals (before hand 1). */
+  owesContribution() {
+    return Boolean(this.commitment) && this.seat >= 0 && this.hand_number === 0
+      && this.phase !== "over" && this.contributors.includes(this.seat)
+      && !this.contributions[this.seat];
   }
 
   /** Replace everything with a snapshot at `seq`. */
@@ -63,6 +73,9 @@ export class Game {
       this[key] = view[key];
     }
     this.hand = [...view.hand];
+    this.commitment = view.commitment || "";
+    this.contributors = [...(view.contributors || [])];
+    this.contributions = [...(view.contributions || [])];
     this.drawn = view.drawn || null; // two-player draw: the stock's top card, for the drawer only
     this.hand_sizes = [...view.hand_sizes];
     this.bids = [...view.bids];
@@ -97,8 +110,14 @@ export class Game {
         this.rules = event.rules;
         this.dealer = event.dealer;
         this.phase = "dealing";
+        this.commitment = event.commitment || "";
+        this.contributors = [...(event.contributors || [])];
+        this.contributions = Array(this.n).fill("");
         this.scores = Array(this.n === 4 ? 2 : this.n).fill(0);
         this.bags = Array(this.n === 4 ? 2 : this.n).fill(0);
+        break;
+      case "SeedContributed":
+        this.contributions[event.seat] = event.value;
         break;
       case "HandDealt":
         this.hand_number = event.hand;

@@ -113,7 +113,11 @@ export function mountReplay(root, gameId, query) {
     const e = item.event;
     switch (item.type) {
       case "TableOpened": return `Table opened: ${e.players.map(playerName).join(", ")}${e.rated ? ` (ranked, ${e.ladder})` : " (unrated)"}.`;
-      case "GameStarted": return `Game started; ${who(e.dealer)} deals first.`;
+      case "GameStarted": return e.commitment
+        ? `Game started; ${who(e.dealer)} deals first. Deals committed: SHA-256 of the server seed is ${e.commitment}.`
+        : `Game started; ${who(e.dealer)} deals first.`;
+      case "SeedContributed": return `${who(e.seat)} added a random contribution to the deals.`;
+      case "SeedRevealed": return `Game over: the server seed ${e.server_seed} is revealed, so anyone can check every deal.`;
       case "HandDealt": return `Hand ${e.hand} dealt by ${who(e.dealer)}.`;
       case "BidPlaced": return `${who(e.seat)} bid ${bidText(e.tricks, e.blind, summary && summary.rules, e.moe)}.`;
       case "BlindNilDeclared": return `${who(e.seat)} bid blind nil.`;

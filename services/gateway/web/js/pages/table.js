@@ -6,6 +6,7 @@ import {
   tricksPerHand,
   teamOf,
 } from "../cards.js";
+import { makeContribution, verifyDeals } from "../fairness.js";
 import { Game } from "../game.js";
 import { GameSocket } from "../socket.js";
 import { clock, fill, h, keepFocus, notify, playerName, showError, signed, status } from "../ui.js";
@@ -39,6 +40,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   let sending = false;
   let backup = null;
   let rating = null; // the rating change shown at game over
+  let fairness = null; // the deal check at game over: {ok, hands} or {ok: false, reason}
+  const contributionKey = `spades.contribution.${gameId}`;
   const queue = [];
   let pumping = false;
 
@@ -142,6 +145,11 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         if (message.seq >= game.seq) {
           game.applyView(message.view, message.seq);
           if (!game.rules && summary) game.rules = summary.rules;
+          contribute();
+          if (game.phase === "over" && !fairness) {
+            fairness = { ok: false, reason: "checking…", pending: true };
+            checkDeals();
+          }
         }
         return 0;
       case "event": {
@@ -151,7 +159,11 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         sending = false;
 
         if (event.type === "HandDealt") selected = new Set();
-        if (event.type === "GameFinished") fetchRating(event);
+        if (event.type === "GameFinished") {
+          fetchRating(event);
+          checkDeals();
+        }
+        if (event.type === "GameStarted") contribute();
         if (event.type === "CardPlayed" && event.seat !== game.seat) return 1;
         if (event.type === "TrickWon") return 2;
         return 0;
@@ -198,6 +210,32 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       default:
         return 0;
     }
+  }
+
+  // -- committed deals (docs/FAIRNESS.md) ------------------------------------------------------
+
+  /** Add this seat's random contribution to the deals, once, before hand 1. */
+  function contribute() {
+    if (watching || !game.owesContribution()) return;
+    let value = sessionStorage.getItem(contributionKey);
+    if (!value) {
+      value = makeContribution();
+      sessionStorage.setItem(contributionKey, value);
+    }
+    game.contributions[game.seat] = value; // sent: not again, whatever answers first
+    socket.command({ type: "Contribute", value });
+  }
+
+  /** At the end: recompute every deal from the revealed seed and show the verdict. */
+  async function checkDeals() {
+    try {
+      const events = (await get(`/api/games/${gameId}/events`)).map((e) => e.event);
+      if (!events.some((e) => e.type === "GameStarted" && e.commitment)) return;
+      fairness = await verifyDeals(events, watching ? "" : sessionStorage.getItem(contributionKey));
+    } catch (error) {
+      fairness = { ok: false, reason: `could not read the game's events (${error.message || error})` };
+    }
+    render();
   }
 
   function describe(code) {
@@ -532,6 +570,10 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       h("p", { class: "headline" }, over.headline, over.reason ? ` (${over.reason})` : ""),
       h("p", {}, over.sides.map((s) => `${s.name} ${s.score}`).join(" · ")),
       change,
+      fairness && !fairness.pending && h("p", { class: fairness.ok ? "fair" : "form-error", "data-testid": "deals-verified" },
+        fairness.ok
+          ? `Deals verified: all ${fairness.hands} hands are the ones the revealed seed and the players' contributions deal.`
+          : `Deals NOT verified: ${fairness.reason}.`),
       h("p", { class: "row" },
         h("a", { class: "btn", href: `#/replay/${gameId}` }, "Replay this game"),
         h("a", { class: "btn", href: "#/lobby" }, "Back to the lobby")));

@@ -1,0 +1,49 @@
+"""Fill an event store with simulated finished rated games (bots, committed deals): the
+input of the export's test and of the figures in its closing note."""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+import asyncpg
+
+import engine
+from events import game as wire
+from events.envelope import REGISTRY
+from events.pgstore import PostgresEventStore
+from services.fairness import bot_game
+
+
+async def add_games(
+    pool: asyncpg.Pool, count: int, *, seed: int = 0, rules: engine.Ruleset | None = None
+) -> list[str]:
+    """Append ``count`` finished rated games and their rating rows; return their ids."""
+    store = PostgresEventStore(pool)
+    rng = random.Random(seed)
+    rules = rules or engine.Ruleset()
+    ids = []
+    for n in range(count):
+        game_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        players = tuple(f"sim{rng.randrange(40)}-{s}" for s in range(4))
+        contributions = {s: rng.randbytes(32).hex() for s in range(4) if rng.random() < 0.9}
+        played = bot_game(rules, rng.randbytes(32).hex(), contributions, rng)
+        opened = wire.TableOpened(
+            game_id=game_id, ladder="ranked", rated=True, players=players, match_id=f"m{n}"
+        )
+        events = [opened] + [
+            wire.to_wire(e, ladder="ranked", rated=True, players=players)
+            if isinstance(e, engine.GameFinished)
+            else wire.to_wire(e)
+            for e in played
+        ]
+        await store.append(f"game-{game_id}", 0, [REGISTRY.new_event(e) for e in events])
+        for player in players:
+            await pool.execute(
+                "INSERT INTO rating_history VALUES ($1, 'ranked', $2, 25, 8.3, 26, 8.1, 0.1,"
+                " 1.7, 1, 0)",
+                game_id,
+                player,
+            )
+        ids.append(game_id)
+    return ids

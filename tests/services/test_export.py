@@ -1,0 +1,80 @@
+"""`spades export`: a month of finished rated games round-trips through the engine."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import hashlib
+import json
+import tarfile
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+import engine
+from events import game as wire
+from events import transcript as transcripts
+from events.envelope import REGISTRY
+from events.pgstore import PostgresEventStore
+from services import export
+from services.fairness import verify
+from services.simulated_month import add_games
+
+
+async def test_a_month_exports_every_rated_game_and_round_trips(
+    pg_pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    ids = await add_games(pg_pool, 3, seed=4, rules=engine.Ruleset(target=200))
+    month = dt.datetime.now(dt.UTC).strftime("%Y-%m")
+    done = await export.export_month(pg_pool, month, tmp_path)
+    assert done["games"] == 3
+    lines = gzip.decompress((tmp_path / f"spades-games-{month}.ndjson.gz").read_bytes())
+    records = [json.loads(line) for line in lines.splitlines()]
+    assert [r["game_id"] for r in records] == ids
+    store = PostgresEventStore(pg_pool)
+    for record in records:
+        stored = await store.read(f"game-{record['game_id']}")
+        original = engine.replay(
+            [e for e in (wire.to_engine(REGISTRY.decode(s)) for s in stored) if e is not None]
+        )
+        assert export.replay_record(record) == original
+        assert record["players"][0]["rating"]["mu_after"] == 26
+        assert verify(export.events_of(record)).hands > 0
+        started = next(e for e in record["events"] if e["type"] == "GameStarted")
+        assert "seed" not in started["event"]
+    with tarfile.open(tmp_path / f"spades-transcripts-{month}.tar.gz") as texts:
+        names = texts.getnames()
+        assert names == [f"{i}.txt" for i in ids]
+        text = texts.extractfile(names[0]).read().decode()  # type: ignore[union-attr]
+    assert transcripts.parse(text).state.scores == tuple(records[0]["scores"])
+    for line in (tmp_path / f"SHA256SUMS-{month}").read_text().splitlines():
+        digest, name = line.split("  ")
+        assert hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() == digest
+
+
+async def test_other_months_and_bad_months(pg_pool: asyncpg.Pool, tmp_path: Path) -> None:
+    await add_games(pg_pool, 1, seed=5, rules=engine.Ruleset(target=150))
+    assert (await export.export_month(pg_pool, "2001-02", tmp_path))["games"] == 0
+    with pytest.raises(export.BadMonth, match="YYYY-MM"):
+        export.month_bounds("2026-13")
+    assert export.month_bounds("2026-12")[1] == dt.datetime(2027, 1, 1, tzinfo=dt.UTC)
+
+
+async def test_the_openspiel_format_writes_hands_and_says_what_it_skipped(
+    pg_pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    await add_games(pg_pool, 2, seed=6, rules=engine.Ruleset(target=150))
+    month = dt.datetime.now(dt.UTC).strftime("%Y-%m")
+    done = await export.export_openspiel(pg_pool, month, tmp_path)
+    assert done["games"] == 2
+    hands = gzip.decompress((tmp_path / f"spades-openspiel-{month}.ndjson.gz").read_bytes())
+    episodes = [json.loads(line) for line in hands.splitlines()]
+    skipped = [
+        json.loads(line)
+        for line in (tmp_path / f"spades-openspiel-skipped-{month}.ndjson").read_text().splitlines()
+    ]
+    assert len(episodes) == done["hands"]
+    assert len(episodes) + len(skipped) > 2
+    assert all(len(e["actions"]) == 108 for e in episodes)
+    assert all(s["reason"] for s in skipped)
