@@ -16,6 +16,7 @@ contract is made and keeps taking tricks while the opponents can still be set.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from engine.cards import SPADES, rank_of
@@ -258,12 +259,22 @@ def _card(seat: int, card: int) -> Command:
     return PlayCard(seat, card)
 
 
-def play_game(rules: Ruleset, seed: int) -> tuple[list[Event], GameState]:
-    """Return the events and final state of a whole game played by four baseline bots."""
+Player = Callable[[SeatView], Command]
+"""A bot: one seat's view -> its command."""
+
+
+def play_game(
+    rules: Ruleset, seed: int, players: Sequence[Player] | None = None
+) -> tuple[list[Event], GameState]:
+    """Return the events and final state of a whole game played by bots.
+
+    ``players`` gives each seat's bot (default: the baseline everywhere).
+    """
     events = decide(initial_state(), StartGame(rules, seed))
     state = replay(events)
     while state.phase != OVER:
-        new = decide(state, choose(view(state, state.turn)))
+        act = players[state.turn] if players else choose
+        new = decide(state, act(view(state, state.turn)))
         events += new
         state = replay(new, state)
     return events, state
