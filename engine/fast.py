@@ -143,7 +143,7 @@ class Table:
         best, best_i = -1, 0
         for i, c in enumerate(trick):
             s = suit[c]
-            if s == led or s == SPADES:
+            if s == led or s == SPADES:  # noqa: SIM109 - two compares beat a tuple here
                 p = power[c]
                 if p > best:
                     best, best_i = p, i
@@ -195,7 +195,7 @@ class Table:
                 best, best_i = -1, 0
                 for i, c in enumerate(trick):
                     cs = suit[c]
-                    if cs == led or cs == SPADES:
+                    if cs == led or cs == SPADES:  # noqa: SIM109
                         p = power[c]
                         if p > best:
                             best, best_i = p, i

@@ -96,7 +96,6 @@ def search(
     deadline = time.perf_counter() + seconds if seconds is not None else None
     me = t.team[view.seat]
     others = [side for side in range(t.teams) if side != me]
-    played = 0
     for i in range(worlds):
         if deadline is not None and i >= MIN_WORLDS and time.perf_counter() > deadline:
             break
@@ -117,7 +116,6 @@ def search(
             taken = table.play_out(rollout)
             pts = points(view.rules, view.bids, view.blind, taken, view.scores, view.bags)
             totals[card] += pts[me] - sum(pts[o] for o in others) / len(others)
-        played += 1
     # Ties go to the lowest card in play value: the cheaper card keeps the options.
     return max(cards, key=lambda c: (totals[c], -t.power[c], -c))
 
@@ -257,7 +255,7 @@ def rollout(table: Table, seat: int, legal: list[int]) -> int:
     best, best_i = -1, 0
     for i, c in enumerate(trick):
         s = suit[c]
-        if (s == led or s == SPADES) and power[c] > best:
+        if (s == led or s == SPADES) and power[c] > best:  # noqa: SIM109
             best, best_i = power[c], i
     if suit[legal[0]] == led:
         # Following suit (all of legal is the led suit).
