@@ -44,7 +44,8 @@ PLAYOUTS = 600
 """Default budget: sampled deals x candidate cards, per decision."""
 SECONDS = 0.15
 """Default time cap per decision (the table service's budget is 200 ms per decision)."""
-MIN_WORLDS = 8
+MIN_WORLDS = 4
+"""Deals always played under a time cap (a loaded machine still gets a real search)."""
 
 
 def choose(
@@ -57,7 +58,7 @@ def choose(
     """Return the searching bot's command for the seat of ``view``.
 
     ``playouts`` caps the playouts (deals x candidate cards); ``seconds``, when given,
-    also caps the time spent (at least `MIN_WORLDS` deals are always played). Without
+    also caps the time spent (at least `MIN_WORLDS` deals are played). Without
     ``rng`` the sampling is seeded from the view, so the decision is a function of
     the view alone.
     """
@@ -92,7 +93,7 @@ def search(
     t = tables(view.rules)
     sampler = Sampler(view, t)
     totals = dict.fromkeys(cards, 0.0)
-    worlds = max(MIN_WORLDS, playouts // len(cards))
+    worlds = max(2, playouts // len(cards))
     deadline = time.perf_counter() + seconds if seconds is not None else None
     me = t.team[view.seat]
     others = [side for side in range(t.teams) if side != me]

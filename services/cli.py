@@ -55,9 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="each seat's bot level, baseline or strong (one name = every seat);"
         " seats rotate by one every games/players games",
     )
-    sim.add_argument(
-        "--playouts", type=int, default=None, help="strong bot: playouts per decision"
-    )
+    sim.add_argument("--playouts", type=int, default=None, help="strong bot: playouts per decision")
     sim.add_argument(
         "--seconds", type=float, default=None, help="strong bot: time cap per decision"
     )
