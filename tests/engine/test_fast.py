@@ -31,7 +31,9 @@ def play_phase_states(rules: Ruleset, seed: int, limit: int = 3) -> list[GameSta
     found: list[GameState] = []
     rng = random.Random(seed)
     for state, _ in play(rules, seed):
-        if state.phase == "play" and (not state.tricks and not state.trick or rng.random() < 0.02):
+        if state.phase == "play" and (
+            (not state.tricks and not state.trick) or rng.random() < 0.02
+        ):
             found.append(state)
             if len(found) >= limit:
                 break
