@@ -40,7 +40,7 @@ from engine.model import Command, PlayCard
 from engine.rules import Tables, tables
 from engine.view import SeatView
 
-PLAYOUTS = 600
+PLAYOUTS = 480
 """Default budget: sampled deals x candidate cards, per decision."""
 SECONDS = 0.15
 """Default time cap per decision (the table service's budget is 200 ms per decision)."""
