@@ -72,8 +72,40 @@ def choose(
         return legal[0]
     if rng is None:
         rng = random.Random(_view_seed(view))
-    best = search(view, cards, rng, playouts=playouts, seconds=seconds)
+    candidates = distinct_cards(view, cards)
+    if len(candidates) == 1:
+        return PlayCard(view.seat, candidates[0])
+    best = search(view, candidates, rng, playouts=playouts, seconds=seconds)
     return PlayCard(view.seat, best)
+
+
+def distinct_cards(view: SeatView, cards: list[int]) -> list[int]:
+    """Return one card (the lowest) of each run of equivalent cards among ``cards``.
+
+    Two cards of one suit are equivalent when every card ranked between them is in
+    this hand or already played: whatever the deal, they win and lose the same
+    tricks. Searching one of them spends the budget on choices that differ.
+    """
+    t = tables(view.rules)
+    suit, power = t.suit, t.power
+    gone = set(view.hand) | set(view.trick)
+    for trick in view.tricks:
+        gone.update(trick.cards)
+    out: list[int] = []
+    by_suit: dict[int, list[int]] = {}
+    for c in cards:
+        by_suit.setdefault(suit[c], []).append(c)
+    for s, mine in by_suit.items():
+        mine.sort(key=power.__getitem__)
+        # The suit's cards still unseen by this seat, in power order.
+        outside = sorted(power[c] for c in t.deck if suit[c] == s and c not in gone)
+        previous = -1
+        for c in mine:
+            if previous >= 0 and not any(power[previous] < p < power[c] for p in outside):
+                continue  # equivalent to the card kept just below it
+            out.append(c)
+            previous = c
+    return out
 
 
 def _view_seed(view: SeatView) -> int:

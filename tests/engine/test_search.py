@@ -25,7 +25,7 @@ from engine import (
 )
 from engine.bot import choose as baseline
 from engine.cards import SPADES, rank_of
-from engine.search import LEVELS, Sampler, choose, player
+from engine.search import LEVELS, Sampler, choose, distinct_cards, player
 from engine.state import Trick
 from tests.engine.support import bid_round, hands, start
 from tests.engine.test_properties import PROFILE, play, rulesets
@@ -269,3 +269,39 @@ def test_the_baseline_bids_up_when_the_next_bags_cost() -> None:
         same += b.tricks == a.tricks
         assert b.tricks >= a.tricks
     assert more >= 5, (more, same)
+
+
+def test_equivalent_cards_are_searched_once() -> None:
+    # 5D is gone, so 3D 4D 6D win and lose the same tricks; QD is unseen, so JD and KD differ.
+    for seed in range(30):
+        state = mid_hand(seed, tricks=5)
+        v = view(state, state.turn)
+        cards = [c.card for c in v.legal if isinstance(c, PlayCard)]
+        kept = distinct_cards(v, cards)
+        assert set(kept) <= set(cards)
+        t = state.tables
+        gone = set(v.hand) | {c for tr in v.tricks for c in tr.cards} | set(v.trick)
+        for c in cards:
+            # Every card dropped has a kept card of its suit with nothing unseen between.
+            if c in kept:
+                continue
+            assert any(
+                t.suit[k] == t.suit[c]
+                and not any(
+                    t.suit[x] == t.suit[c]
+                    and min(t.power[k], t.power[c]) < t.power[x] < max(t.power[k], t.power[c])
+                    for x in t.deck
+                    if x not in gone
+                )
+                for k in kept
+            )
+        # Kept cards of one suit are never equivalent to each other.
+        for a in kept:
+            for b in kept:
+                if a != b and t.suit[a] == t.suit[b]:
+                    assert any(
+                        t.suit[x] == t.suit[a]
+                        and min(t.power[a], t.power[b]) < t.power[x] < max(t.power[a], t.power[b])
+                        for x in t.deck
+                        if x not in gone
+                    )
