@@ -125,6 +125,8 @@ CALIBRATION: dict[tuple[int, str], tuple[float, float, float]] = {
     (4, "jokers"): (0.558, 0.692, 0.220),
     (4, "deuces"): (0.597, 0.694, 0.165),
 }
+SUICIDE_NIL_BELOW = 3.0
+"""Suicide: the first partner goes nil with fewer expected tricks (an average hand: 3.25)."""
 MARGIN = {2: 1.0, 3: 1.0, 4: 0.85}
 """Tricks bid under the expectation: a set costs ten times what a bag does."""
 
@@ -188,6 +190,18 @@ def _bid(view: SeatView) -> Command:
     partner_nil = t.players == 4 and view.bids[(view.seat + 2) % 4] == 0
     numbers = [b.tricks for b in bids]
     if view.rules.nil_allowed and 0 in numbers and not partner_nil and _nil_ok(view, t):
+        return bids[numbers.index(0)]
+    if numbers == [0]:
+        return bids[0]  # suicide: the partner bid, this hand must be the nil
+    # Suicide, first of the partnership: one of the two hands must go nil. The
+    # weaker hand should: below an average hand's tricks, it is this one.
+    if (
+        view.rules.suicide
+        and 0 in numbers
+        and view.bids[(view.seat + 2) % 4] < 0
+        and expected_tricks(view.hand, view.rules) < SUICIDE_NIL_BELOW
+        and not any(t.suit[c] == SPADES and t.power[c] % 100 >= QUEEN for c in view.hand)
+    ):
         return bids[numbers.index(0)]
     wanted = wanted_bid(view)
     positive = [b for b in bids if b.tricks > 0 or not view.rules.nil_allowed] or bids
