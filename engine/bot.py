@@ -114,12 +114,14 @@ def _safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
 
 
 # Expected tricks = a + b * sure tricks (counted as for 13 cards) + c * trumps held,
-# fitted by least squares on 1,500 random deals per row, each played out with every
+# fitted by least squares on 1,500 random deals per row (draw: drawn hands), each played out with every
 # seat trying to win tricks (engine.search's rollout). Keyed by (players, deck): the
 # deck is "plain", "jokers" or "deuces" (deuces high).
 CALIBRATION: dict[tuple[int, str], tuple[float, float, float]] = {
     (2, "plain"): (4.012, 0.454, 0.424),
     (2, "jokers"): (3.731, 0.472, 0.396),
+    # Two-player draw deal: hands kept by this bot's own draw habit (spades, tens up).
+    (2, "draw"): (2.932, 0.562, 0.209),
     (3, "plain"): (2.815, 0.671, 0.116),
     (4, "plain"): (0.752, 0.716, 0.239),
     (4, "jokers"): (0.558, 0.692, 0.220),
@@ -135,6 +137,8 @@ def expected_tricks(hand: tuple[int, ...], rules: Ruleset) -> float:
     """Return the tricks a hand is expected to take at its table (players and deck)."""
     t = _tables(rules)
     deck = "jokers" if rules.jokers else "deuces" if rules.deuces_high else "plain"
+    if rules.deal == "draw":
+        deck = "draw"
     a, b, c = CALIBRATION.get((t.players, deck)) or CALIBRATION[(t.players, "plain")]
     sure = estimate(hand, t) * 13 / t.tricks
     trumps = sum(1 for card in hand if t.suit[card] == SPADES)
