@@ -114,9 +114,10 @@ def _safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
 
 
 # Expected tricks = a + b * sure tricks (counted as for 13 cards) + c * trumps held,
-# fitted by least squares on 1,500 random deals per row (draw: drawn hands), each played out with every
+# fitted by least squares on 1,500 random deals per row, each played out with every
 # seat trying to win tricks (engine.search's rollout). Keyed by (players, deck): the
-# deck is "plain", "jokers" or "deuces" (deuces high).
+# deck is "plain", "jokers", "deuces" (deuces high) or "draw" (two-player draw deal,
+# fitted on hands drawn by `_draw`).
 CALIBRATION: dict[tuple[int, str], tuple[float, float, float]] = {
     (2, "plain"): (4.012, 0.454, 0.424),
     (2, "jokers"): (3.731, 0.472, 0.396),
