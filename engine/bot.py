@@ -100,7 +100,8 @@ def estimate(hand: tuple[int, ...], t: Tables) -> float:
     return tricks * t.tricks / 13
 
 
-def _safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
+def safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
+    """Return whether a hand may bid nil: few low spades, every high card guarded."""
     trumps = [t.power[c] for c in hand if t.suit[c] == SPADES]
     if len(trumps) > 3 or any(p >= 100 + TEN for p in trumps):
         return False
@@ -175,7 +176,7 @@ def wanted_bid(view: SeatView) -> int:
 
 
 def _nil_ok(view: SeatView, t: Tables) -> bool:
-    if not _safe_nil(view.hand, t):
+    if not safe_nil(view.hand, t):
         return False
     if t.players == 2:
         # Heads-up, the only opponent can lead into a nil at will: only a hand with no

@@ -29,6 +29,7 @@ cards this seat cannot see give it the same view, hence the same decision
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -44,6 +45,8 @@ PLAYOUTS = 480
 """Default budget: sampled deals x candidate cards, per decision."""
 SECONDS = 0.15
 """Default time cap per decision (the table service's budget is 200 ms per decision)."""
+BID_SPREAD = 1.5
+"""Tricks of spread between a hand's modelled bid and the bid made (a normal's sigma)."""
 MIN_WORLDS = 4
 """Deals always played under a time cap (a loaded machine still gets a real search)."""
 
@@ -133,6 +136,7 @@ def search(
         if deadline is not None and i >= MIN_WORLDS and time.perf_counter() > deadline:
             break
         hands = sampler.sample(rng)
+        weight = sampler.bid_weight(hands)
         for card in cards:
             table = Table(
                 view.rules,
@@ -148,7 +152,7 @@ def search(
             table.play(view.seat, card)
             taken = table.play_out(rollout)
             pts = points(view.rules, view.bids, view.blind, taken, view.scores, view.bags)
-            totals[card] += pts[me] - sum(pts[o] for o in others) / len(others)
+            totals[card] += weight * (pts[me] - sum(pts[o] for o in others) / len(others))
     # Ties go to the lowest card in play value: the cheaper card keeps the options.
     return max(cards, key=lambda c: (totals[c], -t.power[c], -c))
 
@@ -167,8 +171,11 @@ class Sampler:
         rounds = [(tr.leader, tr.cards) for tr in view.tricks]
         if view.trick:
             rounds.append((view.leader, view.trick))
+        played_by: list[list[int]] = [[] for _ in range(n)]
         for number, (leader, trick) in enumerate(rounds):
             played.update(trick)
+            for i, c in enumerate(trick):
+                played_by[(leader + i) % n].append(c)
             led = suit[trick[0]]
             special = number == 0 and first_lead != "no_spade"
             if led == SPADES and not broken and not special:
@@ -200,6 +207,39 @@ class Sampler:
         self.n = n
         # Cards nobody holds (two players dealt 13 each): a bucket without limits.
         self.spare = len(self.pool) - sum(self.room)
+        self.played_by = played_by
+        self.rules = view.rules
+        self.t = t
+        self.bids = view.bids
+        # Seats whose bid was made looking at their cards (not blind, not an exchange
+        # partner whose hand changed after bidding): their bids tell about their hands.
+        exchanged = {s for s in range(n) if n == 4 and (view.blind[s] or view.blind[(s + 2) % 4])}
+        self.bidders = [
+            s
+            for s in range(n)
+            if s != me and view.bids[s] >= 0 and not view.blind[s] and s not in exchanged
+        ]
+
+    def bid_weight(self, hands: list[list[int]]) -> float:
+        """Return how likely the others' bids are with these hands (the baseline's bidding).
+
+        A bid a hand's expected tricks explain gets weight 1, one two tricks away about
+        0.4; a nil from a hand the baseline would not bid nil with, 0.25. Deals are
+        weighted, not rejected, so a seat bidding unlike the model costs nothing worse
+        than a plain uniform sample.
+        """
+        weight = 1.0
+        rules, t = self.rules, self.t
+        margin = bot.MARGIN[t.players]
+        for s in self.bidders:
+            held = tuple(sorted(hands[s] + self.played_by[s]))
+            bid = self.bids[s]
+            if bid == 0 and rules.nil_allowed:
+                weight *= 1.0 if bot.safe_nil(held, t) else 0.25
+            else:
+                d = bid - max(1.0, bot.expected_tricks(held, rules) - margin)
+                weight *= math.exp(-d * d / (2 * BID_SPREAD**2))
+        return weight
 
     def sample(self, rng: random.Random) -> list[list[int]]:
         """Return one deal: every seat's hand (this seat's own as it is)."""
