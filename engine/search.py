@@ -8,7 +8,9 @@ the hand with a quick heuristic rollout for every seat (the baseline's habits:
 nil bidders duck, partners cover, contracts are chased and bags ducked), and scores
 the hand with the engine's own scoring (nil, bags and their penalty, blind bids,
 10-for-200, Boston): the card with the best average margin over the other sides is
-played. Every candidate card is tried in the same sampled deals (common random
+played. Deals are weighted by how well they explain the other seats' bids (the
+baseline's bidding model), and only one card of each run of equivalent cards is
+searched. Every candidate card is tried in the same sampled deals (common random
 numbers), so the comparison between cards is not swamped by the luck of the deal.
 This is perfect-information Monte Carlo (PIMC), the method of GIB and of the first
 Monte-Carlo Spades programs; bids, blind choices, exchanges and draws are the
