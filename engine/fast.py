@@ -216,6 +216,18 @@ def points(
     bags: Sequence[int] | None = None,
 ) -> tuple[int, ...]:
     """Return each side's points for a hand (the engine's own `score_hand`)."""
+    return outcome(rules, bids, blind, taken, scores, bags)[0]
+
+
+def outcome(
+    rules: Ruleset,
+    bids: Sequence[int],
+    blind: Sequence[bool],
+    taken: Sequence[int],
+    scores: Sequence[int] | None = None,
+    bags: Sequence[int] | None = None,
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Return each side's (points, bags carried after) for a hand (`score_hand`)."""
     t = tables(rules)
     state = GameState(
         rules=rules,
@@ -225,7 +237,8 @@ def points(
         scores=tuple(scores) if scores is not None else (0,) * t.teams,
         bags=tuple(bags) if bags is not None else (0,) * t.teams,
     )
-    return score_hand(state, tuple(taken))[0]
+    result = score_hand(state, tuple(taken))
+    return result[0], result[2]
 
 
 def deal_hands(t: Tables, rng: random.Random, dealer: int = 0) -> list[list[int]]:

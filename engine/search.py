@@ -38,7 +38,7 @@ from collections.abc import Callable
 
 from engine import bot
 from engine.cards import CLUBS, SPADES
-from engine.fast import Table, points
+from engine.fast import Table, outcome
 from engine.model import Command, PlayCard
 from engine.rules import Tables, tables
 from engine.view import SeatView
@@ -134,6 +134,8 @@ def search(
     deadline = time.perf_counter() + seconds if seconds is not None else None
     me = t.team[view.seat]
     others = [side for side in range(t.teams) if side != me]
+    rules = view.rules
+    bag_cost = rules.bag_penalty / rules.bag_limit if rules.bags else 0.0
     for i in range(worlds):
         if deadline is not None and i >= MIN_WORLDS and time.perf_counter() > deadline:
             break
@@ -153,8 +155,11 @@ def search(
             )
             table.play(view.seat, card)
             taken = table.play_out(rollout)
-            pts = points(view.rules, view.bids, view.blind, taken, view.scores, view.bags)
-            totals[card] += weight * (pts[me] - sum(pts[o] for o in others) / len(others))
+            pts, bags = outcome(view.rules, view.bids, view.blind, taken, view.scores, view.bags)
+            # A carried bag is a tenth of the next penalty: the hand's points alone
+            # would count an overtrick as +1 and collect bags.
+            value = [pts[s] - bag_cost * (bags[s] - view.bags[s]) for s in range(t.teams)]
+            totals[card] += weight * (value[me] - sum(value[o] for o in others) / len(others))
     # Ties go to the lowest card in play value: the cheaper card keeps the options.
     return max(cards, key=lambda c: (totals[c], -t.power[c], -c))
 
