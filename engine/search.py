@@ -43,7 +43,7 @@ from engine.model import Command, PlayCard
 from engine.rules import Tables, tables
 from engine.view import SeatView
 
-PLAYOUTS = 480
+PLAYOUTS = 400
 """Default budget: sampled deals x candidate cards, per decision."""
 SECONDS = 0.15
 """Default time cap per decision (the table service's budget is 200 ms per decision)."""
