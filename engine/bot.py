@@ -125,13 +125,16 @@ CALIBRATION: dict[tuple[int, str], tuple[float, float, float]] = {
     # Two-player draw deal: hands kept by this bot's own draw habit (spades, tens up).
     (2, "draw"): (2.932, 0.562, 0.209),
     (3, "plain"): (2.815, 0.671, 0.116),
+    (3, "jokers"): (3.255, 0.670, 0.014),
     (4, "plain"): (0.752, 0.716, 0.239),
     (4, "jokers"): (0.558, 0.692, 0.220),
     (4, "deuces"): (0.597, 0.694, 0.165),
+    (5, "plain"): (-0.177, 0.643, 0.339),
+    (5, "jokers"): (-0.259, 0.641, 0.327),
 }
 SUICIDE_NIL_BELOW = 3.0
 """Suicide: the first partner goes nil with fewer expected tricks (an average hand: 3.25)."""
-MARGIN = {2: 1.0, 3: 1.0, 4: 0.85}
+MARGIN = {2: 1.0, 3: 1.0, 4: 0.85, 5: 0.6}
 """Tricks bid under the expectation: a set costs ten times what a bag does."""
 
 
@@ -141,7 +144,11 @@ def expected_tricks(hand: tuple[int, ...], rules: Ruleset) -> float:
     deck = "jokers" if rules.jokers else "deuces" if rules.deuces_high else "plain"
     if rules.deal == "draw":
         deck = "draw"
-    a, b, c = CALIBRATION.get((t.players, deck)) or CALIBRATION[(t.players, "plain")]
+    a, b, c = (
+        CALIBRATION.get((t.players, deck))
+        or CALIBRATION.get((t.players, "plain"))
+        or CALIBRATION[(4, "plain")]
+    )
     sure = estimate(hand, t) * 13 / t.tricks
     trumps = sum(1 for card in hand if t.suit[card] == SPADES)
     return a + b * sure + c * trumps
@@ -160,7 +167,7 @@ def wanted_bid(view: SeatView) -> int:
     """Return the number of tricks the seat would like to bid (before legal constraints)."""
     rules = view.rules
     expected = expected_tricks(view.hand, rules)
-    margin = MARGIN[rules.players]
+    margin = MARGIN.get(rules.players, 0.85)
     if bag_room(view) <= 3:
         # The next bags cost a penalty: bid up to the expectation, overtricks are dear.
         margin -= 0.6

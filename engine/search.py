@@ -237,7 +237,7 @@ class Sampler:
         """
         weight = 1.0
         rules, t = self.rules, self.t
-        margin = bot.MARGIN[t.players]
+        margin = bot.MARGIN.get(t.players, 0.85)
         for s in self.bidders:
             held = tuple(sorted(hands[s] + self.played_by[s]))
             bid = self.bids[s]
