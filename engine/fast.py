@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from engine.cards import CLUBS, SPADES, TWO_OF_CLUBS
 from engine.game import score_hand
 from engine.rules import Ruleset, Tables, tables
-from engine.state import GameState, first_leader
+from engine.state import GameState, Trick, first_leader
 
 Policy = Callable[["Table", int, list[int]], int]
 """A play policy: (table, seat, legal cards) -> the card to play."""
@@ -39,6 +39,7 @@ class Table:
         "done",
         "first_lead",
         "hands",
+        "history",
         "leader",
         "memo",
         "memo_done",
@@ -64,6 +65,7 @@ class Table:
         taken: Sequence[int] | None = None,
         bids: Sequence[int] | None = None,
         blind: Sequence[bool] | None = None,
+        history: Sequence[Trick] | None = None,
     ) -> None:
         t = tables(rules)
         self.rules = rules
@@ -89,6 +91,11 @@ class Table:
         self.first_lead = rules.first_lead
         self.memo: list[int] = []
         self.memo_done = -1
+        # Moe runs and Little Willies are scored from the tricks themselves: kept only
+        # for those rules (None otherwise, and the scoring never reads them).
+        self.history: list[Trick] | None = (
+            list(history or ()) if rules.moe or rules.little_willie else None
+        )
 
     def legal(self, seat: int) -> list[int]:
         """Return the cards ``seat`` may play to the current trick (the engine's rules)."""
@@ -130,7 +137,10 @@ class Table:
         trick = self.trick
         trick.append(card)
         if len(trick) == self.players:
+            leader = self.leader
             self.leader = self.winner()
+            if self.history is not None:
+                self.history.append(Trick(leader, tuple(trick), self.leader))
             self.taken[self.leader] += 1
             self.done += 1
             self.trick = []
@@ -199,7 +209,10 @@ class Table:
                         p = power[c]
                         if p > best:
                             best, best_i = p, i
-                leader = (leader + best_i) % n
+                winner = (leader + best_i) % n
+                if self.history is not None:
+                    self.history.append(Trick(leader, tuple(trick), winner))
+                leader = winner
                 taken[leader] += 1
                 done += 1
                 trick = []
@@ -214,9 +227,11 @@ def points(
     taken: Sequence[int],
     scores: Sequence[int] | None = None,
     bags: Sequence[int] | None = None,
+    moe: Sequence[bool] | None = None,
+    history: Sequence[Trick] | None = None,
 ) -> tuple[int, ...]:
     """Return each side's points for a hand (the engine's own `score_hand`)."""
-    return outcome(rules, bids, blind, taken, scores, bags)[0]
+    return outcome(rules, bids, blind, taken, scores, bags, moe, history)[0]
 
 
 def outcome(
@@ -226,8 +241,14 @@ def outcome(
     taken: Sequence[int],
     scores: Sequence[int] | None = None,
     bags: Sequence[int] | None = None,
+    moe: Sequence[bool] | None = None,
+    history: Sequence[Trick] | None = None,
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Return each side's (points, bags carried after) for a hand (`score_hand`)."""
+    """Return each side's (points, bags carried after) for a hand (`score_hand`).
+
+    ``moe`` (each seat's Moe flag) and ``history`` (the hand's tricks) matter only
+    with the Moe and Little Willie rules.
+    """
     t = tables(rules)
     state = GameState(
         rules=rules,
@@ -236,8 +257,9 @@ def outcome(
         blind=tuple(blind),
         scores=tuple(scores) if scores is not None else (0,) * t.teams,
         bags=tuple(bags) if bags is not None else (0,) * t.teams,
+        moe=tuple(moe) if moe is not None else (False,) * t.players,
     )
-    result = score_hand(state, tuple(taken))
+    result = score_hand(state, tuple(taken), tuple(history or ()))
     return result[0], result[2]
 
 

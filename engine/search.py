@@ -152,10 +152,20 @@ def search(
                 taken=view.taken,
                 bids=view.bids,
                 blind=view.blind,
+                history=view.tricks,
             )
             table.play(view.seat, card)
             taken = table.play_out(rollout)
-            pts, bags = outcome(view.rules, view.bids, view.blind, taken, view.scores, view.bags)
+            pts, bags = outcome(
+                view.rules,
+                view.bids,
+                view.blind,
+                taken,
+                view.scores,
+                view.bags,
+                view.moe,
+                table.history,
+            )
             # A carried bag is a tenth of the next penalty: the hand's points alone
             # would count an overtrick as +1 and collect bags.
             value = [pts[s] - bag_cost * (bags[s] - view.bags[s]) for s in range(t.teams)]

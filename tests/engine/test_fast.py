@@ -51,6 +51,7 @@ def table_of(state: GameState) -> Table:
         taken=state.taken,
         bids=state.bids,
         blind=state.blind,
+        history=state.tricks,
     )
 
 
@@ -70,11 +71,22 @@ def test_the_fast_table_plays_the_public_rules_card_for_card(rules: Ruleset, see
             card = rng.choice(fast)
             table.play(seat, card)
             events = decide(state, PlayCard(seat, card))
-            state = replay(events, state)
+            before, state = state, replay(events, state)
             scored = [e for e in events if isinstance(e, HandScored)]
             if scored:
                 assert tuple(table.taken) == scored[0].tricks
                 assert table.done == rules.tricks_per_hand
+                # Scored on the fast table's own record of the tricks (Moe, Willie).
+                assert scored[0].points == points(
+                    rules,
+                    before.bids,
+                    before.blind,
+                    table.taken,
+                    before.scores,
+                    before.bags,
+                    before.moe,
+                    table.history,
+                )
                 break
             assert table.taken == list(state.taken)
             assert table.broken == state.broken
@@ -90,8 +102,17 @@ def test_the_fast_scoring_is_the_engines(rules: Ruleset, seed: int) -> None:
         assert sum(taken) == rules.tricks_per_hand
         cards = [c for h in table.hands for s in h for c in s]
         assert cards == []
-        expected = points(rules, state.bids, state.blind, taken, state.scores, state.bags)
-        assert expected == score_hand(state, tuple(taken))[0]
+        expected = points(
+            rules,
+            state.bids,
+            state.blind,
+            taken,
+            state.scores,
+            state.bags,
+            state.moe,
+            table.history,
+        )
+        assert expected == score_hand(state, tuple(taken), tuple(table.history or ()))[0]
 
 
 def test_a_random_hand_plays_every_card_once() -> None:
