@@ -1,14 +1,24 @@
 """Engine benchmark: random and bot play (hands/s, events folded/s), whole-game replay,
-and OpenSpiel's C++ ``spades`` played the same way in the same run when pyspiel imports.
+the private fast path the search plays on (`engine.fast`), the searching bot's decision
+times, and OpenSpiel's C++ ``spades`` played the same way in the same run when pyspiel
+imports (`make bench` installs it: the ``bench`` dependency group).
 
-    uv run --frozen python -m benchmarks engine
+    uv run --frozen --group bench python -m benchmarks engine
+
+Figures are also merged into ``artifacts/bench.json`` (other benchmarks add their keys):
+``engine.hands_per_cpu_s`` (random hands through the fast path: deal, random bids, random
+legal cards, the engine's scoring), ``engine.public_hands_per_cpu_s`` (the same through
+`decide`/`apply`), ``engine.openspiel_hands_per_cpu_s`` and their ratio, and
+``bots.strong_decision_ms_p50/p90/p99`` (CPU ms per card at the default budget).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from engine import (
     Event,
@@ -17,9 +27,11 @@ from engine import (
     Ruleset,
     StartGame,
     decide,
+    fast,
     initial_state,
     legal_actions,
     replay,
+    search,
     view,
 )
 from engine.bot import choose, play_game
@@ -106,9 +118,66 @@ def open_spiel_rate(seconds: float) -> tuple[float, float] | None:
     return hands / (time.perf_counter() - start), hands / (time.process_time() - cpu)
 
 
+ARTIFACT = Path("artifacts/bench.json")
+
+
+def fast_rate(seconds: float) -> tuple[float, float]:
+    """Return random hands per wall and CPU second through the private fast path."""
+    rng = random.Random(1)
+    hands = 0
+    start, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - start < seconds:
+        fast.random_hand(RULES, rng)
+        hands += 1
+    return hands / (time.perf_counter() - start), hands / (time.process_time() - cpu)
+
+
+def strong_decisions(count: int = 40) -> list[float]:
+    """Return the searching bot's CPU ms per card at its default budget, sorted."""
+    times: list[float] = []
+    seed = 0
+    while len(times) < count:
+        state = replay(decide(initial_state(), StartGame(RULES, seed)))
+        rng = random.Random(seed)
+        while state.phase != "over" and state.hand == 1:
+            v = view(state, state.turn)
+            if state.phase == "play" and len(v.legal) > 1 and rng.random() < 0.25:
+                start = time.process_time()
+                command = search.choose(v)  # the playout budget alone: CPU, not wall
+                times.append((time.process_time() - start) * 1e3)
+            else:
+                command = choose(v)
+            state = replay(decide(state, command), state)
+        seed += 1
+    return sorted(times[:count])
+
+
+def _pct(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(q / 100 * len(values)))]
+
+
+def record(figures: dict[str, float]) -> None:
+    """Merge ``figures`` into artifacts/bench.json (other benchmarks keep their keys)."""
+    ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        data = json.loads(ARTIFACT.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        data = {}
+    data.update({k: round(v, 3) for k, v in figures.items()})
+    ARTIFACT.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
 def main() -> None:
     """Print the engine's figures (per wall second and per CPU second of this process)."""
+    figures: dict[str, float] = {}
+    fast_wall, fast_cpu = fast_rate(SECONDS)
+    print(
+        f"fast path:    {fast_wall:7,.0f} hands/s wall, {fast_cpu:7,.0f} per CPU s"
+        " (random hands, engine.fast: what the search plays on)"
+    )
+    figures["engine.hands_per_cpu_s"] = fast_cpu
     wall, cpu, random_games = play_for(_random_policy, SECONDS)
+    figures["engine.public_hands_per_cpu_s"] = cpu
     print(f"random play:  {wall:7,.0f} hands/s wall, {cpu:7,.0f} per CPU s (ladder rules)")
     print(f"  fold:       {fold_rate(random_games):9,.0f} events/s (replay of those games)")
     bot_wall, bot_cpu, bot_games = play_for(_bot_policy, SECONDS)
@@ -116,12 +185,34 @@ def main() -> None:
     print(f"  fold:       {fold_rate(bot_games):9,.0f} events/s")
     ms, count, hands, scores = whole_game_replay()
     print(f"replay of a whole game to 500: {ms:.2f} ms ({count} events, {hands} hands, {scores})")
+    times = strong_decisions()
+    p50, p90, p99 = (_pct(times, q) for q in (50, 90, 99))
+    print(
+        f"strong bot:   p50 {p50:.1f} ms, p90 {p90:.1f} ms, p99 {p99:.1f} ms, max {times[-1]:.1f}"
+        f" CPU per card ({len(times)} cards, {search.PLAYOUTS} playouts each;"
+        f" services also cap it at {search.SECONDS * 1e3:.0f} ms wall)"
+    )
+    figures.update(
+        {
+            "bots.strong_decision_ms_p50": p50,
+            "bots.strong_decision_ms_p90": p90,
+            "bots.strong_decision_ms_p99": p99,
+        }
+    )
     theirs = open_spiel_rate(SECONDS)
     if theirs is None:
-        print("open_spiel: not installed (pip install open-spiel to compare)")
+        print("open_spiel: not installed (make bench installs it: uv sync --group bench)")
+        record(figures)
         return
     print(f"open_spiel:   {theirs[0]:7,.0f} hands/s wall, {theirs[1]:7,.0f} per CPU s (spades)")
-    print(f"ratio engine/open_spiel: {wall / theirs[0]:.2f}x wall, {cpu / theirs[1]:.2f}x CPU")
+    print(
+        f"ratio fast path/open_spiel: {fast_cpu / theirs[1]:.2f}x CPU;"
+        f" public API/open_spiel: {cpu / theirs[1]:.2f}x CPU"
+    )
+    figures["engine.openspiel_hands_per_cpu_s"] = theirs[1]
+    figures["engine.openspiel_ratio"] = fast_cpu / theirs[1]
+    figures["engine.public_openspiel_ratio"] = cpu / theirs[1]
+    record(figures)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ contract is made and keeps taking tricks while the opponents can still be set.
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from engine.cards import SPADES, rank_of
@@ -98,7 +100,8 @@ def estimate(hand: tuple[int, ...], t: Tables) -> float:
     return tricks * t.tricks / 13
 
 
-def _safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
+def safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
+    """Return whether a hand may bid nil: few low spades, every high card guarded."""
     trumps = [t.power[c] for c in hand if t.suit[c] == SPADES]
     if len(trumps) > 3 or any(p >= 100 + TEN for p in trumps):
         return False
@@ -111,24 +114,120 @@ def _safe_nil(hand: tuple[int, ...], t: Tables) -> bool:
     return True
 
 
+# Expected tricks = a + b * sure tricks (counted as for 13 cards) + c * trumps held,
+# fitted by least squares on 1,500 random deals per row, each played out with every
+# seat trying to win tricks (engine.search's rollout). Keyed by (players, deck): the
+# deck is "plain", "jokers", "deuces" (deuces high) or "draw" (two-player draw deal,
+# fitted on hands drawn by `_draw`).
+CALIBRATION: dict[tuple[int, str], tuple[float, float, float]] = {
+    (2, "plain"): (4.012, 0.454, 0.424),
+    (2, "jokers"): (3.731, 0.472, 0.396),
+    # Two-player draw deal: hands kept by this bot's own draw habit (spades, tens up).
+    (2, "draw"): (2.932, 0.562, 0.209),
+    (3, "plain"): (2.815, 0.671, 0.116),
+    (3, "jokers"): (3.255, 0.670, 0.014),
+    (4, "plain"): (0.752, 0.716, 0.239),
+    (4, "jokers"): (0.558, 0.692, 0.220),
+    (4, "deuces"): (0.597, 0.694, 0.165),
+    (5, "plain"): (-0.177, 0.643, 0.339),
+    (5, "jokers"): (-0.259, 0.641, 0.327),
+}
+SUICIDE_NIL_BELOW = 3.0
+"""Suicide: the first partner goes nil with fewer expected tricks (an average hand: 3.25)."""
+MARGIN = {2: 1.0, 3: 1.0, 4: 0.85, 5: 0.6}
+"""Tricks bid under the expectation: a set costs ten times what a bag does."""
+
+
+def expected_tricks(hand: tuple[int, ...], rules: Ruleset) -> float:
+    """Return the tricks a hand is expected to take at its table (players and deck)."""
+    t = _tables(rules)
+    deck = "jokers" if rules.jokers else "deuces" if rules.deuces_high else "plain"
+    if rules.deal == "draw":
+        deck = "draw"
+    a, b, c = (
+        CALIBRATION.get((t.players, deck))
+        or CALIBRATION.get((t.players, "plain"))
+        or CALIBRATION[(4, "plain")]
+    )
+    sure = estimate(hand, t) * 13 / t.tricks
+    trumps = sum(1 for card in hand if t.suit[card] == SPADES)
+    return a + b * sure + c * trumps
+
+
+def bag_room(view: SeatView) -> int:
+    """Return how many more bags the seat's side can take before the next penalty (99: none)."""
+    rules = view.rules
+    if not rules.bags or not rules.bag_penalty:
+        return 99
+    side = view.seat % 2 if rules.players == 4 else view.seat
+    return rules.bag_limit - view.bags[side]
+
+
+def wanted_bid(view: SeatView) -> int:
+    """Return the number of tricks the seat would like to bid (before legal constraints)."""
+    rules = view.rules
+    expected = expected_tricks(view.hand, rules)
+    margin = MARGIN.get(rules.players, 0.85)
+    if bag_room(view) <= 3:
+        # The next bags cost a penalty: bid up to the expectation, overtricks are dear.
+        margin -= 0.6
+    if rules.ten_for_two_hundred and rules.players == 4:
+        partner = view.bids[(view.seat + 2) % 4]
+        if partner > 0 and 9 <= partner + expected - margin < 10:
+            # Ten for two hundred: a team contract of ten doubles its value.
+            return 10 - partner
+    # Never below the sure tricks: the fit regresses a great hand to the mean.
+    t = _tables(rules)
+    sure = estimate(view.hand, t) * 13 / t.tricks
+    return max(1, math.floor(expected - margin + 0.5), round(sure))
+
+
+def _nil_ok(view: SeatView, t: Tables) -> bool:
+    if not safe_nil(view.hand, t):
+        return False
+    if t.players == 2:
+        # Heads-up, the only opponent can lead into a nil at will: only a hand with no
+        # card above a seven is worth it.
+        return all(t.power[c] % 100 <= 5 for c in view.hand)
+    if t.players == 3:
+        return (
+            all(t.power[c] % 100 <= 8 for c in view.hand)
+            and expected_tricks(view.hand, view.rules) < 3.5
+        )
+    return True
+
+
 def _bid(view: SeatView) -> Command:
     t = _tables(view.rules)
     bids = [c for c in view.legal if isinstance(c, PlaceBid)]
-    est = estimate(view.hand, t)
     partner_nil = t.players == 4 and view.bids[(view.seat + 2) % 4] == 0
     numbers = [b.tricks for b in bids]
-    if view.rules.nil_allowed and 0 in numbers and not partner_nil and _safe_nil(view.hand, t):
+    if view.rules.nil_allowed and 0 in numbers and not partner_nil and _nil_ok(view, t):
         return bids[numbers.index(0)]
-    wanted = max(1, round(est))
+    if numbers == [0]:
+        return bids[0]  # suicide: the partner bid, this hand must be the nil
+    # Suicide, first of the partnership: one of the two hands must go nil. The
+    # weaker hand should: below an average hand's tricks, it is this one.
+    if (
+        view.rules.suicide
+        and 0 in numbers
+        and view.bids[(view.seat + 2) % 4] < 0
+        and expected_tricks(view.hand, view.rules) < SUICIDE_NIL_BELOW
+        and not any(t.suit[c] == SPADES and t.power[c] % 100 >= QUEEN for c in view.hand)
+    ):
+        return bids[numbers.index(0)]
+    wanted = wanted_bid(view)
     positive = [b for b in bids if b.tricks > 0 or not view.rules.nil_allowed] or bids
     return min(positive, key=lambda b: (abs(b.tricks - wanted), b.tricks))
 
 
 def _blind_choice(view: SeatView) -> Command:
     for c in view.legal:
-        if isinstance(c, DeclareBlindNil):
-            team = view.seat % 2 if view.rules.players == 4 else view.seat
-            if view.rules.players == 4 and view.bids[(view.seat + 2) % 4] == 0:
+        # Without a partner to exchange with and cover, blind nil almost never makes
+        # (measured heads-up: 0 of 50) and costs twice the nil value: never there.
+        if isinstance(c, DeclareBlindNil) and view.rules.players == 4:
+            team = view.seat % 2
+            if view.bids[(view.seat + 2) % 4] == 0:
                 break  # one nil per partnership is risk enough
             mine = view.scores[team]
             best_other = max(s for i, s in enumerate(view.scores) if i != team)
@@ -209,16 +308,8 @@ def _play(view: SeatView, rng: random.Random | None) -> Command:
 
     side = [s for s in range(n) if (s % 2 == me % 2 if n == 4 else s == me)]
     need = _need(view, side)
-    opponents_need = max(
-        (
-            _need(view, [s for s in range(n) if (s % 2 == o if n == 4 else s == o)])
-            for o in range(view.rules.teams)
-            if o != (me % 2 if n == 4 else me)
-        ),
-        default=0,
-    )
     tricks_left = t.tricks - len(view.tricks)
-    want = need > 0 or 0 < opponents_need <= tricks_left
+    want = need > 0 or _worth_setting(view, side, need, tricks_left)
     if not want:
         # Contract made and nobody left to set: duck the bags.
         lose = losers(cards)
@@ -236,6 +327,33 @@ def _play(view: SeatView, rng: random.Random | None) -> Command:
     if win:
         return _card(me, min(win, key=lambda c: power[c] + (50 if suit[c] == SPADES else 0)))
     return _card(me, low(cards))
+
+
+def _worth_setting(view: SeatView, side: list[int], need: int, tricks_left: int) -> bool:
+    """Return whether taking more tricks to set an opponent is worth the bags it costs."""
+    rules = view.rules
+    n = rules.players
+    me = view.seat % 2 if n == 4 else view.seat
+    # Our next overtrick: one point lost to a bag, or the whole penalty when it is
+    # the bag that reaches the limit.
+    room = bag_room(view) + need  # need <= 0: -need overtricks taken this hand
+    cost = rules.bag_penalty if room <= 1 else 1 + rules.bag_penalty / max(rules.bag_limit, 1)
+    if not rules.bags:
+        cost = 1
+    for o in range(rules.teams):
+        if o == me:
+            continue
+        seats = [s for s in range(n) if (s % 2 == o if n == 4 else s == o)]
+        o_need = _need(view, seats)
+        if not 0 < o_need <= tricks_left:
+            continue
+        contract = sum(view.bids[s] for s in seats if not (rules.nil_allowed and view.bids[s] == 0))
+        # A set swings twice the contract's value; the closer the opponents are to
+        # needing every trick left, the likelier it is.
+        chance = o_need / tricks_left
+        if chance * 20 * contract > cost:
+            return True
+    return False
 
 
 def _need(view: SeatView, seats: list[int]) -> int:
@@ -258,12 +376,22 @@ def _card(seat: int, card: int) -> Command:
     return PlayCard(seat, card)
 
 
-def play_game(rules: Ruleset, seed: int) -> tuple[list[Event], GameState]:
-    """Return the events and final state of a whole game played by four baseline bots."""
+Player = Callable[[SeatView], Command]
+"""A bot: one seat's view -> its command."""
+
+
+def play_game(
+    rules: Ruleset, seed: int, players: Sequence[Player] | None = None
+) -> tuple[list[Event], GameState]:
+    """Return the events and final state of a whole game played by bots.
+
+    ``players`` gives each seat's bot (default: the baseline everywhere).
+    """
     events = decide(initial_state(), StartGame(rules, seed))
     state = replay(events)
     while state.phase != OVER:
-        new = decide(state, choose(view(state, state.turn)))
+        act = players[state.turn] if players else choose
+        new = decide(state, act(view(state, state.turn)))
         events += new
         state = replay(new, state)
     return events, state

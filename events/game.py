@@ -50,6 +50,8 @@ class TableOpened(GameEvent, frozen=True, kw_only=True):
     bots: tuple[int, ...] = ()
     match_id: str | None = None
     turn_seconds: float = 25.0
+    bot_level: str = "baseline"
+    """Level of the bots seated from the start (`engine.search.LEVELS`)."""
 
 
 class TurnTimedOut(GameEvent, frozen=True, kw_only=True):
@@ -400,6 +402,8 @@ class OpenPractice(TableRequest, frozen=True, kw_only=True):
     player_id: str
     command_id: uuid.UUID
     rules: dict[str, RuleValue] = {}
+    bots: str = "baseline"
+    """The bots' level: "baseline" or "strong" (`engine.search.LEVELS`)."""
 
 
 class OpenCasual(TableRequest, frozen=True, kw_only=True):

@@ -50,6 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
         " --rules options apply on top of it",
     )
     sim.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sim.add_argument(
+        "--seats",
+        default="baseline",
+        metavar="LEVEL,...",
+        help="each seat's bot level, baseline or strong (one name = every seat);"
+        " seats rotate by one every games/players games",
+    )
+    sim.add_argument("--playouts", type=int, default=None, help="strong bot: playouts per decision")
+    sim.add_argument(
+        "--seconds", type=float, default=None, help="strong bot: time cap per decision"
+    )
 
     dev = sub.add_parser("dev", help="run the whole platform locally on embedded servers")
     dev.add_argument("--no-demo", action="store_true", help="do not play the demo game")

@@ -1,10 +1,21 @@
-"""`spades simulate`: baseline bots play whole games and the results are summarised."""
+"""`spades simulate`: bots play whole games and the results are summarised.
+
+``--seats strong,baseline,strong,baseline`` names each seat's bot level; the seats
+rotate by one every ``games / players`` games (so each level plays every seat and,
+with four players, both partnerships), and the summary gives each side's win rate
+by the levels sitting there, with a 95% Wilson interval, how the games ended, and
+the decision times of each level (CPU time, percentiles). ``--variant NAME`` plays
+a named variant of the rule book (several: one row each).
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import random
 import sys
-from collections import Counter
+import time
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -12,6 +23,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from engine import (
+    Command,
     Event,
     GameFinished,
     GameState,
@@ -21,8 +33,11 @@ from engine import (
     replay,
     seat_name,
 )
-from engine.bot import play_game
+from engine.bot import Player, play_game
+from engine.rules import tables
+from engine.search import LEVELS, PLAYOUTS, player
 from engine.state import is_nil
+from engine.view import SeatView
 
 
 @dataclass
@@ -39,6 +54,20 @@ class Summary:
     bags: int = 0
     moes: int = 0
     moes_made: int = 0
+    seats: tuple[str, ...] = ()
+    lineups: Counter[str] = field(default_factory=Counter)
+    """Games played by each level name (a side's levels joined by '+')."""
+    lineup_wins: Counter[str] = field(default_factory=Counter)
+    times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+
+    def add_lineup(self, levels: tuple[str, ...], winner: int) -> None:
+        """Count one game for each side's lineup, and the win for the winner's."""
+        team = tables(self.rules).team
+        for side in range(self.rules.teams):
+            seats = [s for s in range(self.rules.players) if team[s] == side]
+            name = "+".join(sorted({levels[s] for s in seats}))
+            self.lineups[name] += 1
+            self.lineup_wins[name] += side == winner
 
     def add(self, events: list[Event]) -> None:
         """Add one game's events."""
@@ -151,15 +180,110 @@ def report(summary: Summary, console: Console) -> None:
     if rules.moe:
         console.print(f"Moe contracts made: {summary.moes_made}/{summary.moes}")
     console.print("game ends: " + ", ".join(f"{k} {v}" for k, v in summary.reasons.most_common()))
+    if len(set(summary.seats)) > 1:
+        lineup = Table(title="win rate by the levels at a side (seats rotated)")
+        for column in ("side's levels", "side-games", "wins", "win rate", "95% interval"):
+            lineup.add_column(column, justify="right")
+        lineup.add_column("even share", justify="right")
+        for name, played in sorted(summary.lineups.items()):
+            won = summary.lineup_wins[name]
+            lo, hi = wilson(won, played)
+            lineup.add_row(
+                name,
+                str(played),
+                str(won),
+                f"{won / played:.1%}",
+                f"{lo:.1%}-{hi:.1%}",
+                f"{1 / rules.teams:.1%}",
+            )
+        console.print(lineup)
+    for level, times in sorted(summary.times.items()):
+        ms = sorted(t * 1e3 for t in times)
+        console.print(
+            f"decision time {level} (CPU ms over {len(ms)} decisions): "
+            f"p50 {pct(ms, 50):.2f}, p90 {pct(ms, 90):.2f}, p99 {pct(ms, 99):.2f}, max {ms[-1]:.2f}"
+        )
 
 
-def simulate(rules: Ruleset, games: int, seed: int, progress: Progress | None = None) -> Summary:
-    """Return the summary of ``games`` bot games of ``rules`` from seeds ``seed``, ``seed+1``..."""
-    summary = Summary(rules)
+def wilson(wins: int, games: int, z: float = 1.96) -> tuple[float, float]:
+    """Return the 95% Wilson score interval of a win rate."""
+    if not games:
+        return 0.0, 1.0
+    p = wins / games
+    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
+    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def pct(sorted_values: list[float], q: float) -> float:
+    """Return the q-th percentile (nearest rank) of sorted values."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def parse_seats(text: str, players: int) -> tuple[str, ...]:
+    """Return the level of each seat from 'strong,baseline,...' (one name = every seat)."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if len(names) == 1:
+        names *= players
+    unknown = [n for n in names if n not in LEVELS]
+    if unknown:
+        raise ValueError(f"unknown bot level {unknown[0]!r}: choose from {', '.join(LEVELS)}")
+    if len(names) != players:
+        raise ValueError(f"--seats names {len(names)} levels for a {players}-player game")
+    return names
+
+
+def _with_rng(act: object, rng: random.Random) -> Player:
+    def bound(v: SeatView) -> Command:
+        return act(v, rng)  # type: ignore[operator,no-any-return]
+
+    return bound
+
+
+def _timed(act: Player, times: list[float]) -> Player:
+    def timed(v: SeatView) -> Command:
+        start = time.process_time()
+        command = act(v)
+        if len(v.legal) > 1:
+            times.append(time.process_time() - start)
+        return command
+
+    return timed
+
+
+def simulate(
+    rules: Ruleset,
+    games: int,
+    seed: int,
+    progress: Progress | None = None,
+    *,
+    seats: tuple[str, ...] = (),
+    playouts: int = PLAYOUTS,
+    seconds: float | None = None,
+) -> Summary:
+    """Return the summary of ``games`` bot games of ``rules`` from seeds ``seed``, ``seed+1``...
+
+    ``seats`` names each seat's bot level (default: the baseline everywhere); they rotate
+    by one seat every games/players games.
+    """
+    seats = seats or ("baseline",) * rules.players
+    summary = Summary(rules, seats=seats)
+    bots = {level: player(level, playouts=playouts, seconds=seconds) for level in set(seats)}
+    n = rules.players
     task = progress.add_task("playing", total=games) if progress else None
     for i in range(games):
-        events, _ = play_game(rules, seed + i)
+        # Rotate the seats by one every games/players games: every level plays every
+        # seat (and with four players both partnerships) as often as the others.
+        shift = i * n // max(games, 1)
+        levels = tuple(seats[(s - shift) % n] for s in range(n))
+        rng = random.Random(f"{seed + i}/bots")
+        players = [_timed(_with_rng(bots[level], rng), summary.times[level]) for level in levels]
+        events, state = play_game(rules, seed + i, players)
         summary.add(events)
+        summary.add_lineup(levels, state.winner)
         if progress and task is not None:
             progress.advance(task)
     return summary
@@ -197,10 +321,23 @@ def run(args: argparse.Namespace) -> int:
     except InvalidRuleset as error:
         print(f"spades simulate: {error}", file=sys.stderr)
         return 2
+    try:
+        seats = {name: parse_seats(args.seats, rules.players) for name, rules in chosen.items()}
+    except ValueError as error:
+        print(f"spades simulate: {error}", file=sys.stderr)
+        return 2
     summaries: dict[str, Summary] = {}
     with Progress(console=console, disable=args.no_progress, transient=True) as progress:
         for name, rules in chosen.items():
-            summaries[name] = simulate(rules, args.games, args.seed, progress)
+            summaries[name] = simulate(
+                rules,
+                args.games,
+                args.seed,
+                progress,
+                seats=seats[name],
+                playouts=args.playouts or PLAYOUTS,
+                seconds=args.seconds,
+            )
     if len(summaries) > 1:
         report_variants(summaries, console)
     else:

@@ -346,6 +346,8 @@ class PracticeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
 
     rules: dict[str, wire.RuleValue] = {}
     command_id: uuid.UUID | None = None
+    bots: str = "baseline"
+    """The bots' level: "baseline" (quick, sound) or "strong" (searches each card)."""
 
 
 class Opened(msgspec.Struct, frozen=True, kw_only=True):
@@ -377,6 +379,7 @@ class Practice(Controller):
             player_id=player.player_id,
             command_id=scoped_id(player.player_id, data.command_id or uuid.uuid4()),
             rules=data.rules,
+            bots=data.bots,
         )
         reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
         if not reply.ok:

@@ -10,8 +10,8 @@ Client to server:
 - ``subscribe {game_id, last_seq?, hints?}``: watch a game: as its seat if the account sits at
   it, else as a spectator. Without ``last_seq`` the server sends ``view`` (a snapshot at seq
   N) then every event after N. With ``last_seq`` it sends exactly the events after it: a
-  client that reconnects resumes with no gap and no duplicate. ``hints``: add the baseline
-  bot's suggestion to ``your_turn``.
+  client that reconnects resumes with no gap and no duplicate. ``hints``: add a bot's suggestion
+  to ``your_turn`` (the searching bot's at practice tables, the baseline's elsewhere).
 - ``command {game_id, command_id, command}``: act at the seat: ``command`` is one of
   PlaceBid {tricks, blind?}, DeclareBlindNil, DeclineBlindNil, PassCards {cards},
   PlayCard {card}, DrawCard {keep} (``type`` names it; the seat is always the sender's own).
@@ -70,7 +70,7 @@ from litestar.datastructures import State
 from litestar.exceptions import WebSocketDisconnect
 
 import engine
-import engine.bot
+import engine.search
 from events import game as wire
 from events import matchmaking as mm
 from events.envelope import REGISTRY, StoredEvent
@@ -82,6 +82,8 @@ from services.gateway.state import Gateway, Unavailable, ask, ask_table
 from services.table.tables import game_id_of_match, stream_of
 
 AUTH_SECONDS = 10.0
+HINT_SECONDS = 0.15
+"""The searching bot's time cap for one hint (the connection's loop waits for it)."""
 MAX_OUTBOX = 2000
 """Messages waiting for a client before it is judged too slow and disconnected."""
 RATE_PER_SECOND = 50.0
@@ -437,7 +439,10 @@ class Watch:
         self.signalled = self.version
         suggestion = None
         if hints:
-            choice = engine.bot.choose(seat_view, random.Random(self.version))
+            # Practice tables hint with the searching bot (time-capped); others the baseline.
+            level = "strong" if self.opened.ladder == "practice" else "baseline"
+            hint = engine.search.player(level, seconds=HINT_SECONDS)
+            choice = hint(seat_view, random.Random(self.version))
             suggestion = _wire_command(choice)
         return YourTurn(
             game_id=self.game_id,

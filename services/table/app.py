@@ -41,6 +41,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 import engine
+import engine.search
 from events import game as wire
 from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
@@ -601,10 +602,17 @@ def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
             "match_id": request.match_id,
         }
         return game_id, how
+    level = "baseline"
     if isinstance(request, wire.OpenPractice):
         kind = "practice"
         players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
         bots: tuple[int, ...] = tuple(range(1, rules.players))
+        level = request.bots
+        if level not in engine.search.LEVELS:
+            levels = ", ".join(engine.search.LEVELS)
+            raise Rejected(
+                "unknown_bot_level", f"unknown bot level {level!r}: choose one of {levels}"
+            )
     else:
         kind, players, bots = "casual", request.players, ()
     if len(set(players)) != len(players):
@@ -616,6 +624,7 @@ def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
         "players": players,
         "bots": bots,
         "rules": rules,
+        "bot_level": level,
     }
 
 

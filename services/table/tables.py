@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import engine
-import engine.bot
+import engine.search
 from events import game as wire
 from events.envelope import StoredEvent
 
 BOT_ACTOR = "bot"
 TIMEOUT_ACTOR = "timeout"
+BOT_SECONDS = 0.15
+"""The strong bot's time cap per move on a table replica (its event loop waits)."""
 EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
 
 
@@ -148,10 +150,22 @@ class Table:
             raise Rejected("malformed", str(exc)) from None
         return self._engine_events(seat_command)
 
+    def bot_level(self, seat: int) -> str:
+        """Return the level of the bot acting for ``seat``.
+
+        Bots seated from the start play the table's level; a seat taken over after
+        timeouts (rated games) gets the cheap baseline: the strong bot costs up to
+        `BOT_SECONDS` of the replica's CPU per move.
+        """
+        if self.opened is not None and seat in self.opened.bots:
+            return self.opened.bot_level
+        return "baseline"
+
     def bot_events(self, seat: int) -> list[wire.GameEvent]:
-        """Return the events of the baseline bot acting for ``seat`` on its own view."""
+        """Return the events of the table's bot acting for ``seat`` on its own view."""
         rng = random.Random(f"{self.game_id}:{self.version}")
-        return self._engine_events(engine.bot.choose(engine.view(self.state, seat), rng))
+        act = engine.search.player(self.bot_level(seat), seconds=BOT_SECONDS)
+        return self._engine_events(act(engine.view(self.state, seat), rng))
 
     def timeout_events(self, seat: int, abandon_streak: int) -> list[wire.GameEvent]:
         """Return the events of ``seat`` timing out: the fact, maybe abandonment, the bot."""
@@ -192,7 +206,10 @@ class Table:
         seat_view = engine.view(self.state, engine.SPECTATOR if seat is None else seat)
         suggestion = None
         if seat is not None and self.seat_to_act() == seat:
-            suggestion = engine.bot.choose(seat_view, random.Random(self.version))
+            # Practice tables hint with the searching bot; elsewhere the cheap one.
+            practice = self.opened is not None and self.opened.ladder == "practice"
+            hint = engine.search.player("strong" if practice else "baseline", seconds=BOT_SECONDS)
+            suggestion = hint(seat_view, random.Random(self.version))
         return wire.view_to_wire(
             seat_view, suggestion, players=self.players, version=self.version, **extra
         )
@@ -211,6 +228,7 @@ def opening_events(
     match_id: str | None = None,
     server_seed: str = "",
     contributors: tuple[int, ...] = (),
+    bot_level: str = "baseline",
 ) -> list[wire.GameEvent]:
     """Return the first events of a new game: who sits where, then the start and first deal.
 
@@ -228,6 +246,7 @@ def opening_events(
         bots=bots,
         match_id=match_id,
         turn_seconds=turn_seconds,
+        bot_level=bot_level,
     )
     start = engine.StartGame(rules, seed=seed, server_seed=server_seed, contributors=contributors)
     started = engine.decide(engine.initial_state(), start)

@@ -15,8 +15,12 @@ from engine import (
     PlayCard,
     Ruleset,
     SeatView,
+    StartGame,
     bot,
+    decide,
+    initial_state,
     parse_card,
+    replay,
     view,
 )
 from engine.bot import choose, estimate, play_game
@@ -134,3 +138,22 @@ def test_the_bot_ducks_bags_once_both_contracts_are_made() -> None:
 def test_the_bot_keeps_winning_while_the_opponents_can_be_set() -> None:
     v = after_east_leads_a_heart({0: 1, 1: 4, 2: 1, 3: 4}, (1, 0, 1, 0))
     assert choose(v) == PlayCard(2, parse_card("3S"))
+
+
+def test_heads_up_and_cut_throat_bot_games_end_by_the_target() -> None:
+    # Bids calibrated per player count: bot-only games reach the target, not the mercy
+    # floor (before: every two-player game and 96% of three-player games ended by mercy).
+    for players in (2, 3):
+        reasons = [play_game(Ruleset(players=players), seed)[1].reason for seed in range(10)]
+        assert reasons.count("target") >= 9, (players, reasons)
+
+
+def test_heads_up_bids_add_up_to_about_the_tricks_of_a_hand() -> None:
+    rules = Ruleset(players=2)
+    totals = []
+    for seed in range(30):
+        state = replay(decide(initial_state(), StartGame(rules, seed)))
+        while state.phase == "bid":
+            state = replay(decide(state, choose(view(state, state.turn))), state)
+        totals.append(sum(state.bids))
+    assert 9 <= sum(totals) / len(totals) <= 13, totals

@@ -48,10 +48,14 @@ class TableClient:
             self.unavailable += 1  # the partition is changing hands: the contract is to resend
             await asyncio.sleep(0.1)
 
-    async def open_practice(self, **rules: str | int | bool) -> wire.TableReply:
-        """Open a practice table with bots; return the reply (game_id inside)."""
+    async def open_practice(
+        self, bots: str = "baseline", **rules: str | int | bool
+    ) -> wire.TableReply:
+        """Open a practice table with bots of level ``bots``; return the reply (game_id inside)."""
         body = msgspec.json.encode(
-            wire.OpenPractice(player_id=self.player_id, command_id=uuid.uuid4(), rules=rules)
+            wire.OpenPractice(
+                player_id=self.player_id, command_id=uuid.uuid4(), rules=rules, bots=bots
+            )
         )
         return await self.request(self.subjects.table_open(), body)
 

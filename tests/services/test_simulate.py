@@ -1,4 +1,5 @@
-"""`spades simulate`: every named variant of the rule book plays whole bot games to an end."""
+"""`spades simulate`: every named variant plays bot games to an end; levels per seat, rotated
+seats, win rates with intervals, refusals."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import pytest
 
 from engine import Ruleset
 from services import cli
-from services.simulate import VARIANTS, simulate, variant_rules
+from services.cli import build_parser
+from services.simulate import VARIANTS, parse_seats, pct, run, simulate, variant_rules, wilson
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -55,3 +57,60 @@ def test_all_variants_print_one_row_each(capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "moe" in out
     assert "five" in out
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    args = build_parser().parse_args(["simulate", "--no-progress", *argv])
+    code = run(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_two_levels_heads_up_print_win_rates_ends_and_decision_times(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "--games", "2", "--seed", "3", "--rules", "players=2", "--rules", "target=200",
+        "--seats", "strong,baseline", "--playouts", "8",
+    )  # fmt: skip
+    assert code == 0
+    assert "win rate by the levels at a side" in out
+    # Each level sat at a side in both games (seats rotate after games/players games).
+    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 5}
+    assert "strong" in rows
+    assert "baseline" in rows
+    assert rows["strong"].split("│")[2].strip() == "2"
+    assert "game ends:" in out
+    assert "decision time strong" in out
+    assert "decision time baseline" in out
+
+
+def test_unknown_levels_and_wrong_seat_counts_are_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run_cli(capsys, "--games", "1", "--seats", "strong,grandmaster,strong,x")
+    assert code == 2
+    assert "unknown bot level 'grandmaster'" in err
+    code, _, err = run_cli(capsys, "--games", "1", "--seats", "strong,baseline")
+    assert code == 2
+    assert "2 levels for a 4-player game" in err
+
+
+def test_one_level_fills_every_seat() -> None:
+    assert parse_seats("strong", 3) == ("strong", "strong", "strong")
+
+
+def test_the_wilson_interval_holds_the_rate_and_narrows_with_games() -> None:
+    lo, hi = wilson(60, 100)
+    assert lo < 0.6 < hi
+    lo_big, hi_big = wilson(600, 1000)
+    assert hi_big - lo_big < hi - lo
+    assert wilson(0, 10)[0] == 0.0
+    assert abs(wilson(240, 400)[0] - 0.551) < 0.002  # 60% of 400: lower bound 55.1%
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert pct(values, 50) == 50.0
+    assert pct(values, 99) == 99.0
+    assert pct(values, 100) == 100.0

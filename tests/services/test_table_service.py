@@ -212,6 +212,35 @@ async def test_practice_tables_take_any_valid_ruleset(
     assert reply.ok, reply
 
 
+async def test_a_practice_table_takes_a_bot_level_and_refuses_an_unknown_one(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    start_table(processes)
+    client = TableClient(nc, subjects, "ann")
+    wrong = await client.open_practice(bots="grandmaster")
+    assert not wrong.ok
+    assert wrong.code == "unknown_bot_level"
+    assert "baseline, strong" in wrong.message
+    reply = await client.open_practice(bots="strong", players=2)
+    assert reply.ok, reply
+    opened = REGISTRY.decode((await event_store.read(stream_of(reply.game_id)))[0])
+    assert isinstance(opened, wire.TableOpened)
+    assert opened.bot_level == "strong"
+    # The strong bot answers at its turn: ann plays her hints until a trick is won by
+    # both seats' cards, so the bot has played (it never leaves the game waiting).
+    stream = stream_of(reply.game_id)
+
+    async def bot_played_a_card() -> bool:
+        await client.play_turn(reply.game_id)
+        stored = await event_store.read(stream)
+        return any(
+            s.metadata.actor == "bot" and isinstance(REGISTRY.decode(s), wire.CardPlayed)
+            for s in stored
+        )
+
+    await eventually(bot_played_a_card, within=120, what="the strong bot plays a card")
+
+
 async def test_an_inconsistent_ruleset_is_refused_with_the_reason(
     processes: Processes, nc: NATS, subjects: Subjects
 ) -> None:

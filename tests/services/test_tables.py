@@ -145,3 +145,64 @@ async def test_a_spectator_view_has_no_hand_and_no_suggestion() -> None:
     assert view.hand == ()
     assert view.suggestion is None
     assert view.legal == ()
+
+
+async def _practice(store: InMemoryEventStore, level: str) -> Table:
+    game_id = str(uuid.uuid4())
+    events = opening_events(
+        game_id,
+        ladder="practice",
+        rated=False,
+        players=("ann", "bot:1", "bot:2", "bot:3"),
+        bots=(1, 2, 3),
+        rules=engine.ranked_default(),
+        seed=7,
+        turn_seconds=25,
+        bot_level=level,
+    )
+    table = Table(game_id)
+    await _commit(store, table, events, actor="table")
+    return table
+
+
+async def test_a_practice_tables_bots_play_at_its_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+    real = engine.search.player
+
+    def recording(level: str, **budget: object) -> object:
+        asked.append(level)
+        return real(level, **budget)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine.search, "player", recording)
+    store = InMemoryEventStore()
+    table = await _practice(store, "strong")
+    assert table.opened is not None
+    assert table.opened.bot_level == "strong"
+    while table.state.turn != 0 and not table.over:
+        seat = table.state.turn
+        await _commit(store, table, table.bot_events(seat), actor="bot")
+    assert asked
+    assert set(asked) == {"strong"}
+    # The seat's hint at a practice table comes from the searching bot too.
+    asked.clear()
+    _suggested(table, "ann")
+    assert asked == ["strong"]
+
+
+async def test_a_rated_tables_timeout_bot_and_hints_stay_the_baseline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[str] = []
+    real = engine.search.player
+
+    def recording(level: str, **budget: object) -> object:
+        asked.append(level)
+        return real(level, **budget)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine.search, "player", recording)
+    store = InMemoryEventStore()
+    table = await _table(store)
+    seat = table.state.turn
+    await _commit(store, table, table.timeout_events(seat, abandon_streak=3), actor="timeout")
+    _suggested(table, PLAYERS[table.state.turn])
+    assert asked == ["baseline", "baseline"]

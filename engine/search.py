@@ -1,0 +1,392 @@
+"""The searching bot (``strong``): determinized Monte-Carlo over one seat's view.
+
+For a card to play it samples deals of the unseen cards consistent with everything
+the seat has seen (its own hand, every card played, voids shown by a failure to
+follow suit, a spade led before spades were broken, the cards it gave its partner in
+an exchange, the hand sizes), plays each legal card in each sampled deal, finishes
+the hand with a quick heuristic rollout for every seat (the baseline's habits:
+nil bidders duck, partners cover, contracts are chased and bags ducked), and scores
+the hand with the engine's own scoring (nil, bags and their penalty, blind bids,
+10-for-200, Boston): the card with the best average margin over the other sides is
+played. Deals are weighted by how well they explain the other seats' bids (the
+baseline's bidding model), and only one card of each run of equivalent cards is
+searched. Every candidate card is tried in the same sampled deals (common random
+numbers), so the comparison between cards is not swamped by the luck of the deal.
+This is perfect-information Monte Carlo (PIMC), the method of GIB and of the first
+Monte-Carlo Spades programs; bids, blind choices, exchanges and draws are the
+baseline's (`engine.bot`).
+
+It reads nothing but the `SeatView` it is given: two games that differ only in
+cards this seat cannot see give it the same view, hence the same decision
+(tests/engine/test_search.py re-deals the unseen cards and checks).
+
+>>> from engine import StartGame, Ruleset, decide, replay, view
+>>> state = replay(decide(replay([]), StartGame(Ruleset(), seed=3)))
+>>> while state.phase == "bid":
+...     state = replay(decide(state, choose(view(state, state.turn))), state)
+>>> command = choose(view(state, state.turn), playouts=40)
+>>> type(command).__name__, command in view(state, state.turn).legal
+('PlayCard', True)
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+
+from engine import bot
+from engine.cards import CLUBS, SPADES
+from engine.fast import Table, outcome
+from engine.model import Command, PlayCard
+from engine.rules import Tables, tables
+from engine.view import SeatView
+
+PLAYOUTS = 400
+"""Default budget: sampled deals x candidate cards, per decision."""
+SECONDS = 0.15
+"""Default time cap per decision (the table service's budget is 200 ms per decision)."""
+BID_SPREAD = 1.5
+"""Tricks of spread between a hand's modelled bid and the bid made (a normal's sigma)."""
+MIN_WORLDS = 4
+"""Deals always played under a time cap (a loaded machine still gets a real search)."""
+
+
+def choose(
+    view: SeatView,
+    rng: random.Random | None = None,
+    *,
+    playouts: int = PLAYOUTS,
+    seconds: float | None = None,
+) -> Command:
+    """Return the searching bot's command for the seat of ``view``.
+
+    ``playouts`` caps the playouts (deals x candidate cards); ``seconds``, when given,
+    also caps the time spent (at least `MIN_WORLDS` deals are played). Without
+    ``rng`` the sampling is seeded from the view, so the decision is a function of
+    the view alone.
+    """
+    legal = view.legal
+    if not legal:
+        raise ValueError(f"seat {view.seat} has nothing to do now")
+    if not isinstance(legal[0], PlayCard):
+        return bot.choose(view, rng)
+    cards = [c.card for c in legal if isinstance(c, PlayCard)]
+    if len(cards) == 1:
+        return legal[0]
+    if rng is None:
+        rng = random.Random(_view_seed(view))
+    candidates = distinct_cards(view, cards)
+    if len(candidates) == 1:
+        return PlayCard(view.seat, candidates[0])
+    best = search(view, candidates, rng, playouts=playouts, seconds=seconds)
+    return PlayCard(view.seat, best)
+
+
+def distinct_cards(view: SeatView, cards: list[int]) -> list[int]:
+    """Return one card (the lowest) of each run of equivalent cards among ``cards``.
+
+    Two cards of one suit are equivalent when every card ranked between them is in
+    this hand or already played: whatever the deal, they win and lose the same
+    tricks. Searching one of them spends the budget on choices that differ.
+    """
+    t = tables(view.rules)
+    suit, power = t.suit, t.power
+    gone = set(view.hand) | set(view.trick)
+    for trick in view.tricks:
+        gone.update(trick.cards)
+    out: list[int] = []
+    by_suit: dict[int, list[int]] = {}
+    for c in cards:
+        by_suit.setdefault(suit[c], []).append(c)
+    for s, mine in by_suit.items():
+        mine.sort(key=power.__getitem__)
+        # The suit's cards still unseen by this seat, in power order.
+        outside = sorted(power[c] for c in t.deck if suit[c] == s and c not in gone)
+        previous = -1
+        for c in mine:
+            if previous >= 0 and not any(power[previous] < p < power[c] for p in outside):
+                continue  # equivalent to the card kept just below it
+            out.append(c)
+            previous = c
+    return out
+
+
+def _view_seed(view: SeatView) -> int:
+    played = tuple(c for tr in view.tricks for c in tr.cards)
+    return hash((view.seat, view.hand_number, view.hand, played, view.trick, view.scores))
+
+
+def search(
+    view: SeatView,
+    cards: list[int],
+    rng: random.Random,
+    *,
+    playouts: int = PLAYOUTS,
+    seconds: float | None = None,
+) -> int:
+    """Return the card of ``cards`` with the best mean hand margin over sampled deals."""
+    t = tables(view.rules)
+    sampler = Sampler(view, t)
+    totals = dict.fromkeys(cards, 0.0)
+    worlds = max(2, playouts // len(cards))
+    deadline = time.perf_counter() + seconds if seconds is not None else None
+    me = t.team[view.seat]
+    others = [side for side in range(t.teams) if side != me]
+    rules = view.rules
+    bag_cost = rules.bag_penalty / rules.bag_limit if rules.bags else 0.0
+    for i in range(worlds):
+        if deadline is not None and i >= MIN_WORLDS and time.perf_counter() > deadline:
+            break
+        hands = sampler.sample(rng)
+        weight = sampler.bid_weight(hands)
+        for card in cards:
+            table = Table(
+                view.rules,
+                hands,
+                view.leader,
+                trick=view.trick,
+                done=len(view.tricks),
+                broken=view.spades_broken,
+                taken=view.taken,
+                bids=view.bids,
+                blind=view.blind,
+                history=view.tricks,
+            )
+            table.play(view.seat, card)
+            taken = table.play_out(rollout)
+            pts, bags = outcome(
+                view.rules,
+                view.bids,
+                view.blind,
+                taken,
+                view.scores,
+                view.bags,
+                view.moe,
+                table.history,
+            )
+            # A carried bag is a tenth of the next penalty: the hand's points alone
+            # would count an overtrick as +1 and collect bags.
+            value = [pts[s] - bag_cost * (bags[s] - view.bags[s]) for s in range(t.teams)]
+            totals[card] += weight * (value[me] - sum(value[o] for o in others) / len(others))
+    # Ties go to the lowest card in play value: the cheaper card keeps the options.
+    return max(cards, key=lambda c: (totals[c], -t.power[c], -c))
+
+
+class Sampler:
+    """Deals of the unseen cards consistent with one seat's view."""
+
+    def __init__(self, view: SeatView, t: Tables) -> None:
+        n = t.players
+        me = view.seat
+        suit = t.suit
+        played: set[int] = set(view.trick)
+        void: list[set[int]] = [set() for _ in range(n)]
+        broken = False
+        first_lead = view.rules.first_lead
+        rounds = [(tr.leader, tr.cards) for tr in view.tricks]
+        if view.trick:
+            rounds.append((view.leader, view.trick))
+        played_by: list[list[int]] = [[] for _ in range(n)]
+        for number, (leader, trick) in enumerate(rounds):
+            played.update(trick)
+            for i, c in enumerate(trick):
+                played_by[(leader + i) % n].append(c)
+            led = suit[trick[0]]
+            special = number == 0 and first_lead != "no_spade"
+            if led == SPADES and not broken and not special:
+                # A spade led before spades broke: the leader held nothing else.
+                void[leader].update(s for s in range(4) if s != SPADES)
+            for i, c in enumerate(trick):
+                seat = (leader + i) % n
+                if number == 0 and first_lead == "lowest_club":
+                    if suit[c] != CLUBS:
+                        void[seat].add(CLUBS)
+                    continue
+                if i and suit[c] != led:
+                    void[seat].add(led)
+                if suit[c] == SPADES:
+                    broken = True
+        fixed: list[list[int]] = [[] for _ in range(n)]
+        fixed[me] = list(view.hand)
+        if view.given and n == 4:
+            partner = (me + 2) % 4
+            fixed[partner] = [c for c in view.given if c not in played]
+        known = played | set(view.hand) | set(view.discards)
+        for hand in fixed:
+            known.update(hand)
+        self.pool = [c for c in t.deck if c not in known]
+        self.fixed = fixed
+        self.room = [0 if s == me else view.hand_sizes[s] - len(fixed[s]) for s in range(n)]
+        self.void = void
+        self.suit = suit
+        self.n = n
+        # Cards nobody holds (two players dealt 13 each): a bucket without limits.
+        self.spare = len(self.pool) - sum(self.room)
+        self.played_by = played_by
+        self.rules = view.rules
+        self.t = t
+        self.bids = view.bids
+        # Seats whose bid was made looking at their cards (not blind, not an exchange
+        # partner whose hand changed after bidding): their bids tell about their hands.
+        exchanged = {s for s in range(n) if n == 4 and (view.blind[s] or view.blind[(s + 2) % 4])}
+        self.bidders = [
+            s
+            for s in range(n)
+            if s != me and view.bids[s] >= 0 and not view.blind[s] and s not in exchanged
+        ]
+
+    def bid_weight(self, hands: list[list[int]]) -> float:
+        """Return how likely the others' bids are with these hands (the baseline's bidding).
+
+        A bid a hand's expected tricks explain gets weight 1, one two tricks away about
+        0.4; a nil from a hand the baseline would not bid nil with, 0.25. Deals are
+        weighted, not rejected, so a seat bidding unlike the model costs nothing worse
+        than a plain uniform sample.
+        """
+        weight = 1.0
+        rules, t = self.rules, self.t
+        margin = bot.MARGIN.get(t.players, 0.85)
+        for s in self.bidders:
+            held = tuple(sorted(hands[s] + self.played_by[s]))
+            bid = self.bids[s]
+            if bid == 0 and rules.nil_allowed:
+                weight *= 1.0 if bot.safe_nil(held, t) else 0.25
+            else:
+                d = bid - max(1.0, bot.expected_tricks(held, rules) - margin)
+                weight *= math.exp(-d * d / (2 * BID_SPREAD**2))
+        return weight
+
+    def sample(self, rng: random.Random) -> list[list[int]]:
+        """Return one deal: every seat's hand (this seat's own as it is)."""
+        for _ in range(20):
+            hands = self._try(rng, strict=True)
+            if hands is not None:
+                return hands
+        hands = self._try(rng, strict=False)
+        assert hands is not None
+        return hands
+
+    def _try(self, rng: random.Random, strict: bool) -> list[list[int]] | None:
+        pool = self.pool[:]
+        rng.shuffle(pool)
+        suit, void, n = self.suit, self.void, self.n
+        room = self.room[:]
+        spare = self.spare
+        seats = [s for s in range(n) if room[s] > 0]
+
+        def options(c: int) -> int:
+            return sum(1 for s in seats if suit[c] not in void[s]) if strict else n
+
+        # The most constrained cards first.
+        pool.sort(key=options)
+        hands = [list(h) for h in self.fixed]
+        for c in pool:
+            s_c = suit[c]
+            eligible = [s for s in seats if room[s] > 0 and (not strict or s_c not in void[s])]
+            weight = sum(room[s] for s in eligible) + spare
+            if weight <= 0:
+                return None
+            pick = rng.randrange(weight)
+            for s in eligible:
+                if pick < room[s]:
+                    hands[s].append(c)
+                    room[s] -= 1
+                    break
+                pick -= room[s]
+            else:
+                spare -= 1
+        return hands
+
+
+NIL, COVER, WANT, DUCK = range(4)
+
+
+def _modes(table: Table) -> list[int]:
+    """Return each seat's rollout habit for the current trick (recomputed per trick)."""
+    t = table.t
+    taken, nil, bids = table.taken, table.nil, table.bids
+    left = t.tricks - table.done
+    needs = [sum(bids[s] - taken[s] for s in members if not nil[s]) for members in t.members]
+    modes = []
+    for seat in range(t.players):
+        partner = (seat + 2) % 4 if t.players == 4 else seat
+        me = t.team[seat]
+        if nil[seat] and taken[seat] == 0:
+            modes.append(NIL)
+        elif partner != seat and nil[partner] and taken[partner] == 0:
+            modes.append(COVER)
+        elif needs[me] > 0 or any(0 < n <= left for side, n in enumerate(needs) if side != me):
+            modes.append(WANT)
+        else:
+            modes.append(DUCK)
+    return modes
+
+
+def rollout(table: Table, seat: int, legal: list[int]) -> int:
+    """Return the rollout's card: the baseline's habits on the fast table."""
+    if table.memo_done != table.done:
+        table.memo = _modes(table)
+        table.memo_done = table.done
+    mode = table.memo[seat]
+    trick = table.trick
+    power = table.power
+    key = power.__getitem__
+    if not trick:
+        if mode == WANT:
+            # Lead the highest card, a side suit's before a trump of the same rank.
+            return max(legal, key=lambda c: (power[c] % 100, -c))
+        if mode == COVER:
+            return max(legal, key=key)
+        return min(legal, key=key)
+    suit = table.suit
+    led = suit[trick[0]]
+    best, best_i = -1, 0
+    for i, c in enumerate(trick):
+        s = suit[c]
+        if (s == led or s == SPADES) and power[c] > best:  # noqa: SIM109
+            best, best_i = power[c], i
+    if suit[legal[0]] == led:
+        # Following suit (all of legal is the led suit).
+        win = [c for c in legal if power[c] > best]
+        lose = [c for c in legal if power[c] < best]
+    else:
+        win = [c for c in legal if suit[c] == SPADES and power[c] > best]
+        lose = [c for c in legal if not (suit[c] == SPADES and power[c] > best)]
+    if mode == NIL:
+        # Nil: the highest card that still loses.
+        return max(lose or legal, key=key)
+    n = table.players
+    if mode == COVER:
+        partner = (seat + 2) % 4
+        # Cover partner's nil: high before him, overtake him after.
+        if len(trick) < 2:
+            return max(legal, key=key)
+        if (table.leader + best_i) % n == partner:
+            return min(win or legal, key=key)
+        mode = WANT
+    if mode == WANT:
+        if n == 4 and len(trick) == 3 and best_i == 1:
+            return min(legal, key=key)  # partner wins it
+        return min(win or legal, key=key)
+    return max(lose or legal, key=key)
+
+
+LEVELS = ("baseline", "strong")
+"""The bot levels a table or `spades simulate` may choose."""
+
+
+def player(
+    level: str, *, playouts: int = PLAYOUTS, seconds: float | None = None
+) -> Callable[[SeatView, random.Random | None], Command]:
+    """Return the bot function of a level name (`LEVELS`); ValueError names the levels."""
+    if level == "baseline":
+        return bot.choose
+    if level == "strong":
+
+        def strong(view: SeatView, rng: random.Random | None = None) -> Command:
+            return choose(view, rng, playouts=playouts, seconds=seconds)
+
+        return strong
+    raise ValueError(f"unknown bot level {level!r}: one of {', '.join(LEVELS)}")

@@ -1,0 +1,307 @@
+"""The searching bot: legal in every variant, blind to hidden cards, and free of the
+known blunders over a small seeded set of hands (strength itself is measured by
+`spades simulate --seats ...`, not here)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine import (
+    Command,
+    DeclareBlindNil,
+    GameState,
+    PassCards,
+    PlaceBid,
+    PlayCard,
+    Ruleset,
+    decide,
+    replay,
+    view,
+)
+from engine.bot import choose as baseline
+from engine.cards import SPADES, rank_of
+from engine.search import LEVELS, Sampler, choose, distinct_cards, player
+from engine.state import Trick
+from tests.engine.support import bid_round, hands, start
+from tests.engine.test_properties import PROFILE, play, rulesets
+
+FAST = 24
+"""Playouts per decision in these tests: enough to exercise the search, cheap to run."""
+
+
+@PROFILE
+@given(rulesets(max_hands=2), st.integers(0, 2**32))
+def test_the_strong_bot_always_picks_a_legal_action(rules: Ruleset, seed: int) -> None:
+    rng = random.Random(seed)
+    for state, _ in play(rules, seed):
+        if state.phase == "play" and rng.random() < 0.2:
+            v = view(state, state.turn)
+            assert choose(v, playouts=FAST) in v.legal
+
+
+def mid_hand(seed: int, tricks: int = 4) -> GameState:
+    """Return a ladder game ``tricks`` tricks into its first hand, bid by the baseline."""
+    state = start(Ruleset(), hand=seed + 1)
+    while state.phase != "play" or len(state.tricks) < tricks:
+        state = replay(decide(state, baseline(view(state, state.turn))), state)
+    return state
+
+
+def redeal_unseen(state: GameState, seat: int, rng: random.Random) -> GameState:
+    """Return the state with other seats' cards swapped, same suit for same suit."""
+    hands_ = [list(h) for h in state.hands]
+    suit = state.tables.suit
+    others = [s for s in range(4) if s != seat]
+    swaps = 0
+    for _ in range(40):
+        a, b = rng.sample(others, 2)
+        pairs = [(x, y) for x in hands_[a] for y in hands_[b] if suit[x] == suit[y]]
+        if pairs:
+            x, y = rng.choice(pairs)
+            hands_[a][hands_[a].index(x)] = y
+            hands_[b][hands_[b].index(y)] = x
+            swaps += 1
+    assert swaps
+    return state._replace(hands=tuple(tuple(sorted(h)) for h in hands_))
+
+
+def test_the_decision_depends_on_the_view_only() -> None:
+    # Re-dealing the cards this seat cannot see (consistently: same sizes, same voids)
+    # must not change what it does: it cannot be reading them.
+    differed = 0
+    for seed in range(6):
+        state = mid_hand(seed)
+        seat = state.turn
+        other = redeal_unseen(state, seat, random.Random(seed))
+        differed += other.hands != state.hands
+        assert view(other, seat) == view(state, seat)
+        assert choose(view(other, seat), playouts=60) == choose(view(state, seat), playouts=60)
+    assert differed == 6
+
+
+def test_sampled_deals_respect_everything_the_seat_has_seen() -> None:
+    for seed in range(10):
+        state = mid_hand(seed, tricks=6)
+        seat = state.turn
+        v = view(state, seat)
+        t = state.tables
+        sampler = Sampler(v, t)
+        played = {c for tr in state.tricks for c in tr.cards} | set(state.trick)
+        for k in range(20):
+            dealt = sampler.sample(random.Random(k))
+            assert dealt[seat] == list(v.hand)
+            assert [len(h) for h in dealt] == [len(h) for h in state.hands]
+            cards = [c for h in dealt for c in h]
+            assert len(set(cards)) == len(cards)
+            assert not set(cards) & played
+            for s, void_suits in enumerate(sampler.void):
+                assert not any(t.suit[c] in void_suits for c in dealt[s])
+        # Voids are inferred from real failures to follow suit.
+        for tr in state.tricks:
+            led = t.suit[tr.cards[0]]
+            for i, c in enumerate(tr.cards[1:], 1):
+                if t.suit[c] != led:
+                    assert led in sampler.void[(tr.leader + i) % 4]
+
+
+def test_levels_name_the_bots_and_refuse_unknown_names() -> None:
+    assert LEVELS == ("baseline", "strong")
+    assert player("baseline") is baseline
+    with pytest.raises(ValueError, match="baseline, strong"):
+        player("grandmaster")
+
+
+# ---------------------------------------------------------------- the blunder audit
+
+HONOURS = {9, 10, 11, 12}  # J Q K A
+
+
+def blunders(state: GameState, command: Command) -> list[str]:
+    """Return the known blunders ``command`` commits in ``state`` (empty if none)."""
+    found = []
+    v = view(state, state.turn)
+    seat = state.turn
+    t = state.tables
+    if command not in v.legal:
+        found.append("renege")
+    partner = (seat + 2) % 4
+    partner_nil = t.players == 4 and state.bids[partner] == 0 and state.rules.nil_allowed
+    nil_bid = isinstance(command, DeclareBlindNil) or (
+        isinstance(command, PlaceBid) and command.tricks == 0
+    )
+    if nil_bid and partner_nil:
+        found.append("nil beside a nil")
+    if isinstance(command, PassCards) and partner_nil and state.blind[partner]:
+        bad = [c for c in command.cards if t.suit[c] == SPADES or rank_of(c) in HONOURS]
+        plain = [c for c in v.hand if t.suit[c] != SPADES and rank_of(c) not in HONOURS]
+        if bad and len(plain) >= len(command.cards):
+            found.append("spade or honour passed to a blind nil")
+    if (
+        isinstance(command, PlayCard)
+        and partner_nil
+        and state.taken[partner] == 0
+        and len(state.trick) == 3
+    ):
+        led = t.suit[state.trick[0]]
+
+        def value(c: int) -> int:
+            return t.power[c] if t.suit[c] in (led, SPADES) else -1
+
+        best = max(range(3), key=lambda i: value(state.trick[i]))
+        if (state.leader + best) % 4 == partner:
+            beat = [p.card for p in v.legal if isinstance(p, PlayCard)]
+            top = value(state.trick[best])
+            if any(value(c) > top for c in beat) and value(command.card) < top:
+                found.append("uncovered nil partner")
+    return found
+
+
+def audit(act: object, hands_: int) -> tuple[Counter[str], int, int]:
+    """Return (blunders by kind, decisions, nil situations) over seeded hands."""
+    counts: Counter[str] = Counter()
+    decisions = nil_spots = 0
+    for seed in range(hands_):
+        # Half the hands with N+S far behind, so blind nils and exchanges happen.
+        scores = (100, 420) if seed % 2 else (0, 0)
+        state = start(Ruleset(), hand=seed + 1, scores=scores, dealer=seed % 4)
+        rng = random.Random(seed)
+        while state.phase in ("bid", "pass", "play") and state.hand == seed + 1:
+            command = act(view(state, state.turn), rng)  # type: ignore[operator]
+            found = blunders(state, command)
+            counts.update(found)
+            decisions += 1
+            partner = (state.turn + 2) % 4
+            nil_spots += state.phase == "play" and state.bids[partner] == 0
+            state = replay(decide(state, command), state)
+    return counts, decisions, nil_spots
+
+
+def test_the_strong_bot_makes_none_of_the_known_blunders() -> None:
+    counts, decisions, nil_spots = audit(player("strong", playouts=FAST), 40)
+    assert decisions > 40 * 52
+    assert nil_spots > 40, "the seeded hands must put partners beside nils"
+    assert counts == Counter(), counts
+
+
+def test_the_baseline_bot_makes_none_of_the_known_blunders() -> None:
+    counts, decisions, _ = audit(player("baseline"), 60)
+    assert decisions > 60 * 52
+    assert counts == Counter(), counts
+
+
+def test_the_audit_catches_an_uncovered_nil() -> None:
+    # The audit itself can fail: a bot that always plays its lowest card is caught.
+    def lowest(v: object, rng: random.Random) -> Command:
+        legal = v.legal  # type: ignore[attr-defined]
+        if isinstance(legal[0], PlayCard):
+            return min(legal, key=lambda c: c.card % 13)
+        return baseline(v, rng)  # type: ignore[arg-type]
+
+    counts, _, _ = audit(lowest, 24)
+    assert counts["uncovered nil partner"] > 0
+
+
+# ---------------------------------------------------------------- bags
+
+
+def last_to_play(bags: int) -> GameState:
+    """N plays last to a heart trick it can win (AH) or lose (3H); N+S have made their
+    contract; E+W need one of the two tricks left."""
+    dealt = hands(
+        "AH 3H 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+        "5H 6D 2D 3D 4D 5D 7D 8D 9D TD JD QD KD",
+        "2H 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS",
+        "4H 6H 7H 8H 9H TH JH QH KH AS AD 2C 3C",
+    )
+    state = bid_round(start(None, dealt, dealer=0, bags=(bags, 0)), {0: 1, 1: 4, 2: 1, 3: 4})
+    left = [(parse("AH 3H")), parse("5H 6D"), parse("2H 2S"), parse("4H 6H")]
+    done = tuple(Trick(1, (), 1) for _ in range(11))
+    state = state._replace(
+        hands=tuple(tuple(sorted(h)) for h in left),
+        tricks=done,
+        taken=(1, 4, 1, 3),
+        broken=True,
+        leader=1,
+        turn=1,
+    )
+    for seat, card in ((1, "5H"), (2, "2H"), (3, "4H")):
+        state = replay(decide(state, PlayCard(seat, parse(card)[0])), state)
+    return state
+
+
+def parse(text: str) -> tuple[int, ...]:
+    from engine.cards import parse_cards
+
+    return parse_cards(text)
+
+
+def test_the_baseline_ducks_a_bag_that_costs_the_penalty() -> None:
+    assert choose_card(last_to_play(bags=9)) == parse("3H")[0]
+
+
+def test_the_baseline_takes_the_trick_to_set_when_bags_are_cheap() -> None:
+    assert choose_card(last_to_play(bags=0)) == parse("AH")[0]
+
+
+def choose_card(state: GameState) -> int:
+    command = baseline(view(state, 0))
+    assert isinstance(command, PlayCard)
+    return command.card
+
+
+def test_the_baseline_bids_up_when_the_next_bags_cost() -> None:
+    rules = Ruleset()
+    more = same = 0
+    for seed in range(40):
+        low = start(rules, hand=seed + 1, bags=(0, 0), dealer=3)
+        high = start(rules, hand=seed + 1, bags=(8, 0), dealer=3)
+        a, b = baseline(view(low, 0)), baseline(view(high, 0))
+        assert isinstance(a, PlaceBid)
+        assert isinstance(b, PlaceBid)
+        if a.tricks == 0:
+            continue
+        more += b.tricks > a.tricks
+        same += b.tricks == a.tricks
+        assert b.tricks >= a.tricks
+    assert more >= 5, (more, same)
+
+
+def test_equivalent_cards_are_searched_once() -> None:
+    # 5D is gone, so 3D 4D 6D win and lose the same tricks; QD is unseen, so JD and KD differ.
+    for seed in range(30):
+        state = mid_hand(seed, tricks=5)
+        v = view(state, state.turn)
+        cards = [c.card for c in v.legal if isinstance(c, PlayCard)]
+        kept = distinct_cards(v, cards)
+        assert set(kept) <= set(cards)
+        t = state.tables
+        gone = set(v.hand) | {c for tr in v.tricks for c in tr.cards} | set(v.trick)
+        for c in cards:
+            # Every card dropped has a kept card of its suit with nothing unseen between.
+            if c in kept:
+                continue
+            assert any(
+                t.suit[k] == t.suit[c]
+                and not any(
+                    t.suit[x] == t.suit[c]
+                    and min(t.power[k], t.power[c]) < t.power[x] < max(t.power[k], t.power[c])
+                    for x in t.deck
+                    if x not in gone
+                )
+                for k in kept
+            )
+        # Kept cards of one suit are never equivalent to each other.
+        for a in kept:
+            for b in kept:
+                if a != b and t.suit[a] == t.suit[b]:
+                    assert any(
+                        t.suit[x] == t.suit[a]
+                        and min(t.power[a], t.power[b]) < t.power[x] < max(t.power[a], t.power[b])
+                        for x in t.deck
+                        if x not in gone
+                    )
