@@ -177,11 +177,13 @@ class Table:
         )
 
     def view(self, player_id: str, **extra: Any) -> wire.SeatViewWire:
-        """Return ``player_id``'s view (a spectator's if he has no seat), with a suggestion."""
+        """Return ``player_id``'s view (a spectator's if he has no seat), with a suggestion at a
+        practice table."""
         seat = self.seat_of(player_id)
         seat_view = engine.view(self.state, engine.SPECTATOR if seat is None else seat)
         suggestion = None
-        if seat is not None and self.seat_to_act() == seat:
+        hints = self.opened is not None and wire.hints_allowed(self.opened)
+        if seat is not None and self.seat_to_act() == seat and hints:
             suggestion = engine.bot.choose(seat_view, random.Random(self.version))
         return wire.view_to_wire(
             seat_view, suggestion, players=self.players, version=self.version, **extra
