@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, delete, get, post
-from litestar.datastructures import State
+from litestar.datastructures import ResponseHeader, State
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import Parameter
@@ -24,6 +24,7 @@ from events import game as wire
 from events import matchmaking as mm
 from events import rating
 from events import transcript as transcripts
+from services import fairplay
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError, ErrorBody
 from services.gateway.games import (
@@ -120,6 +121,29 @@ def current_player(request: Request[Any, Any, Any], state: State) -> auth.Claims
         raise ApiError(401, exc.code, str(exc)) from None
 
 
+NO_STORE = [
+    ResponseHeader(name="Cache-Control", value="no-store"),
+    ResponseHeader(name="Pragma", value="no-cache"),
+]
+"""Headers of every answer that carries a token (RFC 6749 5.1): no cache may keep a copy."""
+
+PLAYER_ID = Annotated[
+    str,
+    Parameter(
+        pattern=r"^(bot:)?[A-Za-z0-9_-]{1,24}$",
+        description="a player id: an account name in lower case, `bot:<name>` for a bot",
+    ),
+]
+
+
+async def sighted(gateway: Gateway, request: Request[Any, Any, Any], player_id: str) -> None:
+    """Record where ``player_id`` is (his address, his client's device token): accounts seen
+    at one never share a ranked table (`services.fairplay`)."""
+    address = request.client.host if request.client else None
+    device = request.headers.get(fairplay.DEVICE_HEADER)
+    await fairplay.record_sighting(gateway.pool, player_id, address, device)
+
+
 REFRESH_RESPONSES = {
     **ERROR_RESPONSES,
     401: ResponseSpec(
@@ -158,6 +182,8 @@ class Accounts(Controller):
     @post("/accounts", responses=ERROR_RESPONSES, status_code=201, summary="Register an account")
     async def register(self, data: Register, state: State) -> auth.Account:
         """Create an account (409 `name_taken` when the name is in use, ignoring case)."""
+        if not auth.valid_name(data.name):  # the schema's `$` lets a final newline through
+            raise ApiError(400, "malformed", f"{data.name!r} is not a name: {auth.NAME_RULE}")
         password_hash = await auth.hash_password(data.password)
         try:
             return await auth.create_account(
@@ -167,9 +193,13 @@ class Accounts(Controller):
             raise ApiError(409, "name_taken", f"the name {data.name!r} is taken") from None
 
     @post(
-        "/tokens", responses=ERROR_RESPONSES, status_code=200, summary="Log in: get an access token"
+        "/tokens",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Log in: get an access token",
+        response_headers=NO_STORE,
     )
-    async def login(self, data: Login, state: State) -> Token:
+    async def login(self, data: Login, request: Request[Any, Any, Any], state: State) -> Token:
         """Return an access token for a name and password (401 `invalid_credentials`), and
         the refresh token of a new session."""
         gateway = gateway_of(state)
@@ -181,6 +211,7 @@ class Accounts(Controller):
         if found is None or not ok:
             raise ApiError(401, "invalid_credentials", "unknown name or wrong password")
         session = await auth.open_session(gateway.pool, found[0], session_seconds(gateway))
+        await sighted(gateway, request, found[0].player_id)
         return token_of(gateway, session)
 
     @post(
@@ -188,6 +219,7 @@ class Accounts(Controller):
         responses=REFRESH_RESPONSES,
         status_code=200,
         summary="Renew a session: a new access token and refresh token",
+        response_headers=NO_STORE,
     )
     async def refresh(self, data: Refresh, state: State) -> Token:
         """Trade a refresh token for a new access token and the session's next refresh token.
@@ -314,6 +346,7 @@ class Queue(Controller):
     ) -> QueueAnswer:
         """Queue the caller; the match arrives by `GET /api/queue` (match_id, then game)."""
         player = current_player(request, state)
+        await sighted(gateway_of(state), request, player.player_id)
         subject = gateway_of(state).subjects.matchmaking_join()
         return await self._ask(
             state, subject, mm.JoinQueue(player_id=player.player_id, ladder=data.ladder)
@@ -503,7 +536,7 @@ class Ladders(Controller):
     )
     async def player(
         self,
-        player_id: Annotated[str, Parameter(min_length=1, max_length=200)],
+        player_id: PLAYER_ID,
         state: State,
         history: Annotated[int, Parameter(ge=1, le=1000)] = 100,
     ) -> PlayerProfile:
@@ -533,7 +566,7 @@ class Ladders(Controller):
     )
     async def games(
         self,
-        player_id: Annotated[str, Parameter(min_length=1, max_length=200)],
+        player_id: PLAYER_ID,
         state: State,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
     ) -> list[GameListed]:
