@@ -403,7 +403,10 @@ class Practice(Controller):
     async def open(
         self, data: PracticeRequest, request: Request[Any, Any, Any], state: State
     ) -> Opened:
-        """Open an unrated table: the caller at seat 0, bots at the others, these rules."""
+        """Open an unrated table: the caller at seat 0, bots at the others, these rules.
+        An account has at most `SPADES_LIVE_TABLES_PER_ACCOUNT` (3) unfinished practice or
+        casual tables: 409 `too_many_tables` beyond (a retry of one already opened, same
+        ``command_id``, is answered with its game)."""
         gateway = gateway_of(state)
         player = current_player(request, state)
         body = wire.OpenPractice(
@@ -411,13 +414,51 @@ class Practice(Controller):
             command_id=scoped_id(player.player_id, data.command_id or uuid.uuid4()),
             rules=data.rules,
         )
-        reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
+        # One opening at a time per account (a transaction-scoped advisory lock): the count
+        # and the table's append are serialised, so parallel requests cannot pass the cap.
+        async with gateway.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                LIVE_TABLES_LOCK,
+                player.player_id,
+            )
+            retry = await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM spades_events WHERE stream_id = $1)",
+                stream_of(practice_game_id(body.command_id)),
+            )
+            live = 0 if retry else await conn.fetchval(_LIVE_TABLES_SQL, player.player_id)
+            cap = gateway.config.live_tables_per_account
+            if live >= cap:
+                raise ApiError(
+                    409,
+                    "too_many_tables",
+                    f"you have {live} unfinished practice or casual tables (at most {cap}):"
+                    " finish or leave one first (an idle table closes after three missed turns)",
+                )
+            reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
         if not reply.ok:
             raise refused(reply.code, reply.message)
         return Opened(game_id=reply.game_id)
 
 
 _table_reply = msgspec.json.Decoder(wire.TableReply)
+LIVE_TABLES_LOCK = 0x5ADE7
+"""First key of the two-key advisory lock serialising one account's table openings."""
+_LIVE_TABLES_SQL = """
+SELECT count(*) FROM spades_events o
+WHERE o.type = 'TableOpened' AND o.version = 1
+  AND ((o.data::jsonb) -> 'players') ? $1 AND NOT ((o.data::jsonb) -> 'rated')::boolean
+  AND NOT EXISTS (SELECT 1 FROM spades_events f
+                  WHERE f.stream_id = o.stream_id AND f.type = 'GameFinished')
+"""
+"""The unfinished unrated tables an account sits at."""
+
+
+def practice_game_id(command_id: uuid.UUID) -> str:
+    """Return the game id the table gives a practice table opened with ``command_id``."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"practice:{command_id}"))
+
+
 _PRACTICE_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-0000000097ac")
 
 

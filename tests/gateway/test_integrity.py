@@ -301,3 +301,35 @@ async def test_a_deeply_nested_frame_is_malformed_and_the_connection_kept(
     await client.expect("pong")
     assert len(await event_store.read(stream_of(game_id))) == version
     assert "Traceback" not in processes.log(gateway.proc)
+
+
+# -- 1. practice tables: bounded rules, a cap per account -------------------------------------
+
+
+async def test_practice_tables_have_bounded_rules_and_a_cap_per_account(
+    processes: Processes, event_store: PostgresEventStore
+) -> None:
+    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        token = await register_and_login(http, "hoarder")
+        auth = {"authorization": f"Bearer {token}"}
+        endless = {"hand_cap": 1_000_000_000, "target": 1_000_000_000, "mercy": -1_000_000_000}
+        refused_rules = await http.post("/api/practice", json={"rules": endless}, headers=auth)
+        assert refused_rules.status_code == 400, refused_rules.text
+        assert refused_rules.json()["code"] == "invalid_ruleset"
+        assert "between" in refused_rules.json()["message"]
+
+        command_ids = [str(uuid.uuid4()) for _ in range(20)]
+        answers = await asyncio.gather(
+            *(http.post("/api/practice", json={"command_id": c}, headers=auth) for c in command_ids)
+        )
+        codes = sorted(a.status_code for a in answers)
+        assert codes == [201] * 3 + [409] * 17, [a.text for a in answers]
+        assert {a.json()["code"] for a in answers if a.status_code == 409} == {"too_many_tables"}
+        # a retry of an opened table still gets its game
+        opened = [(c, a) for c, a in zip(command_ids, answers, strict=True) if a.status_code == 201]
+        again = await http.post("/api/practice", json={"command_id": opened[0][0]}, headers=auth)
+        assert again.status_code == 201, again.text
+        assert again.json()["game_id"] == opened[0][1].json()["game_id"]
+        games = (await http.get("/api/players/hoarder/games")).json()
+        assert len(games) == 3
