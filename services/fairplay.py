@@ -28,26 +28,22 @@ import asyncio
 import hashlib
 import itertools
 import json
-import os
 from collections import Counter
 from dataclasses import asdict, dataclass
 
 import asyncpg
 import msgspec
 
+from services.config import Settings
+
 WINDOW_DAYS = 7.0
 DEVICE_HEADER = "x-spades-device"
 MAX_DEVICE_CHARS = 128
 
 
-def window_days(environ: dict[str, str] | None = None) -> float:
+def window_days(settings: Settings | None = None) -> float:
     """Return the fair-play window in days (SPADES_FAIRPLAY_DAYS, default 7)."""
-    env = os.environ if environ is None else environ
-    try:
-        days = float(env.get("SPADES_FAIRPLAY_DAYS", WINDOW_DAYS))
-    except ValueError:
-        raise SystemExit("SPADES_FAIRPLAY_DAYS is a number of days") from None
-    return max(0.0, days)
+    return max(0.0, (settings or Settings.from_env()).fairplay_days)
 
 
 def device_value(token: str | None) -> str | None:

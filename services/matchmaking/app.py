@@ -447,7 +447,7 @@ class _Active:
 
     async def start(self, fences: Mapping[str, Fence]) -> None:
         rt = self.rt
-        mm = Matchmaker(rt.store, rt.pool, rt.log, self.fence, fairplay.window_days())
+        mm = Matchmaker(rt.store, rt.pool, rt.log, self.fence, fairplay.window_days(rt.settings))
         await mm.load()
         self.pairing = asyncio.create_task(_pairing_loop(mm, rt))
         self.subs = [
