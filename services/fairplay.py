@@ -12,6 +12,8 @@ Policy (the operator guide, deploy/README.md, states it too):
   as opponents: matchmaking reads the links when a player joins (`linked_accounts`) and
   pairing skips any group that holds a linked pair. They still play, with other people; a
   household sharing one address waits for other players, it is not refused.
+- A window of 0 turns linking off (a LAN tournament, or tests where every client runs on
+  one machine); the sightings are still recorded and reported.
 - Sightings older than the window are deleted by `spades fairplay --prune` (run it daily,
   e.g. as a CronJob): an address is personal data, kept no longer than the rule needs it.
 - `spades fairplay` prints the record, like lichess's fair-play reports: linked accounts
@@ -82,7 +84,10 @@ WHERE mine.player_id = $1
 
 
 async def linked_accounts(pool: asyncpg.Pool, player_id: str, days: float) -> set[str]:
-    """Return the accounts seen at an address or device of ``player_id`` within ``days``."""
+    """Return the accounts seen at an address or device of ``player_id`` within ``days``
+    (none when ``days`` is 0: linking is off)."""
+    if days <= 0:
+        return set()
     return {r["player_id"] for r in await pool.fetch(_LINKED_SQL, player_id, days)}
 
 
