@@ -6,7 +6,7 @@ Policy (the operator guide, deploy/README.md, states it too):
   its client address (the TCP peer, or the forwarded address from a proxy listed in
   SPADES_TRUSTED_PROXIES) and, when the client sends one, its device token (header
   `X-Spades-Device`, a random value the browser client keeps in localStorage; stored only as
-  its sha256). Migration 9, table `fairplay_sightings`.
+  its sha256). Migration 10, table `fairplay_sightings`.
 - Two accounts seen at one address or one device within `SPADES_FAIRPLAY_DAYS` (7) of each
   other are *linked*. Linked accounts are never seated at one ranked table, as partners or
   as opponents: matchmaking reads the links when a player joins (`linked_accounts`) and

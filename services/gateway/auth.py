@@ -20,7 +20,7 @@
   A secret the session never had revokes nothing: the session id is no secret (it is the
   first half of every token of the session), and anyone who learned one could otherwise end
   its owner's session with a guess. The hashes of the last `SPENT_KEPT` (64) replaced secrets
-  are kept (migration 8) to tell the two apart; an older one is refused without revoking.
+  are kept (migration 9) to tell the two apart; an older one is refused without revoking.
   One exception, the
   grace (`SPADES_SESSION_REUSE_SECONDS`, 30): the secret the last renewal replaced still
   renews the session for that long after it was replaced. Two tabs of one browser renewing
