@@ -144,6 +144,19 @@ async def sighted(gateway: Gateway, request: Request[Any, Any, Any], player_id: 
     await fairplay.record_sighting(gateway.pool, player_id, address, device)
 
 
+GAME_ID = Annotated[
+    str,
+    Parameter(
+        pattern=r"^[0-9A-Fa-f-]{1,64}$",
+        description="a game id (a UUID, as `game_id` everywhere else)",
+    ),
+]
+LADDER = Annotated[
+    str,
+    Parameter(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="a ladder's name, e.g. `standard`"),
+]
+
+
 REFRESH_RESPONSES = {
     **ERROR_RESPONSES,
     401: ResponseSpec(
@@ -553,7 +566,7 @@ class Ladders(Controller):
     @get("/ladders/{ladder:str}", responses=ERROR_RESPONSES, summary="One page of a ladder")
     async def ladder(
         self,
-        ladder: str,
+        ladder: LADDER,
         state: State,
         offset: Annotated[int, Parameter(ge=0, le=1_000_000)] = 0,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
@@ -679,12 +692,12 @@ class Games(Controller):
     tags = ["games"]  # noqa: RUF012
 
     @get("/", responses=ERROR_RESPONSES, summary="A game's public summary")
-    async def summary(self, game_id: str, state: State) -> GameSummary:
+    async def summary(self, game_id: GAME_ID, state: State) -> GameSummary:
         """Players, rules, phase and scores; a game in progress as of its last whole trick."""
         return (await load_game(state, game_id)).summary()
 
     @get("/events", responses=ERROR_RESPONSES, summary="A game's events")
-    async def events(self, game_id: str, state: State) -> list[GameEventOut]:
+    async def events(self, game_id: GAME_ID, state: State) -> list[GameEventOut]:
         """Every event of a finished game, hands included (the deck seed never); a game in
         progress only as a spectator sees it, up to its last completed trick."""
         return list((await load_game(state, game_id)).events())
@@ -695,7 +708,7 @@ class Games(Controller):
         summary="A game's events, one JSON object a line",
         media_type="application/x-ndjson",
     )
-    async def events_ndjson(self, game_id: str, state: State) -> bytes:
+    async def events_ndjson(self, game_id: GAME_ID, state: State) -> bytes:
         """The same events as `/events`, as NDJSON (one event a line)."""
         events = (await load_game(state, game_id)).events()
         return b"".join(_ndjson.encode(e) + b"\n" for e in events)
@@ -703,7 +716,7 @@ class Games(Controller):
     @get("/state", responses=ERROR_RESPONSES, summary="The state after event `at`")
     async def state_at(
         self,
-        game_id: str,
+        game_id: GAME_ID,
         state: State,
         at: Annotated[int, Parameter(ge=0, le=MAX_AT)] = MAX_AT,
     ) -> StateAt:
@@ -717,13 +730,13 @@ class Games(Controller):
         summary="A plain-text transcript",
         media_type=MediaType.TEXT,
     )
-    async def transcript(self, game_id: str, state: State) -> str:
+    async def transcript(self, game_id: GAME_ID, state: State) -> str:
         """Every hand, bid and trick of a finished game; during play, the public part only."""
         return (await load_game(state, game_id)).transcript()
 
     @get("/view", responses=ERROR_RESPONSES, summary="The caller's own seat view", security=BEARER)
     async def view(
-        self, game_id: str, request: Request[Any, Any, Any], state: State
+        self, game_id: GAME_ID, request: Request[Any, Any, Any], state: State
     ) -> wire.SeatViewWire:
         """The caller's view of a game he sits at (403 `not_your_seat` otherwise)."""
         player = current_player(request, state)
