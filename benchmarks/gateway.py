@@ -44,6 +44,7 @@ from events.bus import close_nats, connect, ensure_streams
 from events.migrations import migrate
 from events.subjects import Subjects
 from services.gateway.auth import Tokens
+from tests.moves import choose_json
 
 WINDOW = float(os.environ.get("SPADES_BENCH_SECONDS", "15"))
 CLIENTS = tuple(int(n) for n in os.environ.get("SPADES_BENCH_CLIENTS", "100").split(","))
@@ -70,7 +71,7 @@ class Run:
 
 
 async def seat(url: str, token: str, game_id: str, run: Run) -> None:
-    """Play one seat by the hints until the game ends or the run stops."""
+    """Play one seat (`tests.moves`) until the game ends or the run stops."""
     played: dict[str, int] = {}
     async with websockets.connect(url, max_size=2**20) as ws:
         await ws.send(json.dumps({"type": "auth", "token": token}))
@@ -87,8 +88,9 @@ async def seat(url: str, token: str, game_id: str, run: Run) -> None:
                 run.subscribed += 1
                 if run.subscribed == run.clients:
                     run.all_subscribed.set()
-            elif kind == "your_turn" and body.get("suggestion"):
-                command = body["suggestion"]
+            elif kind == "your_turn":
+                # casual tables get no suggestion: the test players' own choice of move
+                command = body.get("suggestion") or choose_json(body["legal"])
                 if command["type"] == "PlayCard":
                     card = command["card"]
                     run.sent[(game_id, card, played.get(card, 0))] = time.perf_counter()

@@ -25,6 +25,21 @@ BIDDING_ORDERS = ("clockwise", "partners")
 MOES = {6: 150, 8: 300}
 """Little Moe (6 tricks in a row) and Big Moe (8 in a row): the run and its value."""
 
+BOUNDS: dict[str, tuple[int, int]] = {
+    "target": (100, 1000),
+    "mercy": (-1000, 0),
+    "hand_cap": (1, 100),
+    "nil_value": (1, 500),
+    "blind_nil_deficit": (0, 1000),
+    "blind_bid_deficit": (0, 1000),
+    "bag_limit": (1, 50),
+    "bag_penalty": (0, 500),
+}
+"""The range (inclusive) of each numeric option; any other whole-number option is held to
+`OTHER_BOUND`. Every game must end within ``hand_cap`` hands, and no option may make a table
+that a person would not choose to play (a target of a billion, a mercy floor below reach)."""
+OTHER_BOUND = (-1000, 1000)
+
 
 class InvalidRuleset(ValueError):
     """A ruleset's options contradict each other or are out of range."""
@@ -159,6 +174,20 @@ class Ruleset:
     - Power checks (``power_checks`` = k): the first k cards each seat is dealt are
       face up: every seat and spectator sees them until played (a face-up card given
       in an exchange is no longer shown). Not with the draw deal.
+
+    Bounds (`BOUNDS`, inclusive), held by `from_options`, the door every table's options
+    come through (anything beyond is an InvalidRuleset naming the range); a game already
+    recorded replays with the rules it was played with, whatever the bounds are today:
+    ``target`` 100..1000, ``mercy`` -1000..0, ``hand_cap`` 1..100, ``nil_value``
+    1..500, ``blind_nil_deficit`` and ``blind_bid_deficit`` 0..1000, ``bag_limit``
+    1..50, ``bag_penalty`` 0..500; ``min_bid`` 0..tricks of a hand and ``team_min_bid``
+    0..13 (their own checks below); any other whole-number option -1000..1000. An option
+    takes only its own type (a bool is not a number, a number not a bool).
+
+    >>> Ruleset.from_options({"target": 1_000_000_000})
+    Traceback (most recent call last):
+    ...
+    engine.rules.InvalidRuleset: target must be between 100 and 1000, not 1000000000
     """
 
     players: int = 4
@@ -216,6 +245,9 @@ class Ruleset:
             raise InvalidRuleset(reason)
 
     def _inconsistency(self) -> str:
+        return _wrong_type(self) or self._contradiction()
+
+    def _contradiction(self) -> str:
         if self.players not in (2, 3, 4, 5):
             return f"players must be 2, 3, 4 or 5, not {self.players}"
         for name in ("target", "nil_value", "bag_limit", "hand_cap"):
@@ -337,7 +369,8 @@ class Ruleset:
 
     @classmethod
     def from_options(cls, options: dict[str, str | int | bool]) -> Ruleset:
-        """Return the ranked ladder changed by ``options`` (CLI strings are converted).
+        """Return the ranked ladder changed by ``options`` (CLI strings are converted), each
+        whole number within its bounds (`BOUNDS`).
 
         >>> Ruleset.from_options({"players": "2", "blind_nil": "no"}).players
         2
@@ -351,7 +384,37 @@ class Ruleset:
             if name not in kinds:
                 raise InvalidRuleset(f"unknown option {key!r}; options: {', '.join(kinds)}")
             values[name] = _convert(name, kinds[name], raw)
-        return cls(**values)
+        rules = cls(**values)
+        reason = _out_of_bounds(rules)
+        if reason:
+            raise InvalidRuleset(reason)
+        return rules
+
+
+def _wrong_type(rules: Ruleset) -> str:
+    """Return why an option has the wrong type, or ""."""
+    for field in dataclasses.fields(rules):
+        value = getattr(rules, field.name)
+        if field.type in (bool, "bool"):
+            if not isinstance(value, bool):
+                return f"{field.name} takes yes/no (true or false), not {value!r}"
+        elif field.type in (int, "int"):
+            if not isinstance(value, int) or isinstance(value, bool):
+                return f"{field.name} takes a whole number, not {value!r}"
+        elif field.type in (str, "str") and not isinstance(value, str):
+            return f"{field.name} takes a word, not {value!r}"
+    return ""
+
+
+def _out_of_bounds(rules: Ruleset) -> str:
+    """Return why a whole-number option lies outside its bounds (`BOUNDS`), or ""."""
+    for field in dataclasses.fields(rules):
+        if field.type in (int, "int"):
+            value = getattr(rules, field.name)
+            low, high = BOUNDS.get(field.name, OTHER_BOUND)
+            if not low <= value <= high:
+                return f"{field.name} must be between {low} and {high}, not {value}"
+    return ""
 
 
 def _convert(name: str, kind: object, raw: str | int | bool) -> object:

@@ -54,6 +54,17 @@ class TableOpened(GameEvent, frozen=True, kw_only=True):
     """Level of the bots seated from the start (`engine.search.LEVELS`)."""
 
 
+PRACTICE_LADDER = "practice"
+"""The ``ladder`` of a practice table: its opener and bots."""
+
+
+def hints_allowed(opened: TableOpened) -> bool:
+    """Return whether a seat of this game may be shown the bot's suggestion: at a practice
+    table only. A rated game (or a casual one between people) gets no help, whatever a client
+    asks: the server decides from the game's kind."""
+    return opened.ladder == PRACTICE_LADDER and not opened.rated
+
+
 class TurnTimedOut(GameEvent, frozen=True, kw_only=True):
     """A seat let its turn timer run out; the bot's action for it follows in the same batch."""
 

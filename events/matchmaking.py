@@ -50,6 +50,8 @@ class PlayerQueued(MatchmakingEvent, frozen=True, kw_only=True):
     mu: float
     sigma: float
     joined_at: float
+    avoid: tuple[str, ...] = ()
+    """Accounts linked to this one when it joined (`services.fairplay`): never seated with it."""
 
 
 class PlayerLeftQueue(MatchmakingEvent, frozen=True, kw_only=True):

@@ -21,6 +21,7 @@ _COMMANDS: dict[str, str] = {
     "replay": "services.replay:run",
     "verify": "services.fairness:run",
     "export": "services.export:run",
+    "fairplay": "services.fairplay:run",
 }
 
 SERVICES = ("gateway", "table", "matchmaking", "rating", "relay")
@@ -90,6 +91,20 @@ def build_parser() -> argparse.ArgumentParser:
         default="ndjson",
         help="openspiel: also each hand as OpenSpiel spades action sequences",
     )
+
+    fair = sub.add_parser(
+        "fairplay",
+        help="the ladder's fair-play record: linked accounts, one-sided meetings",
+    )
+    fair.add_argument(
+        "--days", type=float, default=None, help="window (default SPADES_FAIRPLAY_DAYS, 7)"
+    )
+    fair.add_argument("--min-games", type=int, default=3, help="meetings to report a pair")
+    fair.add_argument(
+        "--one-sided", type=float, default=0.8, help="share of wins that is one-sided"
+    )
+    fair.add_argument("--json", action="store_true", help="print JSON")
+    fair.add_argument("--prune", action="store_true", help="delete sightings older than the window")
 
     serve = sub.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)

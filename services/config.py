@@ -16,6 +16,7 @@
 | SPADES_LEASE_SECONDS | 5 | lease time to live: a dead replica's games move within about this |
 | SPADES_REPLICA_ID | host:pid:random | this replica's name in lease groups (the pod's name) |
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
+| SPADES_FAIRPLAY_DAYS | 7 | days an address or device links accounts (never at one ranked table) |
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Settings:
     lease_seconds: float = 5.0
     replica_id: str = ""
     jwt_secret: str = ""
+    fairplay_days: float = 7.0
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:

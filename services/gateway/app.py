@@ -32,6 +32,7 @@ from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigErro
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.exports import Exports
 from services.gateway.feed import Feeds
+from services.gateway.guards import GatewayRequest, refuse_control_paths
 from services.gateway.handlers import (
     Accounts,
     Games,
@@ -117,6 +118,7 @@ def create_app(gateway: Gateway) -> Litestar:
             *web_routes(),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
+        request_class=GatewayRequest,
         middleware=[limit.middleware for limit in _rate_limits(gateway)],
         request_max_body_size=MAX_BODY_BYTES,
         plugins=[StrictStructs()],
@@ -177,7 +179,8 @@ async def serve(rt: Runtime) -> None:
     )
     server = _Server(
         uvicorn.Config(
-            request_ids(create_app(gateway)),  # outermost: 404s and 429s get an id too
+            # outermost: 404s and 429s get an id too
+            request_ids(refuse_control_paths(create_app(gateway))),
             host=config.http_host,
             port=rt.settings.http_port,
             log_config=None,
@@ -189,6 +192,10 @@ async def serve(rt: Runtime) -> None:
             # of them, yet it was the gateway's largest single cost under load (14% of its CPU
             # in benchmarks/gateway.py's profile) and keeps a zlib context per connection.
             ws_per_message_deflate=False,
+            # X-Forwarded-For is believed only from the configured proxies: uvicorn's default
+            # trusts 127.0.0.1, where anyone on the host could pick his own address.
+            proxy_headers=bool(config.trusted_proxies),
+            forwarded_allow_ips=list(config.trusted_proxies) or [],
             timeout_graceful_shutdown=5,
         )
     )

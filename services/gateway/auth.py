@@ -14,9 +14,14 @@
   `secrets.token_urlsafe(32)`). A client trades it for a new access token and a new refresh
   token (`rotate`); the secret is only ever stored as its sha256, and each rotation replaces
   it. A session lasts `SPADES_SESSION_DAYS` (30) after its last use, until logout (`revoke`).
-- Reuse detection: a well-formed token of an existing session whose secret is not the current
-  one (a secret already rotated away: someone else holds a copy) revokes the whole session,
-  so whichever of the thief and the owner renews next must log in again. One exception, the
+- Reuse detection: a well-formed token of an existing session whose secret is the one the last
+  renewal replaced (a secret already rotated away: someone else holds a copy) revokes the
+  whole session, so whichever of the thief and the owner renews next must log in again.
+  A secret the session never had revokes nothing: the session id is no secret (it is the
+  first half of every token of the session), and anyone who learned one could otherwise end
+  its owner's session with a guess. The hashes of the last `SPENT_KEPT` (64) replaced secrets
+  are kept (migration 9) to tell the two apart; an older one is refused without revoking.
+  One exception, the
   grace (`SPADES_SESSION_REUSE_SECONDS`, 30): the secret the last renewal replaced still
   renews the session for that long after it was replaced. Two tabs of one browser renewing
   at once (Chromium's localStorage reaches another tab a moment late, so a tab can trade a
@@ -31,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import hmac
 import re
 import secrets
 import time
@@ -50,6 +54,7 @@ TOKEN_TYPE = "access"
 BOT_PREFIX = "bot:"
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{2,23}$"
 _NAME = re.compile(NAME_PATTERN)
+NAME_RULE = "3 to 24 letters, digits, '_' or '-', starting with a letter"
 
 _hasher = PasswordHasher()
 # Verified against when the name is unknown, so both failures take one argon2 verification.
@@ -59,7 +64,7 @@ Name = Annotated[
     str,
     msgspec.Meta(
         pattern=NAME_PATTERN,
-        description="3 to 24 letters, digits, '_' or '-', starting with a letter",
+        description=NAME_RULE,
         examples=["ann"],
     ),
 ]
@@ -101,8 +106,10 @@ def player_id_of(name: str, bot: bool) -> str:
 
 
 def valid_name(name: str) -> bool:
-    """Return whether ``name`` can name an account."""
-    return bool(_NAME.match(name))
+    """Return whether ``name`` can name an account: the whole string, to its very end (a
+    Python ``$`` also matches before a final newline, which let ``"ann\\n"`` sit beside
+    ``ann``)."""
+    return _NAME.fullmatch(name) is not None
 
 
 async def hash_password(password: str) -> str:
@@ -211,6 +218,8 @@ async def find_account(pool: asyncpg.Pool, player_id: str) -> Account | None:
 # -- sessions and refresh tokens (migration 6) ----------------------------------------------------
 
 REFRESH_SECRET_BYTES = 32
+SPENT_KEPT = 64
+"""Replaced secrets remembered per session: presenting one revokes the session."""
 _SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32), no padding
 REFRESH_TOKEN_CHARS = 36 + 1 + 43
 """A refresh token's length: a canonical uuid, a dot and the secret."""
@@ -301,7 +310,10 @@ async def rotate_session(
     # first replaces the secret, the next finds it as the previous one (within the grace).
     row = await pool.fetchrow(
         "UPDATE gateway_sessions AS s"
-        " SET previous_hash = s.secret_hash, rotated_at = now(), secret_hash = $3,"
+        " SET spent_hashes = CASE WHEN s.previous_hash IS NULL THEN s.spent_hashes"
+        "     ELSE (s.spent_hashes || s.previous_hash)"
+        f"         [greatest(1, cardinality(s.spent_hashes) + 2 - {SPENT_KEPT}):] END,"
+        "     previous_hash = s.secret_hash, rotated_at = now(), secret_hash = $3,"
         "     last_used_at = now(), expires_at = now() + $4::integer * interval '1 second'"
         " FROM gateway_accounts AS a"
         " WHERE s.session_id = $1 AND s.revoked_at IS NULL AND s.expires_at > now()"
@@ -324,7 +336,7 @@ async def rotate_session(
         )
     # Refused: say why (and revoke on reuse).
     found = await pool.fetchrow(
-        "SELECT secret_hash, revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired"
+        "SELECT revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired"
         " FROM gateway_sessions WHERE session_id = $1",
         session_id,
     )
@@ -332,13 +344,18 @@ async def rotate_session(
         raise _invalid()
     if found["expired"]:
         raise SessionError("refresh_expired", "the session expired: log in again")
-    if not hmac.compare_digest(bytes(found["secret_hash"]), presented):
-        await pool.execute(
-            "UPDATE gateway_sessions SET revoked_at = now()"
-            " WHERE session_id = $1 AND revoked_at IS NULL",
-            session_id,
-        )
+    # a secret this session really had, replaced (past the grace): a copy is in other hands
+    revoked = await pool.execute(
+        "UPDATE gateway_sessions SET revoked_at = now()"
+        " WHERE session_id = $1 AND revoked_at IS NULL"
+        "   AND (previous_hash = $2 OR $2 = ANY (spent_hashes))",
+        session_id,
+        presented,
+    )
+    if revoked.endswith(" 1"):
         raise _invalid("the refresh token was already used: the session is revoked, log in again")
+    # A secret the session never had (a guess beside a known session id) proves nothing
+    # about the owner's token: refusing it must not end his session.
     raise _invalid()
 
 

@@ -10,6 +10,13 @@
 | SPADES_SESSION_REUSE_SECONDS | 30 | a replaced refresh token still renews this long (a retry) |
 | SPADES_RATE_PER_MINUTE | 300 | HTTP requests per minute per client address, and per account |
 | SPADES_AUTH_RATE_PER_MINUTE | 20 | register/login/refresh attempts per minute per address |
+| SPADES_TRUSTED_PROXIES | (empty) | proxies (IPs, CIDR ranges) whose X-Forwarded-* is believed |
+| SPADES_LIVE_TABLES_PER_ACCOUNT | 3 | unfinished practice/casual tables an account may have |
+
+Client addresses: with SPADES_TRUSTED_PROXIES empty (the default) the client's address is the
+TCP peer's, whatever headers say, so nobody can pick his own address for the rate limits or
+the fair-play record by sending `X-Forwarded-For`. Behind an ingress, list its address range:
+only a request arriving from it has its forwarded address believed.
 
 Rate limits are counted per replica (an in-memory store): with N replicas a client can reach
 N times the figure, which is the intent of a cheap first line of defence, not a quota.
@@ -17,6 +24,7 @@ N times the figure, which is the intent of a cheap first line of defence, not a 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from collections.abc import Mapping
@@ -49,6 +57,8 @@ class GatewayConfig:
     session_reuse_seconds: int = 30
     rate_per_minute: int = 300
     auth_rate_per_minute: int = 20
+    trusted_proxies: tuple[str, ...] = ()
+    live_tables_per_account: int = 3
 
     @classmethod
     def from_env(
@@ -67,6 +77,7 @@ class GatewayConfig:
             secret = secrets.token_urlsafe(48)
         elif len(secret) < MIN_SECRET_CHARS:
             raise ConfigError(f"SPADES_JWT_SECRET must be at least {MIN_SECRET_CHARS} characters")
+        trusted = parse_proxies(env.get("SPADES_TRUSTED_PROXIES", ""))
         try:
             return cls(
                 jwt_secret=secret,
@@ -77,6 +88,24 @@ class GatewayConfig:
                 session_reuse_seconds=int(env.get("SPADES_SESSION_REUSE_SECONDS", "30")),
                 rate_per_minute=int(env.get("SPADES_RATE_PER_MINUTE", "300")),
                 auth_rate_per_minute=int(env.get("SPADES_AUTH_RATE_PER_MINUTE", "20")),
+                trusted_proxies=trusted,
+                live_tables_per_account=int(env.get("SPADES_LIVE_TABLES_PER_ACCOUNT", "3")),
             )
         except ValueError as exc:
             raise ConfigError(f"a gateway setting is not a number: {exc}") from None
+
+
+def parse_proxies(text: str) -> tuple[str, ...]:
+    """Return the proxies of SPADES_TRUSTED_PROXIES as networks; raise ConfigError naming a bad
+    entry (a typo must stop the gateway, not silently trust nobody or everybody)."""
+    proxies = []
+    for entry in (part.strip() for part in text.split(",")):
+        if not entry:
+            continue
+        try:
+            proxies.append(str(ipaddress.ip_network(entry, strict=False)))
+        except ValueError:
+            raise ConfigError(
+                f"SPADES_TRUSTED_PROXIES: {entry!r} is not an IP address or CIDR range"
+            ) from None
+    return tuple(proxies)

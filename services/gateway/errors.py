@@ -97,6 +97,7 @@ ERROR_RESPONSES: dict[int, ResponseSpec] = {
         404: "not found (not_found, unknown_game, unknown_ladder)",
         409: "conflicts with the current state (name_taken, already_queued, in_game ...)",
         413: "request body too large",
+        415: "unsupported_media_type: a JSON body must be sent as application/json",
         429: "rate limited: see the RateLimit-* headers",
         500: "internal error",
         503: "a service did not answer: try again",

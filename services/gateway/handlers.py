@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, delete, get, post
-from litestar.datastructures import State
+from litestar.datastructures import ResponseHeader, State
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import Parameter
@@ -24,6 +24,7 @@ from events import game as wire
 from events import matchmaking as mm
 from events import rating
 from events import transcript as transcripts
+from services import fairplay
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError, ErrorBody
 from services.gateway.games import (
@@ -120,6 +121,42 @@ def current_player(request: Request[Any, Any, Any], state: State) -> auth.Claims
         raise ApiError(401, exc.code, str(exc)) from None
 
 
+NO_STORE = [
+    ResponseHeader(name="Cache-Control", value="no-store"),
+    ResponseHeader(name="Pragma", value="no-cache"),
+]
+"""Headers of every answer that carries a token (RFC 6749 5.1): no cache may keep a copy."""
+
+PLAYER_ID = Annotated[
+    str,
+    Parameter(
+        pattern=r"^(bot:)?[A-Za-z0-9_-]{1,24}$",
+        description="a player id: an account name in lower case, `bot:<name>` for a bot",
+    ),
+]
+
+
+async def sighted(gateway: Gateway, request: Request[Any, Any, Any], player_id: str) -> None:
+    """Record where ``player_id`` is (his address, his client's device token): accounts seen
+    at one never share a ranked table (`services.fairplay`)."""
+    address = request.client.host if request.client else None
+    device = request.headers.get(fairplay.DEVICE_HEADER)
+    await fairplay.record_sighting(gateway.pool, player_id, address, device)
+
+
+GAME_ID = Annotated[
+    str,
+    Parameter(
+        pattern=r"^[0-9A-Fa-f-]{1,64}$",
+        description="a game id (a UUID, as `game_id` everywhere else)",
+    ),
+]
+LADDER = Annotated[
+    str,
+    Parameter(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="a ladder's name, e.g. `standard`"),
+]
+
+
 REFRESH_RESPONSES = {
     **ERROR_RESPONSES,
     401: ResponseSpec(
@@ -158,6 +195,8 @@ class Accounts(Controller):
     @post("/accounts", responses=ERROR_RESPONSES, status_code=201, summary="Register an account")
     async def register(self, data: Register, state: State) -> auth.Account:
         """Create an account (409 `name_taken` when the name is in use, ignoring case)."""
+        if not auth.valid_name(data.name):  # the schema's `$` lets a final newline through
+            raise ApiError(400, "malformed", f"{data.name!r} is not a name: {auth.NAME_RULE}")
         password_hash = await auth.hash_password(data.password)
         try:
             return await auth.create_account(
@@ -167,9 +206,13 @@ class Accounts(Controller):
             raise ApiError(409, "name_taken", f"the name {data.name!r} is taken") from None
 
     @post(
-        "/tokens", responses=ERROR_RESPONSES, status_code=200, summary="Log in: get an access token"
+        "/tokens",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Log in: get an access token",
+        response_headers=NO_STORE,
     )
-    async def login(self, data: Login, state: State) -> Token:
+    async def login(self, data: Login, request: Request[Any, Any, Any], state: State) -> Token:
         """Return an access token for a name and password (401 `invalid_credentials`), and
         the refresh token of a new session."""
         gateway = gateway_of(state)
@@ -181,6 +224,7 @@ class Accounts(Controller):
         if found is None or not ok:
             raise ApiError(401, "invalid_credentials", "unknown name or wrong password")
         session = await auth.open_session(gateway.pool, found[0], session_seconds(gateway))
+        await sighted(gateway, request, found[0].player_id)
         return token_of(gateway, session)
 
     @post(
@@ -188,6 +232,7 @@ class Accounts(Controller):
         responses=REFRESH_RESPONSES,
         status_code=200,
         summary="Renew a session: a new access token and refresh token",
+        response_headers=NO_STORE,
     )
     async def refresh(self, data: Refresh, state: State) -> Token:
         """Trade a refresh token for a new access token and the session's next refresh token.
@@ -314,6 +359,7 @@ class Queue(Controller):
     ) -> QueueAnswer:
         """Queue the caller; the match arrives by `GET /api/queue` (match_id, then game)."""
         player = current_player(request, state)
+        await sighted(gateway_of(state), request, player.player_id)
         subject = gateway_of(state).subjects.matchmaking_join()
         return await self._ask(
             state, subject, mm.JoinQueue(player_id=player.player_id, ladder=data.ladder)
@@ -372,7 +418,10 @@ class Practice(Controller):
     async def open(
         self, data: PracticeRequest, request: Request[Any, Any, Any], state: State
     ) -> Opened:
-        """Open an unrated table: the caller at seat 0, bots at the others, these rules."""
+        """Open an unrated table: the caller at seat 0, bots at the others, these rules.
+        An account has at most `SPADES_LIVE_TABLES_PER_ACCOUNT` (3) unfinished practice or
+        casual tables: 409 `too_many_tables` beyond (a retry of one already opened, same
+        ``command_id``, is answered with its game)."""
         gateway = gateway_of(state)
         player = current_player(request, state)
         body = wire.OpenPractice(
@@ -381,13 +430,51 @@ class Practice(Controller):
             rules=data.rules,
             bots=data.bots,
         )
-        reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
+        # One opening at a time per account (a transaction-scoped advisory lock): the count
+        # and the table's append are serialised, so parallel requests cannot pass the cap.
+        async with gateway.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                LIVE_TABLES_LOCK,
+                player.player_id,
+            )
+            retry = await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM spades_events WHERE stream_id = $1)",
+                stream_of(practice_game_id(body.command_id)),
+            )
+            live = 0 if retry else await conn.fetchval(_LIVE_TABLES_SQL, player.player_id)
+            cap = gateway.config.live_tables_per_account
+            if live >= cap:
+                raise ApiError(
+                    409,
+                    "too_many_tables",
+                    f"you have {live} unfinished practice or casual tables (at most {cap}):"
+                    " finish or leave one first (an idle table closes after three missed turns)",
+                )
+            reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
         if not reply.ok:
             raise refused(reply.code, reply.message)
         return Opened(game_id=reply.game_id)
 
 
 _table_reply = msgspec.json.Decoder(wire.TableReply)
+LIVE_TABLES_LOCK = 0x5ADE7
+"""First key of the two-key advisory lock serialising one account's table openings."""
+_LIVE_TABLES_SQL = """
+SELECT count(*) FROM spades_events o
+WHERE o.type = 'TableOpened' AND o.version = 1
+  AND ((o.data::jsonb) -> 'players') ? $1 AND NOT ((o.data::jsonb) -> 'rated')::boolean
+  AND NOT EXISTS (SELECT 1 FROM spades_events f
+                  WHERE f.stream_id = o.stream_id AND f.type = 'GameFinished')
+"""
+"""The unfinished unrated tables an account sits at."""
+
+
+def practice_game_id(command_id: uuid.UUID) -> str:
+    """Return the game id the table gives a practice table opened with ``command_id``."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"practice:{command_id}"))
+
+
 _PRACTICE_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-0000000097ac")
 
 
@@ -482,7 +569,7 @@ class Ladders(Controller):
     @get("/ladders/{ladder:str}", responses=ERROR_RESPONSES, summary="One page of a ladder")
     async def ladder(
         self,
-        ladder: str,
+        ladder: LADDER,
         state: State,
         offset: Annotated[int, Parameter(ge=0, le=1_000_000)] = 0,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
@@ -506,7 +593,7 @@ class Ladders(Controller):
     )
     async def player(
         self,
-        player_id: Annotated[str, Parameter(min_length=1, max_length=200)],
+        player_id: PLAYER_ID,
         state: State,
         history: Annotated[int, Parameter(ge=1, le=1000)] = 100,
     ) -> PlayerProfile:
@@ -536,7 +623,7 @@ class Ladders(Controller):
     )
     async def games(
         self,
-        player_id: Annotated[str, Parameter(min_length=1, max_length=200)],
+        player_id: PLAYER_ID,
         state: State,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
     ) -> list[GameListed]:
@@ -608,12 +695,12 @@ class Games(Controller):
     tags = ["games"]  # noqa: RUF012
 
     @get("/", responses=ERROR_RESPONSES, summary="A game's public summary")
-    async def summary(self, game_id: str, state: State) -> GameSummary:
+    async def summary(self, game_id: GAME_ID, state: State) -> GameSummary:
         """Players, rules, phase and scores; a game in progress as of its last whole trick."""
         return (await load_game(state, game_id)).summary()
 
     @get("/events", responses=ERROR_RESPONSES, summary="A game's events")
-    async def events(self, game_id: str, state: State) -> list[GameEventOut]:
+    async def events(self, game_id: GAME_ID, state: State) -> list[GameEventOut]:
         """Every event of a finished game, hands included (the deck seed never); a game in
         progress only as a spectator sees it, up to its last completed trick."""
         return list((await load_game(state, game_id)).events())
@@ -624,7 +711,7 @@ class Games(Controller):
         summary="A game's events, one JSON object a line",
         media_type="application/x-ndjson",
     )
-    async def events_ndjson(self, game_id: str, state: State) -> bytes:
+    async def events_ndjson(self, game_id: GAME_ID, state: State) -> bytes:
         """The same events as `/events`, as NDJSON (one event a line)."""
         events = (await load_game(state, game_id)).events()
         return b"".join(_ndjson.encode(e) + b"\n" for e in events)
@@ -632,7 +719,7 @@ class Games(Controller):
     @get("/state", responses=ERROR_RESPONSES, summary="The state after event `at`")
     async def state_at(
         self,
-        game_id: str,
+        game_id: GAME_ID,
         state: State,
         at: Annotated[int, Parameter(ge=0, le=MAX_AT)] = MAX_AT,
     ) -> StateAt:
@@ -646,13 +733,13 @@ class Games(Controller):
         summary="A plain-text transcript",
         media_type=MediaType.TEXT,
     )
-    async def transcript(self, game_id: str, state: State) -> str:
+    async def transcript(self, game_id: GAME_ID, state: State) -> str:
         """Every hand, bid and trick of a finished game; during play, the public part only."""
         return (await load_game(state, game_id)).transcript()
 
     @get("/view", responses=ERROR_RESPONSES, summary="The caller's own seat view", security=BEARER)
     async def view(
-        self, game_id: str, request: Request[Any, Any, Any], state: State
+        self, game_id: GAME_ID, request: Request[Any, Any, Any], state: State
     ) -> wire.SeatViewWire:
         """The caller's view of a game he sits at (403 `not_your_seat` otherwise)."""
         player = current_player(request, state)

@@ -10,13 +10,18 @@ Client to server:
 - ``subscribe {game_id, last_seq?, hints?}``: watch a game: as its seat if the account sits at
   it, else as a spectator. Without ``last_seq`` the server sends ``view`` (a snapshot at seq
   N) then every event after N. With ``last_seq`` it sends exactly the events after it: a
-  client that reconnects resumes with no gap and no duplicate. ``hints``: add a bot's suggestion
-  to ``your_turn`` (the searching bot's at practice tables, the baseline's elsewhere).
+  client that reconnects resumes with no gap and no duplicate. ``hints``: add the searching
+  bot's suggestion to ``your_turn``, at a practice table only (`events.game.hints_allowed`:
+  the server decides from the game's kind; at a rated or casual table the flag is ignored).
 - ``command {game_id, command_id, command}``: act at the seat: ``command`` is one of
   PlaceBid {tricks, blind?}, DeclareBlindNil, DeclineBlindNil, PassCards {cards},
   PlayCard {card}, DrawCard {keep} (``type`` names it; the seat is always the sender's own).
   ``command_id`` (a UUID the client makes) makes a retry safe: the same id is applied once.
 - ``view {game_id}``: a fresh snapshot; ``unsubscribe {game_id}``; ``ping``.
+
+Once the connection's access token has expired, only ``auth`` (with a fresh token) and
+``ping`` are answered; anything else gets ``token_expired``. Watches opened before the expiry
+keep streaming (the client renews its token before it runs out).
 
 Server to client:
 
@@ -48,8 +53,9 @@ Server to client:
   ``unauthenticated``, ``token_expired``, ``token_invalid``, ``account_mismatch``,
   ``unknown_game``, ``not_subscribed``, ``unavailable``, or the table's rule codes
   (``out_of_turn``, ``must_follow_suit``, ``not_your_seat``, ...). An error never closes the
-  connection, except ``auth_timeout`` and a client too slow to read what it is sent (close
-  1013: reconnect and resume with ``last_seq``). Frames over 64 KiB are refused by the server
+  connection, except ``auth_timeout`` (close 1008, policy violation) and a client too slow
+  to read what it is sent (close 1013: reconnect and resume with ``last_seq``). A frame nested
+  too deeply to decode is ``malformed`` like any other. Frames over 64 KiB are refused by the server
   itself (close 1009).
 """
 
@@ -270,7 +276,7 @@ def parse(data: str | bytes) -> ClientMessage | Error:
     except msgspec.ValidationError as exc:  # JSON, but not a message (a DecodeError subclass)
         try:
             raw = msgspec.json.decode(data)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             raw = None
         kind = raw.get("type") if isinstance(raw, dict) else None
         if isinstance(raw, dict) and kind not in CLIENT_TYPES:
@@ -281,6 +287,8 @@ def parse(data: str | bytes) -> ClientMessage | Error:
         return Error(code="malformed", message=str(exc))
     except msgspec.DecodeError as exc:
         return Error(code="malformed", message=f"not JSON: {exc}")
+    except RecursionError:  # deeper than the decoder goes: a crafted frame, not a message
+        return Error(code="malformed", message="the message is nested too deeply")
     return message
 
 
@@ -439,9 +447,8 @@ class Watch:
         self.signalled = self.version
         suggestion = None
         if hints:
-            # Practice tables hint with the searching bot (time-capped); others the baseline.
-            level = "strong" if self.opened.ladder == "practice" else "baseline"
-            hint = engine.search.player(level, seconds=HINT_SECONDS)
+            # Only practice tables get hints (the caller checks), from the searching bot.
+            hint = engine.search.player("strong", seconds=HINT_SECONDS)
             choice = hint(seat_view, random.Random(self.version))
             suggestion = _wire_command(choice)
         return YourTurn(
@@ -472,6 +479,7 @@ class Session:
         self.connection_id = uuid.uuid4().hex
         self.claims: auth.Claims | None = None
         self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.close_code, self.close_reason = 1013, "too slow: resume with last_seq"
         self.watches: dict[str, Watch] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.background: set[asyncio.Task[None]] = set()
@@ -503,7 +511,7 @@ class Session:
             data = await self.outbox.get()
             if data is None:
                 with contextlib.suppress(Exception):
-                    await self.socket.close(code=1013, reason="too slow: resume with last_seq")
+                    await self.socket.close(code=self.close_code, reason=self.close_reason)
                 return
             await self.socket.send_data(data.decode(), mode="text")
 
@@ -525,6 +533,8 @@ class Session:
                     frame = await asyncio.wait_for(self.socket.receive(), timeout)
                 except TimeoutError:
                     self.send(Error(code="auth_timeout", message="authenticate within 10 s"))
+                    # 1008 policy violation: not 1013 "try again later", which invites a retry
+                    self.close_code, self.close_reason = 1008, "auth_timeout"
                     self.outbox.put_nowait(None)
                     await writer
                     return
@@ -591,6 +601,16 @@ class Session:
                 self.send(Pong())
             case _ if self.claims is None:
                 self.send(Error(code="unauthenticated", message="send auth {token} first"))
+            case _ if self.claims.expires_at <= time.time():
+                # an expired token only re-authenticates: it opens no watch and reads no view
+                self.send(
+                    Error(
+                        code="token_expired",
+                        message="the access token expired: send auth with a fresh one",
+                        game_id=getattr(message, "game_id", None),
+                        command_id=getattr(message, "command_id", None),
+                    )
+                )
             case Subscribe():
                 await self._on_subscribe(message)
             case Unsubscribe():
@@ -802,7 +822,8 @@ class Session:
                 data = None if clock is None else _encoder.encode(clock)
             if data is not None:
                 self.send_raw(data)
-        self._signal(watch, message.hints)
+        hints = message.hints and wire.hints_allowed(opened)
+        self._signal(watch, hints)
         while True:
             item = await queue.get()
             if isinstance(item, bytes):
@@ -817,7 +838,7 @@ class Session:
                     self._emit(watch, s, e)
                     watch.offer()
             if queue.empty():
-                self._signal(watch, message.hints)
+                self._signal(watch, hints)
 
     async def _table_view(self, watch: Watch) -> View | None:
         """Return the seat's view from the table (with the bot's suggestion), or None."""

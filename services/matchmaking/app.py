@@ -22,6 +22,10 @@ exits for a database restart. Within the active instance one asyncio lock orders
 pairing rounds, so the in-memory queue and the stream never disagree. Both instances consume
 GameFinished and RatingsUpdated (exactly-once consumers: whichever gets a message applies it).
 
+Fair play: a player queues with the accounts `services.fairplay` links to his (one client
+address or device within its window, as the gateway saw them), and pairing never seats him
+with any of them (`pairing.Waiting.avoid`).
+
 Rules: a player is in at most one queue, and cannot queue while seated in a live ranked game
 (set by MatchFound, cleared by that ladder's GameFinished). Ranked games never seat bots: only
 queued players are paired. A player queues with his rating from the projection of
@@ -64,7 +68,7 @@ from events.matchmaking import (
 from events.pgstore import Conn, PostgresEventStore, append_with
 from events.rating import RatingsUpdated
 from events.store import ConcurrencyConflict, Fence
-from services import logs, ops
+from services import fairplay, logs, ops
 from services.ladders import LADDERS, UnknownLadder, ruleset_of
 from services.matchmaking.pairing import Pairing, Waiting, pair, window
 from services.rating.model import Rating, decayed
@@ -107,7 +111,9 @@ class Matchmaker:
         pool: asyncpg.Pool,
         log: Any,
         fence: Callable[[], Fence | None] | None = None,
+        fairplay_days: float = fairplay.WINDOW_DAYS,
     ) -> None:
+        self.fairplay_days = fairplay_days
         self._store = store
         self._pool = pool
         self._log = log
@@ -221,6 +227,7 @@ class Matchmaker:
                 else Rating(),
                 now,
             )
+            avoid = await fairplay.linked_accounts(self._pool, player, self.fairplay_days)
             await self._append(
                 request.ladder,
                 [
@@ -230,11 +237,18 @@ class Matchmaker:
                         mu=rating.mu,
                         sigma=rating.sigma,
                         joined_at=now,
+                        avoid=tuple(sorted(avoid)),
                     )
                 ],
                 Metadata(actor=player),
             )
-        self._log.info("player queued", player_id=player, ladder=request.ladder, mu=rating.mu)
+        self._log.info(
+            "player queued",
+            player_id=player,
+            ladder=request.ladder,
+            mu=rating.mu,
+            linked=len(avoid),
+        )
         return Reply(
             ok=True,
             code="queued",
@@ -296,7 +310,8 @@ class Matchmaker:
             for ladder, queue in self.queues.items():
                 ruleset = ruleset_of(ladder)
                 waiting = [
-                    Waiting(q.player_id, Rating(q.mu, q.sigma), q.joined_at) for q in queue.values()
+                    Waiting(q.player_id, Rating(q.mu, q.sigma), q.joined_at, frozenset(q.avoid))
+                    for q in queue.values()
                 ]
                 pairings = pair(waiting, ruleset.players, now)
                 if not pairings:
@@ -432,7 +447,7 @@ class _Active:
 
     async def start(self, fences: Mapping[str, Fence]) -> None:
         rt = self.rt
-        mm = Matchmaker(rt.store, rt.pool, rt.log, self.fence)
+        mm = Matchmaker(rt.store, rt.pool, rt.log, self.fence, fairplay.window_days(rt.settings))
         await mm.load()
         self.pairing = asyncio.create_task(_pairing_loop(mm, rt))
         self.subs = [

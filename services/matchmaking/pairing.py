@@ -7,6 +7,9 @@ player (fairness: nobody is starved by a stream of newcomers who match each othe
 players that are inside his window *and* whose own window includes him. Of the three ways
 to split four players into two partnerships, the one whose predicted win probability is
 closest to one half is chosen.
+
+Fair play: two accounts linked by `services.fairplay` (seen at one address or device within
+its window) never sit at one table, as partners or opponents; each waits for other players.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class Waiting:
     player_id: str
     rating: Rating
     joined_at: float
+    avoid: frozenset[str] = frozenset()
+    """Accounts never to share a table with (fair play: one address or device)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +50,10 @@ def window(waited: float) -> float:
 
 
 def _accepts(a: Waiting, b: Waiting, now: float) -> bool:
-    """Return whether a and b both have the other inside their window."""
+    """Return whether a and b both have the other inside their window, and neither must
+    avoid the other (accounts of one address or device never share a ranked table)."""
+    if a.player_id in b.avoid or b.player_id in a.avoid:
+        return False
     gap = abs(a.rating.mu - b.rating.mu)
     return gap <= window(now - a.joined_at) and gap <= window(now - b.joined_at)
 

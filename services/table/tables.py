@@ -9,6 +9,11 @@ Seat rules decided here (the issue leaves them to us):
   (`TurnTimedOut` then the bot's events, in one append). ``abandon_streak`` timeouts in a row
   (default 3) and a bot takes the seat over for the rest of the game (`SeatAbandoned`); the
   player can no longer act there. Any action of his own resets his streak.
+- An unrated table (practice, casual) whose every seat a bot now plays closes at once: the
+  abandonment of its last person is followed, in the same append, by `GameFinished` with
+  reason "abandoned" (no winner, the scores as they stand) instead of the bot's move (see
+  `closing_events`). So an idle practice table ends after ``abandon_streak`` turn timers in
+  a row (3 x 25 s by default), recorded in its log, and bots never play on for nobody.
 - An abandoned game stays rated; who is charged is `services.rating.model`'s rule (the
   abandoner a loss, his partner no move), carried to the rating service in `GameFinished`.
 """
@@ -25,6 +30,8 @@ import engine.search
 from events import game as wire
 from events.envelope import StoredEvent
 
+ABANDONED = "abandoned"
+"""`GameFinished.reason` of an unrated table closed because no person plays at it any more."""
 BOT_ACTOR = "bot"
 TIMEOUT_ACTOR = "timeout"
 BOT_SECONDS = 0.15
@@ -177,10 +184,32 @@ class Table:
             )
             self.abandoned.add(seat)  # the GameFinished below must know
             try:
-                return events + self.bot_events(seat)
+                closing = self.closing_events()
+                return events + (closing or self.bot_events(seat))
             finally:
                 self.abandoned.discard(seat)  # folding the stored event sets it for good
         return events + self.bot_events(seat)
+
+    def closing_events(self) -> list[wire.GameEvent]:
+        """Return the end of an unrated game nobody plays any more (every seat a bot's), or
+        nothing: `GameFinished` with reason "abandoned", no winner, the scores as they stand.
+        A rated game is played out by the bots instead: its result moves ratings."""
+        opened = self.opened
+        if opened is None or opened.rated or self.over:
+            return []
+        if len(self.bot_seats()) < len(self.players):
+            return []
+        return [
+            wire.GameFinished(
+                winner=-1,
+                reason=ABANDONED,
+                scores=self.state.scores,
+                ladder=opened.ladder,
+                rated=False,
+                players=self.players,
+                abandoned=tuple(sorted(self.abandoned)),
+            )
+        ]
 
     def _engine_events(self, command: engine.Command) -> list[wire.GameEvent]:
         try:
@@ -201,14 +230,15 @@ class Table:
         )
 
     def view(self, player_id: str, **extra: Any) -> wire.SeatViewWire:
-        """Return ``player_id``'s view (a spectator's if he has no seat), with a suggestion."""
+        """Return ``player_id``'s view (a spectator's if he has no seat), with a suggestion at a
+        practice table."""
         seat = self.seat_of(player_id)
         seat_view = engine.view(self.state, engine.SPECTATOR if seat is None else seat)
         suggestion = None
-        if seat is not None and self.seat_to_act() == seat:
-            # Practice tables hint with the searching bot; elsewhere the cheap one.
-            practice = self.opened is not None and self.opened.ladder == "practice"
-            hint = engine.search.player("strong" if practice else "baseline", seconds=BOT_SECONDS)
+        hints = self.opened is not None and wire.hints_allowed(self.opened)
+        if seat is not None and self.seat_to_act() == seat and hints:
+            # Hints exist at practice tables only, and come from the searching bot.
+            hint = engine.search.player("strong", seconds=BOT_SECONDS)
             suggestion = hint(seat_view, random.Random(self.version))
         return wire.view_to_wire(
             seat_view, suggestion, players=self.players, version=self.version, **extra

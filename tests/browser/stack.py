@@ -87,7 +87,8 @@ async def start_stack(processes: Processes, **env: str) -> Stack:
             "services.cli",
             "serve",
             name,
-            env={**GATEWAY_ENV, **env},
+            # every browser runs on this one machine: fair-play linking off (0 days)
+            env={**GATEWAY_ENV, "SPADES_FAIRPLAY_DAYS": "0", **env},
         )
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 180

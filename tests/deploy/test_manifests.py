@@ -754,3 +754,21 @@ def test_dns_egress_is_allowed_for_every_pod(target: str) -> None:
     (policy,) = dns
     ports = {(p["port"], p["protocol"]) for r in policy["spec"]["egress"] for p in r["ports"]}
     assert ports == {(53, "UDP"), (53, "TCP")}
+
+
+def gateway_config(objs: list[Obj]) -> dict[str, str]:
+    (cm,) = [
+        c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("gateway-config")
+    ]
+    data: dict[str, str] = cm["data"]
+    return data
+
+
+def test_forwarded_addresses_are_trusted_only_from_the_prod_ingress_range() -> None:
+    """Issue 13: an empty SPADES_TRUSTED_PROXIES everywhere but behind prod's ingress."""
+    from services.gateway.config import parse_proxies
+
+    assert gateway_config(objects("base"))["SPADES_TRUSTED_PROXIES"] == ""
+    assert gateway_config(objects("dev"))["SPADES_TRUSTED_PROXIES"] == ""
+    prod = parse_proxies(gateway_config(objects("prod"))["SPADES_TRUSTED_PROXIES"])
+    assert prod == ("10.0.0.0/8",)

@@ -44,8 +44,15 @@ async def queue_up(http: httpx.AsyncClient, token: str) -> None:
 async def test_queued_players_are_told_their_match_and_play_it(
     processes: Processes, event_store: PostgresEventStore
 ) -> None:
+    # four players on one machine: fair-play linking off (a window of 0 days)
     for name in ("relay", "table", "matchmaking"):
-        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+        processes.start(
+            "-m",
+            "services.cli",
+            "serve",
+            name,
+            env={"SPADES_OPS_PORT": "0", "SPADES_FAIRPLAY_DAYS": "0"},
+        )
     gateway = await start_gateway(processes)
     names = ["mia", "noah", "olga", "piet"]
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:

@@ -123,7 +123,7 @@ async def test_a_seat_dropping_mid_trick_at_the_default_timer_still_acts_itself(
             elif body["type"] == "your_turn":
                 if in_trick and body["seq"] > 20:
                     break
-                await north.command(game_id, body["suggestion"])
+                await north.command(game_id, north.move(game_id, body))
         due = body["seq"]
         last = north.last_seq(game_id)
         await north.close()  # the connection drops with north on turn, mid-trick
@@ -133,8 +133,10 @@ async def test_a_seat_dropping_mid_trick_at_the_default_timer_still_acts_itself(
         await back.send({"type": "subscribe", "game_id": game_id, "last_seq": last, "hints": True})
         turn = await back.expect("your_turn")
         assert turn["seq"] == due  # the game waited for him: nothing happened meanwhile
-        assert turn["suggestion"]["type"] == "PlayCard"
-        await back.command(game_id, turn["suggestion"])
+        assert "suggestion" not in turn  # a casual table: no help, hints asked or not
+        card = back.move(game_id, turn)
+        assert card["type"] == "PlayCard"
+        await back.command(game_id, card)
         ack = await back.expect("ack")
         assert ack["code"] == "applied"
         while (await back.expect("event"))["seq"] <= due:  # his card reaches him too
@@ -147,7 +149,7 @@ async def test_a_seat_dropping_mid_trick_at_the_default_timer_still_acts_itself(
         assert opened.turn_seconds == 25.0  # the default timer
         assert not [e for e in decoded if isinstance(e, wire.TurnTimedOut | wire.SeatAbandoned)]
         played = decoded[due]  # the event after seq `due`
-        assert played == wire.CardPlayed(seat=0, card=turn["suggestion"]["card"])
+        assert played == wire.CardPlayed(seat=0, card=card["card"])
         assert stored[due].metadata.actor == NAMES[0]  # his own command, not the bot's
         seqs = [e["seq"] for e in back.events(game_id)]
         assert seqs == list(range(last + 1, last + 1 + len(seqs)))

@@ -12,6 +12,8 @@ from typing import Any
 import websockets
 from websockets.asyncio.client import ClientConnection
 
+from tests.moves import choose_json
+
 
 @dataclass
 class Received:
@@ -84,7 +86,8 @@ class WsClient:
         until_seq: int = 0,
         prefer: str = "",
     ) -> None:
-        """Subscribe with hints and play every turn by the suggestion until the game ends
+        """Subscribe with hints and play every turn by the suggestion (`tests.moves` where the
+        table gives none) until the game ends
         (or, with ``until_seq``, until an event past it has arrived); a legal command of type
         ``prefer`` is played instead of the suggestion."""
         subscribe: dict[str, Any] = {"type": "subscribe", "game_id": game_id, "hints": True}
@@ -96,14 +99,33 @@ class WsClient:
             kind = body["type"]
             if kind == "error":
                 assert body["code"] in ("out_of_turn",), body
-            elif kind == "your_turn" and body.get("suggestion"):
+            elif kind == "your_turn":
                 preferred = [c for c in body["legal"] if c["type"] == prefer]
-                await self.command(game_id, preferred[0] if preferred else body["suggestion"])
+                await self.command(game_id, preferred[0] if preferred else self.move(game_id, body))
             elif kind == "event":
                 if body["event"]["type"] == "GameFinished":
                     return
                 if until_seq and body["seq"] > until_seq:
                     return
+
+    def hand(self, game_id: str) -> list[str]:
+        """Return the seat's hand as last received (a view's, or an event's ``hand``)."""
+        for got in reversed(self.received):
+            body = got.body
+            if body.get("game_id") != game_id:
+                continue
+            if body["type"] == "event" and body.get("hand") is not None:
+                return list(body["hand"])
+            if body["type"] == "view":
+                return list(body["view"]["hand"])
+        return []
+
+    def move(self, game_id: str, turn: dict[str, Any]) -> dict[str, Any]:
+        """Return the move for a your_turn: its suggestion (practice), else `tests.moves`'."""
+        suggestion = turn.get("suggestion")
+        if suggestion:
+            return dict(suggestion)
+        return choose_json(turn["legal"], self.hand(game_id))
 
     def events(self, game_id: str) -> list[dict[str, Any]]:
         """Return the event messages received for ``game_id``, in order."""

@@ -11,6 +11,7 @@ from nats.aio.client import Client as NATS
 from events import game as wire
 from events.subjects import Subjects
 from services.config import Settings
+from tests.moves import choose
 
 PARTITIONS = Settings().table_partitions
 _reply = msgspec.json.Decoder(wire.TableReply)
@@ -102,13 +103,26 @@ class TableClient:
         )
 
     async def play_turn(self, game_id: str) -> wire.SeatViewWire | None:
-        """Play the bot's suggestion if it is this player's turn; return the view acted on."""
+        """Play a move (`tests.moves`) if it is this player's turn; return the view acted on."""
         view = await self.view(game_id)
-        if view.phase == "over" or view.suggestion is None:
+        if view.phase == "over" or not my_turn(view):
             return None
-        reply = await self.send(game_id, view.suggestion)
+        reply = await self.send(game_id, move(view))
         assert reply.ok or reply.code in ("out_of_turn", "conflict"), reply
         return view
+
+
+def my_turn(view: wire.SeatViewWire) -> bool:
+    """Return whether the view's seat is on turn with something to send."""
+    return view.phase != "over" and bool(view.legal)
+
+
+def move(view: wire.SeatViewWire) -> wire.AnySeatCommand:
+    """Return the seat's move: the suggestion at a practice table, else `tests.moves`' pick."""
+    if view.suggestion is not None:
+        return view.suggestion
+    picked: wire.AnySeatCommand = choose(view.legal, view.hand)
+    return picked
 
 
 async def play_together(clients: list[TableClient], game_id: str) -> None:
@@ -119,9 +133,9 @@ async def play_together(clients: list[TableClient], game_id: str) -> None:
             view = await client.view(game_id)
             if view.phase == "over":
                 return
-            if view.suggestion is None:
+            if not my_turn(view):
                 await asyncio.sleep(0.01)
                 continue
-            await client.send(game_id, view.suggestion)
+            await client.send(game_id, move(view))
 
     await asyncio.gather(*(seat(c) for c in clients))

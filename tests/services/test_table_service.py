@@ -105,7 +105,7 @@ async def test_a_retried_command_id_is_answered_the_same_and_appends_nothing(
     client = TableClient(nc, subjects, "ann")
     game_id = (await client.open_practice()).game_id
     view = await client.view(game_id)
-    while view.suggestion is None:
+    while view.suggestion is None:  # a practice table: the bot's suggestion comes with the turn
         await asyncio.sleep(0.05)
         view = await client.view(game_id)
     command_id = uuid.uuid4()

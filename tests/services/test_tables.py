@@ -11,6 +11,7 @@ from events import game as wire
 from events.envelope import REGISTRY, Metadata
 from events.store import InMemoryEventStore
 from services.table.tables import Rejected, Table, event_ids, opening_events, stream_of
+from tests.moves import choose
 
 PLAYERS = ("ann", "bob", "cy", "di")
 
@@ -46,9 +47,10 @@ async def _commit(
 
 
 def _suggested(table: Table, player: str) -> wire.AnySeatCommand:
-    suggestion = table.view(player).suggestion
-    assert suggestion is not None
-    return suggestion
+    view = table.view(player)
+    assert view.suggestion is None  # a rated game: no help
+    picked: wire.AnySeatCommand = choose(view.legal, view.hand)
+    return picked
 
 
 async def test_a_player_without_a_seat_is_refused() -> None:

@@ -19,7 +19,7 @@
 // one stored. (Without Web Locks, on a plain-http page off localhost, renewal times are spread
 // by a few random seconds, which makes two tabs trading at once unlikely, not impossible.)
 
-import { notify } from "./ui.js";
+import { notify, uuid } from "./ui.js";
 
 const KEY = "spades.session";
 const LOCK = "spades.session.renewal";
@@ -80,8 +80,22 @@ window.addEventListener("storage", (event) => {
   tell(value);
 });
 
+// A random token this browser keeps for good (logging out leaves it): the gateway records it
+// with the address at login and on joining a queue, so accounts played from one device are
+// never seated at one ranked table (deploy/README.md, "Fair play").
+const DEVICE_KEY = "spades.device";
+
+function device() {
+  let value = localStorage.getItem(DEVICE_KEY);
+  if (!value) {
+    value = uuid();
+    localStorage.setItem(DEVICE_KEY, value);
+  }
+  return value;
+}
+
 async function call(method, path, body, token) {
-  const headers = { Accept: "application/json" };
+  const headers = { Accept: "application/json", "X-Spades-Device": device() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
   let response;

@@ -1,0 +1,206 @@
+"""Issue 13: generated crafted input (deeply nested JSON, binary bodies, control characters in
+paths) thrown at every HTTP route of the OpenAPI document and every WebSocket message type.
+
+Every answer is a 4xx with a code, or over the WebSocket an `error` (never `internal`); the
+connection stays open; nothing reaches the log as a traceback; and the game under fire does
+not move. Bounded: 150 HTTP and 150 WebSocket examples, well under a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Any
+
+import httpx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from nats.aio.client import Client as NATS
+from websockets.sync.client import connect
+
+from events.pgstore import PostgresEventStore
+from events.subjects import Subjects
+from services.table.tables import stream_of
+from tests.gateway.conftest import register_and_login, start_gateway
+from tests.gateway.test_ws_play import open_casual
+from tests.infra import Processes
+
+SERVICES = ("relay", "table", "matchmaking", "rating")
+WS_TYPES = ("auth", "subscribe", "unsubscribe", "command", "view", "ping")
+
+json_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+)
+nested = st.recursive(
+    json_leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def deep(draw: st.DrawFn) -> str:
+    """Return JSON text nested hundreds to thousands deep (lists, objects or both)."""
+    depth = draw(st.integers(min_value=200, max_value=3000))
+    kind = draw(st.sampled_from(["list", "object", "mixed"]))
+    if kind == "list":
+        return "[" * depth + "]" * depth
+    if kind == "object":
+        return '{"a":' * depth + "1" + "}" * depth
+    return '[{"a":' * (depth // 2) + "1" + "}]" * (depth // 2)
+
+
+def field_value() -> st.SearchStrategy[str]:
+    """JSON text for one field: a nested value, a deep one, or garbage that is not JSON."""
+    return st.one_of(
+        nested.map(json.dumps),
+        deep(),
+        st.binary(max_size=40).map(lambda b: b.decode("latin-1")),
+    )
+
+
+def body_of(fields: dict[str, str]) -> str:
+    return "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in fields.items()) + "}"
+
+
+bodies = st.one_of(
+    st.binary(max_size=300),
+    deep().map(str.encode),
+    nested.map(lambda v: json.dumps(v).encode()),
+    st.dictionaries(
+        st.sampled_from(["name", "password", "rules", "ladder", "refresh_token", "command_id"]),
+        field_value(),
+        min_size=1,
+        max_size=3,
+    ).map(lambda f: body_of(f).encode("utf-8", "surrogatepass")),
+)
+path_texts = st.one_of(
+    st.text(min_size=1, max_size=20),
+    st.binary(min_size=1, max_size=20).map(lambda b: b.decode("latin-1")),
+    st.sampled_from(["a\x00b", "ann\n", "..", "%00", "\x7f"]),
+)
+
+
+def routes(schema: dict[str, Any]) -> list[tuple[str, str]]:
+    """Return (method, path template) of every operation in the OpenAPI document."""
+    return sorted(
+        (method.upper(), path)
+        for path, operations in schema["paths"].items()
+        for method in operations
+        if method in ("get", "post", "delete", "put", "patch")
+    )
+
+
+async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    for name in SERVICES:
+        processes.start(
+            "-m",
+            "services.cli",
+            "serve",
+            name,
+            env={"SPADES_OPS_PORT": "0", "SPADES_TURN_SECONDS": "600"},
+        )
+    gateway = await start_gateway(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        players = ["cno", "cea", "cso", "cwe"]
+        for name in players:
+            await register_and_login(http, name)
+        token = await register_and_login(http, "crafter")  # watches: never seated
+        schema = (await http.get("/schema/openapi.json")).json()
+    game_id = await open_casual(nc, subjects, players)
+    version = len(await event_store.read(stream_of(game_id)))
+    operations = routes(schema)
+    assert ("POST", "/api/accounts") in operations
+    assert ("GET", "/api/players/{player_id}") in operations
+    auth = {"authorization": f"Bearer {token}"}
+    answered: list[int] = []
+
+    with httpx.Client(base_url=gateway.url, timeout=30) as client:
+
+        @settings(
+            max_examples=150,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        )
+        @given(
+            operation=st.sampled_from(operations),
+            body=bodies,
+            param=st.one_of(st.just(game_id), path_texts),
+            content_type=st.sampled_from(["application/json", "text/plain", ""]),
+        )
+        def http_case(
+            operation: tuple[str, str], body: bytes, param: str, content_type: str
+        ) -> None:
+            method, template = operation
+            path = template
+            while "{" in path:
+                start, end = path.index("{"), path.index("}")
+                path = path[:start] + urllib.parse.quote(param, safe="") + path[end + 1 :]
+            sends_body = method in ("POST", "DELETE")
+            answer = client.request(
+                method,
+                path,
+                content=body if sends_body else None,
+                headers={**auth, "content-type": content_type} if sends_body else auth,
+            )
+            answered.append(answer.status_code)
+            assert answer.status_code < 500, (method, path, body[:80], answer.text)
+            if answer.status_code >= 400:
+                assert answer.json()["code"] != "internal", answer.text
+            json_route = sends_body and method == "POST" and template != "/api/transcripts"
+            if json_route and not (body.startswith(b"{") and content_type == "application/json"):
+                assert 400 <= answer.status_code < 500, (path, body[:80], answer.text)
+
+        http_case()
+
+    with connect(gateway.ws_url, max_size=2**20) as ws:
+        ws.send(json.dumps({"type": "auth", "token": token}))
+        assert json.loads(ws.recv(30))["type"] == "welcome"
+
+        @settings(
+            max_examples=150,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        )
+        @given(
+            kind=st.sampled_from(WS_TYPES),
+            fields=st.dictionaries(
+                st.sampled_from(["game_id", "token", "last_seq", "command", "command_id", "x"]),
+                field_value(),
+                max_size=3,
+            ),
+            binary=st.one_of(st.none(), st.binary(min_size=1, max_size=200)),
+        )
+        def ws_case(kind: str, fields: dict[str, str], binary: bytes | None) -> None:
+            if binary is not None:
+                ws.send(binary)
+            else:
+                text = body_of({"type": json.dumps(kind), **fields})
+                if kind == "ping" and not fields:
+                    text = '{"type": "ping", "x": ' + "[" * 2000 + "]" * 2000 + "}"
+                ws.send(text)
+            answer = json.loads(ws.recv(30))
+            if answer["type"] == "unsubscribed":  # a well-formed unsubscribe, of anything
+                return
+            assert answer["type"] == "error", answer
+            assert answer["code"] != "internal", answer
+
+        ws_case()
+        # still open, still answering
+        ws.send(json.dumps({"type": "ping"}))
+        while (answer := json.loads(ws.recv(30)))["type"] != "pong":
+            assert answer["type"] in ("view", "clock", "event", "error", "unsubscribed"), answer
+
+    assert len(answered) >= 150
+    assert len(await event_store.read(stream_of(game_id))) == version
+    log = processes.log(gateway.proc)
+    assert "Traceback" not in log
+    assert "RecursionError" not in log

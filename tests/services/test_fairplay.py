@@ -1,0 +1,179 @@
+"""Issue 13, item 3: accounts of one address or device never share a ranked table, and the
+ladder keeps a fair-play record an operator can query (`spades fairplay`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import uuid
+
+import asyncpg
+import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from events import game as wire
+from events.envelope import REGISTRY
+from events.pgstore import PostgresEventStore
+from services import fairplay
+from services.matchmaking.pairing import Waiting, pair
+from services.rating.model import Rating
+from tests.gateway.conftest import start_gateway
+from tests.infra import REPO, Processes, eventually
+
+PASSWORD = "a good password"
+
+
+def waiting(pid: str, avoid: set[str] = frozenset()) -> Waiting:  # type: ignore[assignment]
+    return Waiting(pid, Rating(mu=25.0, sigma=3.0), 0.0, frozenset(avoid))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    count=st.integers(min_value=4, max_value=12),
+    links=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=20),
+    seats=st.sampled_from([2, 4]),
+)
+def test_linked_accounts_never_share_a_table(
+    count: int, links: list[tuple[int, int]], seats: int
+) -> None:
+    linked = {frozenset((f"p{a}", f"p{b}")) for a, b in links if a != b and max(a, b) < count}
+    # links are recorded on one side only (whoever joined later saw the other)
+    avoid: dict[str, set[str]] = {f"p{i}": set() for i in range(count)}
+    for pair_ in linked:
+        a, b = sorted(pair_)
+        avoid[b].add(a)
+    tables = pair([waiting(p, avoid[p]) for p in avoid], seats, now=10_000.0)
+    seated = [p for t in tables for team in t.teams for p in team]
+    assert len(seated) == len(set(seated))
+    for table in tables:
+        players = [p for team in table.teams for p in team]
+        for a in players:
+            for b in players:
+                assert frozenset((a, b)) not in linked, (a, b, table)
+    if not linked:
+        assert len(tables) == count // seats  # with nobody linked, everybody who can sits
+
+
+def test_four_accounts_of_one_household_wait_for_other_people() -> None:
+    farm = ["f1", "f2", "f3", "f4"]
+    queue = [waiting(p, set(farm) - {p}) for p in farm]
+    assert pair(queue, 4, now=10_000.0) == []
+    others = [waiting(p) for p in ("o1", "o2", "o3")]
+    tables = pair(queue + others, 4, now=10_000.0)
+    assert len(tables) == 1
+    players = {p for team in tables[0].teams for p in team}
+    assert len(players & set(farm)) == 1  # one of the household, with three others
+
+
+async def _sign_in_and_queue(http: httpx.AsyncClient, name: str, address: str) -> str:
+    """Register, log in and queue ``name`` from ``address``; return his access token."""
+    headers = {"x-forwarded-for": address}
+    made = await http.post("/api/accounts", json={"name": name, "password": PASSWORD})
+    assert made.status_code == 201, made.text
+    got = await http.post("/api/tokens", json={"name": name, "password": PASSWORD}, headers=headers)
+    assert got.status_code == 200, got.text
+    token = got.json()["access_token"]
+    while True:  # matchmaking may still be starting
+        queued = await http.post(
+            "/api/queue",
+            json={"ladder": "standard"},
+            headers={**headers, "authorization": f"Bearer {token}"},
+        )
+        if queued.status_code != 503:
+            break
+        await asyncio.sleep(0.2)
+    assert queued.status_code == 200, queued.text
+    return str(token)
+
+
+async def _status(http: httpx.AsyncClient, token: str) -> str:
+    answer = await http.get("/api/queue", headers={"authorization": f"Bearer {token}"})
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["code"])
+
+
+async def test_accounts_queued_from_one_address_are_never_seated_together(
+    processes: Processes, pg_pool: asyncpg.Pool, service_env: dict[str, str]
+) -> None:
+    processes.start("-m", "services.cli", "serve", "matchmaking", env={"SPADES_OPS_PORT": "0"})
+    gateway = await start_gateway(processes, SPADES_TRUSTED_PROXIES="127.0.0.1")
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        farm = ["farm1", "farm2", "farm3", "farm4"]
+        tokens = {name: await _sign_in_and_queue(http, name, "198.51.100.7") for name in farm}
+        # four people from four addresses queue after them: a table forms around the first
+        # of the household (the longest waiting), with three of the people, and no other
+        people = ["alba", "bert", "cleo", "dirk"]
+        for i, name in enumerate(people):
+            tokens[name] = await _sign_in_and_queue(http, name, f"203.0.113.{i + 1}")
+
+        async def four_seated() -> bool:
+            live = await pg_pool.fetchval("SELECT count(*) FROM matchmaking_live_players")
+            return bool(live == 4)
+
+        await eventually(four_seated, within=60, what="one table to form")
+        codes = {name: await _status(http, token) for name, token in tokens.items()}
+    assert [name for name in farm if codes[name] == "in_game"] == ["farm1"]
+    assert sorted(name for name in people if codes[name] == "in_game") == people[:3]
+    assert codes["dirk"] == "queued"  # one person waits rather than sit with farm2..4
+    rows = await pg_pool.fetch("SELECT player_id, match_id FROM matchmaking_live_players")
+    assert len({r["match_id"] for r in rows}) == 1
+    assert sorted(r["player_id"] for r in rows) == ["alba", "bert", "cleo", "farm1"]
+
+    cli = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.cli",
+        "fairplay",
+        "--json",
+        cwd=REPO,
+        env={**os.environ, **service_env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(cli.communicate(), 60)
+    assert cli.returncode == 0, err.decode()
+    report = json.loads(out)
+    assert report["shared"] == [
+        {
+            "kind": "address",
+            "value": "198.51.100.7",
+            "accounts": farm,
+            "first_seen": report["shared"][0]["first_seen"],
+            "last_seen": report["shared"][0]["last_seen"],
+        }
+    ]
+
+
+async def _finished(store: PostgresEventStore, players: tuple[str, ...], winner: int) -> None:
+    event = wire.GameFinished(
+        winner=winner,
+        reason="target",
+        scores=(500, 120) if winner == 0 else (120, 500),
+        ladder="standard",
+        rated=True,
+        players=players,
+    )
+    await store.append(f"game-{uuid.uuid4()}", 0, [REGISTRY.new_event(event)])
+
+
+async def test_the_record_names_opponents_who_keep_meeting_with_one_sided_results(
+    event_store: PostgresEventStore, pg_pool: asyncpg.Pool
+) -> None:
+    # feeder (seat 1) loses to farmer (seat 0) four times in five; an honest pair splits
+    for winner in (0, 0, 0, 0, 1):
+        await _finished(event_store, ("farmer", "feeder", "pal1", "pal2"), winner)
+    for winner in (0, 1, 0, 1):
+        await _finished(event_store, ("even1", "even2", "even3", "even4"), winner)
+    report = await fairplay.build_report(pg_pool, days=7)
+    flagged = {tuple(m.players): (m.games, m.wins) for m in report.one_sided}
+    # farmer's side (seats 0, 2) beat seats 1 and 3: 4 of 5 against each opponent
+    assert flagged[("farmer", "feeder")] == (5, [4, 1])
+    assert flagged[("farmer", "pal2")] == (5, [4, 1])
+    assert not [m for m in report.one_sided if set(m.players) & {"even1", "even2"}]
+    # partners never count as meeting
+    assert ("farmer", "pal1") not in flagged
+    text = fairplay.render(report)
+    assert "farmer v feeder: 5 rated games, won 4 - 1" in text
