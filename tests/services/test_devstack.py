@@ -1,6 +1,8 @@
 """`spades dev` (what `make dev` runs) on a machine of its own: it starts the embedded servers,
 every service, prints the address of the browser client, and a person can play a whole game
-against bots there. Run as a real process with its own SPADES_HOME and ports."""
+against bots there; a service that dies is reported and restarted. Beside a running instance
+or on a taken port it refuses at once. Run as real processes with their own SPADES_HOME and
+ports."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+from services.devstack import _claim_home, listens_on
 from services.infra import free_port
 from tests.gateway.conftest import register_and_login
 from tests.gateway.wsclient import WsClient
@@ -60,6 +63,85 @@ def _free(port: int) -> bool:
         except OSError:
             return False
         return True
+
+
+def _dev_env(home: Path, base: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPADES_")}
+    return env | {
+        "SPADES_HOME": str(home),
+        "SPADES_HTTP_PORT": str(base),
+        "SPADES_DEV_OPS_PORT": str(base + 1),
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _refused(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli", "dev", "--no-demo"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_second_spades_dev_on_the_same_home_refuses_and_starts_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "spades"
+    held = _claim_home(home)  # what the first, running instance holds
+    try:
+        done = _refused(_dev_env(home, _free_ports(6)))
+    finally:
+        held.close()  # type: ignore[attr-defined]
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "already runs" in lines[0]
+    assert str(os.getpid()) in lines[0]
+    assert "SPADES_HOME" in lines[0]
+    assert "SPADES_HTTP_PORT" in lines[0]
+    assert "SPADES_DEV_OPS_PORT" in lines[0]
+    assert "ready" not in done.stdout
+    assert "play in the browser" not in done.stdout
+    assert not (home / "logs").exists()
+    assert not (home / "infra.env").exists()
+
+
+def test_spades_dev_refuses_a_taken_port_naming_it_and_the_variables(tmp_path: Path) -> None:
+    base = _free_ports(6)
+    for taken, variable in ((base, "SPADES_HTTP_PORT"), (base + 3, "SPADES_DEV_OPS_PORT")):
+        home = tmp_path / f"spades-{taken}"
+        with socket.socket() as squatter:
+            squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            squatter.bind(("0.0.0.0", taken))
+            squatter.listen()
+            done = _refused(_dev_env(home, base))
+        assert done.returncode == 2, done.stdout + done.stderr
+        line = done.stderr.strip()
+        assert "\n" not in line, line
+        assert f"port {taken}" in line
+        assert "already in use" in line
+        assert variable in line
+        assert "SPADES_HTTP_PORT" in line
+        assert "SPADES_DEV_OPS_PORT" in line
+        assert "play in the browser" not in done.stdout
+        assert not (home / "logs").exists()
+
+
+def test_readiness_counts_only_a_socket_the_process_itself_listens_on() -> None:
+    with socket.socket() as mine:
+        mine.bind(("127.0.0.1", 0))
+        mine.listen()
+        port = mine.getsockname()[1]
+        assert listens_on(os.getpid(), port)
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        try:
+            assert not listens_on(other.pid, port)  # alive, but the port is not its own
+        finally:
+            other.kill()
+            other.wait()
+    assert not listens_on(os.getpid(), port)  # closed
 
 
 async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against_bots(
@@ -130,6 +212,23 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
             assert dev.poll() is None, out.read_text()
             assert time.monotonic() < deadline + 300, out.read_text()
             await asyncio.sleep(0.5)
+
+        # a service that dies is said on the console at once, restarted, and ready again
+        rating = next(s for s in services if "rating" in s.cmdline())
+        rating.kill()
+        rating.wait(10)
+        said = re.compile(r"rating exited with code -9 \(crash 1 in a row\); restarting in 1s")
+        again = re.compile(r"rating +ready again +http://127\.0\.0\.1:\d+/metrics")
+        while not (said.search(out.read_text()) and again.search(out.read_text())):
+            assert dev.poll() is None, out.read_text()
+            assert time.monotonic() < deadline + 420, out.read_text()
+            await asyncio.sleep(0.3)
+        assert "rating restarting (attempt 1)" in out.read_text()
+        services = [
+            c for c in psutil.Process(dev.pid).children(recursive=True) if "serve" in c.cmdline()
+        ]
+        assert len(services) == 5
+        assert rating.pid not in {c.pid for c in services}
     finally:
         dev.send_signal(signal.SIGTERM)
         try:
