@@ -50,6 +50,7 @@ class TableOpened(GameEvent, frozen=True, kw_only=True):
     bots: tuple[int, ...] = ()
     match_id: str | None = None
     turn_seconds: float = 25.0
+    """Seconds a person has for one action before the bot plays it; 0: untimed (no timer)."""
     bot_level: str = "baseline"
     """Level of the bots seated from the start (`engine.search.LEVELS`)."""
 
@@ -63,6 +64,11 @@ def hints_allowed(opened: TableOpened) -> bool:
     table only. A rated game (or a casual one between people) gets no help, whatever a client
     asks: the server decides from the game's kind."""
     return opened.ladder == PRACTICE_LADDER and not opened.rated
+
+
+def turn_deadline(opened: TableOpened, since: float) -> float | None:
+    """Return when a person's turn that began at ``since`` runs out (None: untimed table)."""
+    return since + opened.turn_seconds if opened.turn_seconds > 0 else None
 
 
 class TurnTimedOut(GameEvent, frozen=True, kw_only=True):
@@ -415,6 +421,8 @@ class OpenPractice(TableRequest, frozen=True, kw_only=True):
     rules: dict[str, RuleValue] = {}
     bots: str = "baseline"
     """The bots' level: "baseline" or "strong" (`engine.search.LEVELS`)."""
+    untimed: bool = False
+    """No turn timer for the player: the bots wait for him as long as he thinks."""
 
 
 class OpenCasual(TableRequest, frozen=True, kw_only=True):

@@ -4,6 +4,13 @@ The event lives in stream `rating-<game id>` and is appended at expected version
 transaction as the rating read models: a second attempt for the same game (a redelivery, a
 restart after a crash) conflicts on the version and is recognised as already done. So a
 finished game moves ratings exactly once, and the log says by how much.
+
+The model's numbers (OpenSkill mu, sigma, the ordinal mu - 3 sigma) stay in every answer.
+Beside them, `display` is the rating shown to people, on the scale card rooms use: 1500 for a
+newcomer, `DISPLAY_PER_MU` (40) points per unit of mu, so one win or loss moves a settled
+player some 10-30 points and a provisional one (marked "?", fewer than 10 rated games) more.
+It follows mu, the model's estimate, not the conservative ordinal: a newcomer's first loss
+shows as a loss, not as a gain from his shrinking sigma. Ladders stay ordered by the ordinal.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import msgspec
 from events.envelope import REGISTRY
 
 __all__ = [
+    "DISPLAY_BASE",
+    "DISPLAY_PER_MU",
     "RATING",
     "LadderEntry",
     "LadderQuery",
@@ -23,8 +32,18 @@ __all__ = [
     "RatingHistory",
     "RatingsUpdated",
     "Reply",
+    "display_rating",
     "rating_stream",
 ]
+
+DISPLAY_BASE = 1500
+DISPLAY_PER_MU = 40.0
+_MU0 = 25.0  # services/rating/model.py MU0: the starting mu shows as DISPLAY_BASE
+
+
+def display_rating(mu: float) -> int:
+    """Return the rating people see for a model mu: 1500 at the start, 40 points per mu."""
+    return round(DISPLAY_BASE + DISPLAY_PER_MU * (mu - _MU0))
 
 
 def rating_stream(game_id: str) -> str:
@@ -94,6 +113,8 @@ class LadderEntry(msgspec.Struct, frozen=True, kw_only=True):
     ordinal: float
     games: int
     provisional: bool
+    display: int = DISPLAY_BASE
+    """The rating shown to people (see the module docstring); "?" after it when provisional."""
 
 
 class PlayerRating(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,6 +125,8 @@ class PlayerRating(msgspec.Struct, frozen=True, kw_only=True):
     ordinal: float
     games: int
     provisional: bool
+    display: int = DISPLAY_BASE
+    """The rating shown to people (see the module docstring); "?" after it when provisional."""
 
 
 class RatingHistory(msgspec.Struct, frozen=True, kw_only=True):
@@ -119,6 +142,9 @@ class RatingHistory(msgspec.Struct, frozen=True, kw_only=True):
     ordinal_after: float
     games: int
     rated_at: float
+    display_before: int = DISPLAY_BASE
+    display_after: int = DISPLAY_BASE
+    """The shown rating before and after this game (`games` counts this one)."""
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):

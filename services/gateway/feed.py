@@ -69,12 +69,13 @@ class Clock(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag="
 
     ``now`` is the server's time when this was sent (count down with ``deadline - now``, not
     the client's own clock); ``bot``: the seat is played by a bot, which acts long before.
+    ``deadline`` is null at an untimed table (practice opened with ``untimed``): no ticks.
     """
 
     game_id: str
     seq: int
     seat: int
-    deadline: float
+    deadline: float | None
     now: float
     bot: bool = False
 
@@ -173,7 +174,7 @@ class GameFeed:
                 self.clock = None
                 self._arm()
             return None
-        deadline = self.last_time + opened.turn_seconds
+        deadline = wire.turn_deadline(opened, self.last_time)
         if old is not None and (old.seat, old.deadline) == (state.turn, deadline):
             return None
         self.clock = Clock(
@@ -203,8 +204,8 @@ class GameFeed:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self.clock is None or not self.queues:
-            return
+        if self.clock is None or self.clock.deadline is None or not self.queues:
+            return  # nobody on turn, an untimed table, or nobody watching: no ticks
         delay = next_tick(self.clock.deadline - time.time())
         if delay is not None:
             self._timer = asyncio.get_running_loop().call_later(delay, self._tick)

@@ -37,6 +37,7 @@ from services.gateway.games import (
 )
 from services.gateway.state import Gateway, Unavailable, ask, ask_table
 from services.ladders import LADDERS
+from services.rating.model import PROVISIONAL_GAMES
 from services.table.tables import game_id_of_match, stream_of
 
 BEARER: list[dict[str, list[str]]] = [{"BearerToken": []}]
@@ -394,6 +395,8 @@ class PracticeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     command_id: uuid.UUID | None = None
     bots: str = "baseline"
     """The bots' level: "baseline" (quick, sound) or "strong" (searches each card)."""
+    untimed: bool = False
+    """No turn timer: the bots wait for you (a practice game only; ranked games are timed)."""
 
 
 class Opened(msgspec.Struct, frozen=True, kw_only=True):
@@ -429,6 +432,7 @@ class Practice(Controller):
             command_id=scoped_id(player.player_id, data.command_id or uuid.uuid4()),
             rules=data.rules,
             bots=data.bots,
+            untimed=data.untimed,
         )
         # One opening at a time per account (a transaction-scoped advisory lock): the count
         # and the table's append are serialised, so parallel requests cannot pass the cap.
@@ -506,8 +510,23 @@ class PlayerProfile(msgspec.Struct, frozen=True, kw_only=True):
     history: list[rating.RatingHistory]
 
 
+class RatingMove(msgspec.Struct, frozen=True, kw_only=True):
+    """How a rated game moved one player's rating: shown (1500 scale) and the model's numbers."""
+
+    display_before: int
+    display_after: int
+    provisional: bool
+    """Fewer than 10 rated games after this one: the rating is shown with a "?"."""
+    mu_before: float
+    sigma_before: float
+    mu_after: float
+    sigma_after: float
+    ordinal_before: float
+    ordinal_after: float
+
+
 class GameListed(msgspec.Struct, frozen=True, kw_only=True):
-    """One game a player sat at."""
+    """One game a player sat at; a finished one with its result, and the player's rating move."""
 
     game_id: str
     ladder: str
@@ -515,6 +534,15 @@ class GameListed(msgspec.Struct, frozen=True, kw_only=True):
     players: tuple[str, ...]
     finished: bool
     started_at: datetime
+    winner: int | None = None
+    """The winning side once finished (0: seats 0 and 2, 1: seats 1 and 3; -1: a draw)."""
+    scores: tuple[int, ...] = ()
+    """Final score per side once finished."""
+    reason: str | None = None
+    abandoned: tuple[int, ...] = ()
+    """Seats a bot took over after their player's timeouts (each charged a loss if rated)."""
+    rating: RatingMove | None = None
+    """In a player's list: how this game moved his rating (null: unrated or not yet rated)."""
 
 
 class LadderInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -529,10 +557,11 @@ class LadderInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _GAMES_SQL = """
-SELECT o.data::text AS data, o.recorded_at,
-       EXISTS (SELECT 1 FROM spades_events f
-               WHERE f.stream_id = o.stream_id AND f.type = 'GameFinished') AS finished
+SELECT o.data::text AS data, o.recorded_at, f.data::text AS finished, r.data::text AS rating
 FROM spades_events o
+LEFT JOIN spades_events f ON f.stream_id = o.stream_id AND f.type = 'GameFinished'
+LEFT JOIN spades_events r
+       ON r.stream_id = 'rating-' || substr(o.stream_id, 6) AND r.type = 'RatingsUpdated'
 WHERE o.type = 'TableOpened' AND o.version = 1 AND {where}
 ORDER BY o.recorded_at DESC, o.stream_id
 LIMIT $1
@@ -540,18 +569,44 @@ LIMIT $1
 """Games from the log's openings, newest first (partial indexes of migration 4)."""
 
 
-def _listed(rows: list[Any]) -> list[GameListed]:
+def _listed(rows: list[Any], player_id: str | None = None) -> list[GameListed]:
     listed = []
     for row in rows:
         opened = msgspec.json.decode(row["data"], type=wire.TableOpened)
+        end = (
+            msgspec.json.decode(row["finished"], type=wire.GameFinished)
+            if row["finished"]
+            else None
+        )
+        move = None
+        if player_id is not None and row["rating"]:
+            rated = msgspec.json.decode(row["rating"], type=rating.RatingsUpdated)
+            mine = next((c for c in rated.changes if c.player_id == player_id), None)
+            if mine is not None:
+                move = RatingMove(
+                    display_before=rating.display_rating(mine.mu_before),
+                    display_after=rating.display_rating(mine.mu_after),
+                    provisional=mine.games < PROVISIONAL_GAMES,
+                    mu_before=mine.mu_before,
+                    sigma_before=mine.sigma_before,
+                    mu_after=mine.mu_after,
+                    sigma_after=mine.sigma_after,
+                    ordinal_before=mine.ordinal_before,
+                    ordinal_after=mine.ordinal_after,
+                )
         listed.append(
             GameListed(
                 game_id=opened.game_id,
                 ladder=opened.ladder,
                 rated=opened.rated,
                 players=opened.players,
-                finished=row["finished"],
+                finished=end is not None,
                 started_at=row["recorded_at"],
+                winner=None if end is None else end.winner,
+                scores=() if end is None else end.scores,
+                reason=None if end is None else end.reason,
+                abandoned=() if end is None else end.abandoned,
+                rating=move,
             )
         )
     return listed
@@ -629,7 +684,7 @@ class Ladders(Controller):
     ) -> list[GameListed]:
         """The games the player sat at, newest first."""
         sql = _GAMES_SQL.format(where="((o.data::jsonb) -> 'players') ? $2")
-        return _listed(await gateway_of(state).pool.fetch(sql, limit, player_id))
+        return _listed(await gateway_of(state).pool.fetch(sql, limit, player_id), player_id)
 
     @get("/ladders", responses=ERROR_RESPONSES, summary="The ranked ladders and their queues")
     async def ladders(self, state: State) -> list[LadderInfo]:

@@ -52,6 +52,7 @@ from events.rating import (
     RatingHistory,
     RatingsUpdated,
     Reply,
+    display_rating,
     rating_stream,
 )
 from events.store import ConcurrencyConflict
@@ -252,6 +253,7 @@ async def ladder_page(pool: Any, query: LadderQuery, now: float) -> bytes:
             ordinal=r["mu"] - 3 * r["sigma"],
             games=r["games"],
             provisional=r["games"] < PROVISIONAL_GAMES,
+            display=display_rating(r["mu"]),
         )
         for i, r in enumerate(rows)
     ]
@@ -291,6 +293,7 @@ async def player_page(pool: Any, query: PlayerQuery, now: float) -> bytes:
             ordinal=r["mu"] - 3 * r["sigma"],
             games=r["games"],
             provisional=r["games"] < PROVISIONAL_GAMES,
+            display=display_rating(r["mu"]),
         )
         for r in rows
     }
@@ -300,7 +303,14 @@ async def player_page(pool: Any, query: PlayerQuery, now: float) -> bytes:
         f"{len(ratings)} ladders, {len(history)} games",
         player_id=query.player_id,
         ratings=ratings,
-        history=[RatingHistory(**dict(h)) for h in history],
+        history=[
+            RatingHistory(
+                **dict(h),
+                display_before=display_rating(h["mu_before"]),
+                display_after=display_rating(h["mu_after"]),
+            )
+            for h in history
+        ],
     )
 
 

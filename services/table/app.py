@@ -457,12 +457,12 @@ class TableService:
         humans = tuple(s for s in range(len(how["players"])) if s not in how["bots"])
         async with self._lock(game_id):
             fence = self._owner_fence(game_id)
+            how.setdefault("turn_seconds", self.settings.turn_seconds)  # 0: untimed practice
             events = opening_events(
                 game_id,
                 seed=0,
                 server_seed=secrets.token_hex(32),
                 contributors=humans if window else (),
-                turn_seconds=self.settings.turn_seconds,
                 **how,
             )
             metadata = Metadata(correlation_id=uuid.UUID(game_id), actor="table", epoch=fence.epoch)
@@ -510,6 +510,8 @@ class TableService:
         if self.fence(table.game_id) is None:
             return
         is_bot = seat in table.bot_seats()
+        if not is_bot and table.opened is not None and table.opened.turn_seconds <= 0:
+            return  # an untimed table: the person takes as long as he likes
         if delay is None:
             delay = self.bot_delay if is_bot else self.settings.turn_seconds
         self.timers[table.game_id] = asyncio.create_task(
@@ -603,6 +605,7 @@ def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
         }
         return game_id, how
     level = "baseline"
+    untimed = False
     if isinstance(request, wire.OpenPractice):
         kind = "practice"
         players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
@@ -613,12 +616,13 @@ def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
             raise Rejected(
                 "unknown_bot_level", f"unknown bot level {level!r}: choose one of {levels}"
             )
+        untimed = request.untimed
     else:
         kind, players, bots = "casual", request.players, ()
     if len(set(players)) != len(players):
         raise Rejected("malformed", "a player can sit only once")
     game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}:{request.command_id}"))
-    return game_id, {
+    how: dict[str, Any] = {
         "ladder": kind,
         "rated": False,
         "players": players,
@@ -626,6 +630,9 @@ def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
         "rules": rules,
         "bot_level": level,
     }
+    if untimed:
+        how["turn_seconds"] = 0.0  # no turn timer for the person (TableOpened says so)
+    return game_id, how
 
 
 def _unavailable(game_id: str, exc: BaseException) -> wire.TableReply:

@@ -141,6 +141,11 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         assert "N " in text
         listed = (await http.get("/api/players/solo/games")).json()
         assert [(g["game_id"], g["finished"]) for g in listed] == [(game_id, True)]
+        # a finished game is listed with its result and score; practice moves no rating
+        assert listed[0]["winner"] == finished.winner
+        assert listed[0]["scores"] == list(finished.scores)
+        assert listed[0]["reason"] == finished.reason
+        assert listed[0]["rating"] is None
         live_now = [g["game_id"] for g in (await http.get("/api/games")).json()]
         assert game_id not in live_now  # finished: no longer listed to watch
         assert early_game in live_now

@@ -50,12 +50,16 @@ class TableClient:
             await asyncio.sleep(0.1)
 
     async def open_practice(
-        self, bots: str = "baseline", **rules: str | int | bool
+        self, bots: str = "baseline", *, untimed: bool = False, **rules: str | int | bool
     ) -> wire.TableReply:
         """Open a practice table with bots of level ``bots``; return the reply (game_id inside)."""
         body = msgspec.json.encode(
             wire.OpenPractice(
-                player_id=self.player_id, command_id=uuid.uuid4(), rules=rules, bots=bots
+                player_id=self.player_id,
+                command_id=uuid.uuid4(),
+                rules=rules,
+                bots=bots,
+                untimed=untimed,
             )
         )
         return await self.request(self.subjects.table_open(), body)

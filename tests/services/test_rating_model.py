@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from events.rating import display_rating
 from services.rating.model import (
     MU0,
     PROVISIONAL_GAMES,
@@ -83,3 +86,15 @@ def test_win_probability_is_symmetric_and_favours_the_stronger() -> None:
 def test_winner_must_be_a_team() -> None:
     with pytest.raises(ValueError, match="winner"):
         rate_game(TEAMS, {}, winner=2, now=NOW)
+
+
+@given(
+    st.floats(min_value=-50, max_value=100, allow_nan=False),
+    st.floats(min_value=-50, max_value=100, allow_nan=False),
+)
+def test_the_shown_rating_starts_at_1500_and_orders_as_mu_does(a: float, b: float) -> None:
+    assert display_rating(MU0) == 1500
+    assert display_rating(MU0 + 1) == 1540
+    if a <= b:
+        assert display_rating(a) <= display_rating(b)
+    assert abs(display_rating(a) - (1500 + 40 * (a - MU0))) <= 0.5

@@ -23,7 +23,7 @@ from events.bus import ensure_streams
 from events.envelope import REGISTRY, StoredEvent
 from events.game import GameFinished
 from events.pgstore import PostgresEventStore
-from events.rating import RatingsUpdated
+from events.rating import RatingsUpdated, display_rating
 from events.subjects import Subjects
 from services.rating.model import MU0, SIGMA0, Rating, rate_game
 from tests.infra import Processes, eventually
@@ -160,10 +160,19 @@ async def test_winners_go_up_losers_down_and_the_update_is_recorded(
     assert set(ranked[:2]) == set(winners)
     assert set(ranked[2:]) == set(losers)
     assert all(row["provisional"] for row in ladder["players"])
+    # the shown rating: everyone started at 1500; the winners are above it, the losers below,
+    # and it follows the model's mu, which stays in the answer beside it
+    shown = {row["player_id"]: row["display"] for row in ladder["players"]}
+    assert all(shown[p] > 1500 for p in winners)
+    assert all(shown[p] < 1500 for p in losers)
+    assert all(row["display"] == display_rating(row["mu"]) for row in ladder["players"])
     me = await request(nc, subjects.rating_player(), {"player_id": seats[0]})
     assert me["ok"], me
     assert me["ratings"]["standard"]["games"] == 1
     assert [h["game_id"] for h in me["history"]] == [game_id(event)]
+    (entry,) = me["history"]
+    assert entry["display_before"] == 1500
+    assert entry["display_after"] == me["ratings"]["standard"]["display"] == shown[seats[0]]
 
 
 async def test_bad_reads_are_answered_with_a_code(

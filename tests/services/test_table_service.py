@@ -131,6 +131,9 @@ async def test_a_silent_seat_times_out_is_played_by_the_bot_then_taken_over(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
     start_table(processes, SPADES_TURN_SECONDS="0.2", SPADES_ABANDON_STREAK="3")
+    # an untimed practice table, opened first, runs no timer for its player meanwhile
+    thinker = TableClient(nc, subjects, "bea")
+    untimed_id = (await thinker.open_practice(untimed=True, target=100)).game_id
     client = TableClient(nc, subjects, "ann")
     game_id = (await client.open_practice(target=100)).game_id
 
@@ -151,6 +154,16 @@ async def test_a_silent_seat_times_out_is_played_by_the_bot_then_taken_over(
     assert final.abandoned == (0,)
     refused = await client.send(game_id, wire.PlaceBid(tricks=1))
     assert refused.code in ("seat_abandoned", "game_over")
+
+    # the timed game ran out three turns and was played to its end; bea still has all the time
+    untimed = await game_events(event_store, untimed_id)
+    opened = untimed[0]
+    assert isinstance(opened, wire.TableOpened)
+    assert opened.turn_seconds == 0
+    assert not any(isinstance(e, wire.TurnTimedOut | wire.SeatAbandoned) for e in untimed)
+    view = await thinker.view(untimed_id)
+    assert view.turn == 0  # waiting for her, not played for her
+    assert view.phase in ("bid", "play")
 
 
 async def test_two_replicas_share_partitions_and_a_killed_owner_is_replaced(
