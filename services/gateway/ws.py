@@ -6,7 +6,11 @@ what this module declares is exactly what is accepted and sent.
 Client to server:
 
 - ``auth {token}``: first, within 10 s: the access token of POST /api/tokens. It may be sent
-  again later with a fresh token for the same account (tokens are short-lived).
+  again later with a fresh token for the same account (tokens are short-lived). Watching needs
+  no account: without ``auth``, ``subscribe`` (up to ANONYMOUS_WATCHES games at once),
+  ``view`` and ``unsubscribe`` work as a spectator (one trick behind, no hands, the same view
+  as any account without a seat there); ``command`` answers ``unauthenticated``. A
+  connection that neither authenticates nor watches a game within 10 s is closed.
 - ``subscribe {game_id, last_seq?, hints?}``: watch a game: as its seat if the account sits at
   it, else as a spectator. Without ``last_seq`` the server sends ``view`` (a snapshot at seq
   N) then every event after N. With ``last_seq`` it sends exactly the events after it: a
@@ -36,7 +40,7 @@ Server to client:
   behind: they receive events in batches ending with a completed trick (or the game's end).
 - ``your_turn {game_id, seq, legal, suggestion?, deadline}``: the seat is on turn; ``legal``
   lists every command it may send, ``deadline`` (unix seconds) is when the turn timer lets the
-  bot act for it.
+  bot act for it (null at an untimed practice table: no timer).
 - ``clock {game_id, seq, seat, deadline, now, bot?}``: to every watcher (seats and spectators):
   ``seat`` is on turn after event ``seq`` until ``deadline`` (the table's turn timer), ``now``
   the server's time; sent on subscribing, whenever the turn passes, and as ticks (each whole
@@ -97,6 +101,8 @@ RATE_BURST = 200.0
 MATCH_WAIT = 30.0
 """Seconds a match_found waits for the table to open the game before it is given up."""
 COMMAND_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-00000000a7e5")
+ANONYMOUS_WATCHES = 3
+"""Games one connection without an account may watch at once (spectators only)."""
 
 
 # -- client -> server ---------------------------------------------------------------------------
@@ -194,7 +200,7 @@ class YourTurn(_Out, tag="your_turn"):
     game_id: str
     seq: int
     legal: tuple[wire.AnySeatCommand, ...]
-    deadline: float
+    deadline: float | None
     suggestion: wire.AnySeatCommand | None = None
 
 
@@ -411,7 +417,7 @@ class Watch:
             game_id=self.game_id,
             seq=self.version,
             seat=state.turn,
-            deadline=self.last_time + self.opened.turn_seconds,
+            deadline=wire.turn_deadline(self.opened, self.last_time),
             now=time.time(),
             bot=state.turn in self.bots,
         )
@@ -455,7 +461,7 @@ class Watch:
             game_id=self.game_id,
             seq=self.version,
             legal=legal,
-            deadline=self.last_time + self.opened.turn_seconds,
+            deadline=wire.turn_deadline(self.opened, self.last_time),
             suggestion=suggestion,
         )
 
@@ -528,7 +534,8 @@ class Session:
         deadline = time.monotonic() + AUTH_SECONDS
         try:
             while not writer.done():
-                timeout = None if self.claims else max(0.0, deadline - time.monotonic())
+                watching = bool(self.tasks)  # an anonymous spectator needs no token
+                timeout = None if self.claims or watching else max(0.0, deadline - time.monotonic())
                 try:
                     frame = await asyncio.wait_for(self.socket.receive(), timeout)
                 except TimeoutError:
@@ -599,9 +606,23 @@ class Session:
                 await self._on_auth(message)
             case Ping():
                 self.send(Pong())
-            case _ if self.claims is None:
-                self.send(Error(code="unauthenticated", message="send auth {token} first"))
-            case _ if self.claims.expires_at <= time.time():
+            case Command() if self.claims is None:
+                self.send(
+                    Error(
+                        code="unauthenticated",
+                        message="send auth {token} first: watching needs no account, playing does",
+                    )
+                )
+            case Subscribe() if self.claims is None and not self._may_watch_anonymously(message):
+                self.send(
+                    Error(
+                        code="unauthenticated",
+                        message=f"without an account, watch at most {ANONYMOUS_WATCHES} games"
+                        " at once: send auth {token} for more",
+                        game_id=message.game_id,
+                    )
+                )
+            case _ if self.claims is not None and self.claims.expires_at <= time.time():
                 # an expired token only re-authenticates: it opens no watch and reads no view
                 self.send(
                     Error(
@@ -621,6 +642,15 @@ class Session:
             case ViewRequest():
                 await self._on_view(message)
 
+    def _may_watch_anonymously(self, message: Subscribe) -> bool:
+        """An anonymous connection may watch a few games; the first one counts it a spectator."""
+        if message.game_id not in self.tasks and len(self.tasks) >= ANONYMOUS_WATCHES:
+            return False
+        if not self.role:
+            self.role = "spectator"
+            ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).inc()
+        return True
+
     async def _on_auth(self, message: Auth) -> None:
         try:
             claims = self.gateway.tokens.verify(message.token)
@@ -633,6 +663,8 @@ class Session:
             return
         first = self.claims is None
         if first:
+            if self.role:  # it watched anonymously before: counted as a spectator until now
+                ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).dec()
             self.role = "bot" if claims.bot else "player"
             ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).inc()
         self.claims = claims
@@ -787,12 +819,12 @@ class Session:
         stored: list[StoredEvent],
     ) -> None:
         game_id = message.game_id
-        assert self.claims is not None
         store = self.gateway.store
         decoded = [REGISTRY.decode(s) for s in stored]
         opened = decoded[0]
         assert isinstance(opened, wire.TableOpened)
-        watch = Watch(game_id, opened, self.claims.player_id, feed)
+        # without an account: "" sits nowhere, so the watch is a spectator's
+        watch = Watch(game_id, opened, self.claims.player_id if self.claims else "", feed)
         last = message.last_seq
         self.watches[game_id] = watch
         self.log.info("subscribed", role=watch.role, seat=watch.seat, last_seq=last)

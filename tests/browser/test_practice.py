@@ -1,5 +1,9 @@
 """A person signs up, opens a practice game against three bots, bids, plays whole hands by
-clicking legal cards, sees each hand's result and the game's end, then replays the game."""
+clicking legal cards, sees each hand's result and the game's end, then replays the game.
+
+The table is drawn from her seat (North, at the bottom), labels say "bid 3 · took 1", the
+keyboard starts on a fair bid (never Nil), practice is untimed, a phone keeps the score in
+sight, the badge says when the game is over, and the replay turns to any seat."""
 
 from __future__ import annotations
 
@@ -65,10 +69,12 @@ async def check_hand_result(page: Page, cards_played: int) -> None:
     await expect(result).to_contain_text("Hand 1 result")
     await expect(result).to_contain_text(re.compile(r"Bid \d+, took \d+: (contract made|set)"))
     text = await result.inner_text()
+    assert not re.search(r"-\d", text), text  # a minus is U+2212 everywhere, never "-"
     totals = [int(m) for m in re.findall(r"→ (-?\d+)", text.replace("−", "-"))]
     assert len(totals) == 2, text
-    await expect(page.get_by_test_id("score-0")).to_have_text(str(totals[0]))
-    await expect(page.get_by_test_id("score-1")).to_have_text(str(totals[1]))
+    for side, total in enumerate(totals):
+        shown = str(total).replace("-", "−")
+        await expect(page.get_by_test_id(f"score-{side}")).to_have_text(shown)
 
 
 async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
@@ -100,6 +106,20 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
     await expect(page.locator(".seat.mine")).to_contain_text("ann")
     # hand 1 is dealt well inside the 20 s window only because the browser contributed
     await expect(page.locator(".bid-row button")).to_have_count(14, timeout=15_000)
+    # from her seat: ann (North, seat 0) at the bottom, her partner South at the top, East (who
+    # plays after her) on her left; the compass rose turns with the table
+    mine = page.locator(".seat.mine")
+    await expect(mine).to_have_class(re.compile(r"\bseat-bottom\b"))
+    await expect(mine).to_contain_text("North")
+    await expect(page.locator(".seat-top")).to_contain_text("South")
+    await expect(page.locator(".seat-left")).to_contain_text("East")
+    await expect(page.locator(".compass-bottom")).to_have_text("N")
+    await expect(page.locator(".compass-top")).to_have_text("S")
+    # every number with a true minus sign
+    shown = await page.evaluate(
+        "import('/static/js/ui.js').then((ui) => [ui.num(-40), ui.signed(-100), ui.num(7)])"
+    )
+    assert shown == ["−40", "−100", "7"]
 
     hands_seen = 0
     cards_played = 0
@@ -114,13 +134,24 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
         if move == "blind":
             await page.get_by_role("button", name="Show my cards").click()
         elif move == "bid" and cards_played == 0:
-            # by keyboard: the focus lands on the bid row when it is your turn; Tab to 3, Enter
-            await expect(page.get_by_role("button", name="Bid nil")).to_be_focused()
-            for _ in range(3):
-                await page.keyboard.press("Tab")
-            await expect(page.get_by_role("button", name="Bid 3", exact=True)).to_be_focused()
+            # by keyboard: the focus lands on a fair estimate of the hand, never on Nil (the
+            # riskiest bid); practice is untimed: no clock runs for her
+            likely = page.locator(".bid-row button.likely")
+            await expect(likely).to_be_focused()
+            label = str(await likely.get_attribute("aria-label"))
+            assert label.startswith("Bid ")
+            assert label != "Bid nil"
+            await expect(page.locator('[data-timer="mine"]')).to_have_count(0)
+            await expect(mine).to_contain_text("your turn")
+            await expect(mine).not_to_contain_text(re.compile(r"\d:\d\d"))
+            await page.screenshot(path=screenshot_path("table-bid-focus"), full_page=True)
             await page.keyboard.press("Enter")
-            await expect(page.locator(".seat.mine .bid")).to_have_text("3")
+            await expect(page.locator(".seat.mine .bid")).to_have_text(
+                "bid " + label.removeprefix("Bid ")
+            )
+            await expect(page.locator(".seat.mine .bidtricks")).to_have_text(
+                re.compile(r"^bid \d+ · took 0$")
+            )
         elif move == "bid":
             await expect(page.get_by_role("button", name="Bid nil")).to_be_visible()
             three = page.get_by_role("button", name="Bid 3", exact=True)
@@ -129,8 +160,7 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
             label = await bid.get_attribute("aria-label")
             await bid.click()
             shown = "Nil" if label == "Bid nil" else str(label).removeprefix("Bid ")
-            mine = page.locator(".seat.mine .bid")
-            await expect(mine).to_have_text(shown)
+            await expect(page.locator(".seat.mine .bid")).to_have_text(f"bid {shown}")
         elif cards_played == 0:
             # by keyboard too: the focus is on a legal card; arrows move along the hand
             hand = page.get_by_test_id("hand").get_by_role("button")
@@ -147,8 +177,25 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
             await play_card(page)
             cards_played += 1
             if cards_played == 5 and not dropped:
-                # the connection drops mid-hand: the client reconnects and resumes by itself
                 await page.screenshot(path=screenshot_path("table"), full_page=True)
+                # on a phone the score stays in sight above the hand (the panel goes below it)
+                await page.set_viewport_size({"width": 390, "height": 844})
+                strip = page.get_by_test_id("score-strip")
+                await expect(strip).to_be_visible()
+                await expect(strip).to_contain_text(re.compile(r"N\+S −?\d+ \(\d+ bags?\)"))
+                strip_box = await strip.bounding_box()
+                hand_box = await page.get_by_test_id("hand").bounding_box()
+                assert strip_box is not None
+                assert hand_box is not None
+                assert strip_box["y"] + strip_box["height"] <= hand_box["y"]
+                top = await strip.evaluate(
+                    "(el) => el.getBoundingClientRect().top + window.scrollY"
+                )
+                assert top < 844  # on the first screen, no scrolling needed
+                await page.screenshot(path=screenshot_path("table-phone"))
+                await page.set_viewport_size({"width": 1280, "height": 900})
+                await expect(strip).to_be_hidden()  # the scores panel is beside the table
+                # the connection drops mid-hand: the client reconnects and resumes by itself
                 await page.evaluate("window.__spades.socket.drop()")
                 await expect(page.get_by_test_id("connection")).not_to_have_text("● live")
                 await expect(page.get_by_test_id("connection")).to_have_text("● live")
@@ -169,6 +216,7 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
     assert [e["type"] for e in log].index("SeedContributed") < [e["type"] for e in log].index(
         "HandDealt"
     )
+    await expect(page.get_by_test_id("connection")).to_have_text("■ game over")
     resumed = [s for s in sockets if s.url.endswith("/ws")]
     assert len(resumed) >= 2, "the client did not reconnect"
     await page.screenshot(path=screenshot_path("table-game-over"), full_page=True)
@@ -189,12 +237,25 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
         await expect(hands.nth(i).locator(".card")).to_have_count(10)  # 3 tricks played
     await page.get_by_role("button", name="Previous step").click()
     await expect(page).to_have_url(re.compile(rf"\?at={at - 1}$"))
+    # the replay opens from her seat, as her table was; it turns to any seat and stays turned
+    await expect(page.locator(".replay .seat-bottom")).to_contain_text("ann")
+    await expect(page.locator(".replay .compass-bottom")).to_have_text("N")
     await page.screenshot(path=screenshot_path("replay"), full_page=True)
+    await page.locator('[data-key="from-1"]').click()
+    await expect(page).to_have_url(re.compile(rf"\?at={at - 1}&from=1$"))
+    await expect(page.locator(".replay .seat-bottom")).to_contain_text("East")
+    await expect(page.locator(".replay .seat-top")).to_contain_text("West")
+    await expect(page.locator(".replay .compass-bottom")).to_have_text("E")
+    await page.get_by_role("button", name="Next step").click()
+    await expect(page).to_have_url(re.compile(rf"\?at={at}&from=1$"))
+    await expect(page.locator(".replay .seat-bottom")).to_contain_text("East")
+    await page.screenshot(path=screenshot_path("replay-from-east"), full_page=True)
 
     # a step's URL is shareable: opened afresh it shows the same step
     other = await new_page(stack, width=390, height=844)
     await other.goto(f"/#/replay/{game_id}?at={at}")
     await expect(other.get_by_test_id("step-caption")).to_contain_text("won trick 3")
+    await expect(other.locator(".replay .seat-bottom")).to_contain_text("South")  # nobody's seat
     await expect(other.locator(".open-hand").first.locator(".card")).to_have_count(10)
     await other.screenshot(path=screenshot_path("replay-phone"), full_page=True)
 

@@ -49,12 +49,18 @@ async def test_bad_input_is_answered_with_its_code_and_changes_nothing(
         await client.expect("view")
     version = len(await event_store.read(stream_of(game_id)))
 
-    # not authenticated yet
+    # not authenticated yet: it may watch (a spectator), not act
     fresh = WsClient(gateway.ws_url, "")
     await fresh.connect(auth=False)
-    assert (await error(fresh, {"type": "subscribe", "game_id": game_id}))["code"] == (
-        "unauthenticated"
-    )
+    bid = {"type": "PlaceBid", "tricks": 3}
+    acting = {
+        "type": "command",
+        "game_id": game_id,
+        "command_id": str(uuid.uuid4()),
+        "command": bid,
+    }
+    assert (await error(fresh, acting))["code"] == "unauthenticated"
+    assert len(await event_store.read(stream_of(game_id))) == version
     forged, _ = Tokens("another-secret-" + "z" * 40, 900).issue("anna", False)
     expired, _ = Tokens(SECRET, 60).issue("anna", False, now=time.time() - 3600)
     assert (await error(fresh, {"type": "auth", "token": forged}))["code"] == "token_invalid"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import httpx
 from nats.aio.client import Client as NATS
@@ -102,9 +103,14 @@ async def test_no_seat_or_spectator_ever_learns_a_hidden_card_or_the_seed(
         names = [f"p{g}n", f"p{g}e", f"p{g}s", f"p{g}w"]
         clients = await seated(gateway, [*names, f"watcher{g}"])
         game_id = await open_casual(nc, subjects, names, **rules)
-        games.append((game_id, clients[:4], clients[4]))
+        watcher = clients[4]
+        if g == 1:  # the game with exchanges is watched without an account: same rules
+            watcher = WsClient(gateway.ws_url, "")  # connects when it starts watching
+        games.append((game_id, clients[:4], watcher))
 
     async def watch(spectator: WsClient, game_id: str) -> None:
+        if spectator.connection is None:  # no account: no auth, straight to subscribe
+            assert await spectator.connect(auth=False) is None
         await spectator.send({"type": "subscribe", "game_id": game_id})
         while True:
             body = await spectator.recv(120)
@@ -150,3 +156,31 @@ async def test_no_seat_or_spectator_ever_learns_a_hidden_card_or_the_seed(
     # the games did exercise the secret paths: blind choices and exchanges
     assert blind > 0
     assert exchanges > 0
+
+    # the anonymous spectator (kept past the 10 s a connection has to authenticate, since it
+    # watches) was a spectator, may not act, and may watch only a few games at once
+    anonymous = games[1][2]
+    assert next(r.body for r in anonymous.received if r.body["type"] == "subscribed") == {
+        "type": "subscribed",
+        "game_id": games[1][0],
+        "role": "spectator",
+        "seat": -1,
+        "players": ["p1n", "p1e", "p1s", "p1w"],
+    }
+    play = {"type": "PlayCard", "card": "AS"}
+    await anonymous.send(
+        {
+            "type": "command",
+            "game_id": games[1][0],
+            "command_id": str(uuid.uuid4()),
+            "command": play,
+        }
+    )
+    assert (await anonymous.expect("error"))["code"] == "unauthenticated"
+    for game_id in (games[0][0], games[2][0]):  # three games at once: allowed
+        await anonymous.send({"type": "subscribe", "game_id": game_id})
+        assert (await anonymous.expect("subscribed"))["role"] == "spectator"
+    await anonymous.send({"type": "subscribe", "game_id": str(uuid.uuid4())})
+    refused = await anonymous.expect("error")
+    assert refused["code"] == "unauthenticated"
+    assert "at most 3 games" in refused["message"]

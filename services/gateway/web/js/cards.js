@@ -68,6 +68,15 @@ export function seatName(seat, n) {
   return `Seat ${seat + 1}`;
 }
 
+/** A small compass rose for a felt: each seat's letter where `spotOf(seat)` draws that seat,
+ *  so a turned table shows which way North lies. Four-seat tables only (null otherwise). */
+export function compass(n, spotOf) {
+  if (n !== 4) return null;
+  const letters = ["N", "E", "S", "W"];
+  return h("div", { class: "compass", "aria-hidden": "true", "data-testid": "compass" },
+    letters.map((letter, seat) => h("span", { class: `compass-${spotOf(seat)}`, "data-seat": seat }, letter)));
+}
+
 /** Return the side (team) of a seat: partners opposite with four players, else each alone. */
 export function teamOf(seat, n) {
   return n === 4 ? seat % 2 : seat;

@@ -305,14 +305,16 @@ export class Game {
     if (message.seq < this.seq) return false;
     this.turn = message.seat;
     const local = Date.now() / 1000;
-    this.clock = { seat: message.seat, deadline: local + (message.deadline - message.now), bot: !!message.bot };
+    // deadline null: an untimed table (no clock to count down)
+    const deadline = message.deadline === null || message.deadline === undefined ? null : local + (message.deadline - message.now);
+    this.clock = { seat: message.seat, deadline, bot: !!message.bot };
     return true;
   }
 
   /** Return the seconds left to the seat on turn, or null when no timer runs for it. */
   secondsLeft(seat) {
     const now = Date.now() / 1000;
-    if (this.clock && this.clock.seat === seat) return this.clock.bot ? null : this.clock.deadline - now;
+    if (this.clock && this.clock.seat === seat) return this.clock.bot || this.clock.deadline === null ? null : this.clock.deadline - now;
     if (seat === this.seat && this.legal && this.deadline) return this.deadline - now;
     return null;
   }
@@ -414,6 +416,7 @@ export class Game {
       sides,
       rated: !!event.rated,
       ladder: event.ladder || "",
+      abandoned: event.abandoned || [],
     };
   }
 }

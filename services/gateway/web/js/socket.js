@@ -5,7 +5,7 @@
 // event missed or repeated, and sends again every command not yet answered (same command_id:
 // the table applies it once).
 
-import { onSession, renewNow, token } from "./api.js";
+import { onSession, renewNow, session, token } from "./api.js";
 import { uuid } from "./ui.js";
 
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000];
@@ -16,8 +16,10 @@ export class GameSocket {
    * `onMessage(message)` gets every server message about the game (and errors);
    * `onState(text)` gets "connecting", "live", "reconnecting in 2 s", "closed".
    */
-  constructor(gameId, { onMessage, onState, hints = false }) {
+  constructor(gameId, { onMessage, onState, hints = false, anonymous = false }) {
     this.gameId = gameId;
+    // `anonymous`: with nobody logged in, watch as a spectator without an account
+    this.anonymous = anonymous;
     this.onMessage = onMessage;
     this.onState = onState || (() => {});
     this.hints = hints;
@@ -65,6 +67,10 @@ export class GameSocket {
   // token ran out (a reconnect after a long drop), renewNow() when the server said so.
   async authenticate(fresh = false) {
     const ws = this.ws;
+    if (this.anonymous && this.gameId !== null && !session()) {
+      this.subscribe(); // a spectator needs no token (spectator rules: one trick behind, no hands)
+      return;
+    }
     try {
       const value = fresh ? await renewNow() : await token();
       this.raw({ type: "auth", token: value });

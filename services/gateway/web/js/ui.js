@@ -116,3 +116,29 @@ export function when(value) {
 export function link(route, ...children) {
   return h("a", { href: `#${route}` }, ...children);
 }
+
+/** Return a whole number with a true minus sign (U+2212), as every score and rating is shown. */
+export function num(n) {
+  return n < 0 ? `−${-n}` : String(n);
+}
+
+/** Return a shown rating: "1532", or "1532?" while provisional (fewer than 10 rated games). */
+export function ratingText(display, provisional) {
+  return `${num(display)}${provisional ? "?" : ""}`;
+}
+
+/** Return one line explaining how a rated game moved a rating (an entry of the history or a
+ *  game list's `rating`), e.g. "+18 (1500? → 1518?): a win against a side rated about even". */
+export function ratingChangeLine(move, { won = null, abandoned = false } = {}) {
+  const delta = move.display_after - move.display_before;
+  const provisional = move.provisional ?? move.games < 10;
+  const wasProvisional = move.provisional_before ?? (move.games !== undefined ? move.games - 1 < 10 : provisional);
+  const head = `${signed(delta)} (${ratingText(move.display_before, wasProvisional)} → ${ratingText(move.display_after, provisional)})`;
+  const why = [];
+  if (abandoned) why.push("a seat left to the bot counts as a loss");
+  else if (won === true) why.push("for the win");
+  else if (won === false) why.push("for the loss");
+  if (provisional) why.push("a provisional rating (under 10 rated games) moves faster");
+  else if (won !== null && Math.abs(delta) < 8) why.push("a result the ratings expected moves them little");
+  return why.length ? `${head}: ${why.join("; ")}` : head;
+}

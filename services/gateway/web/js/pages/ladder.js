@@ -1,7 +1,7 @@
 // A ladder's ranking (#/ladder/LADDER?offset=N).
 
 import { get, session } from "../api.js";
-import { fill, h, playerName, showError } from "../ui.js";
+import { fill, h, playerName, ratingText, showError } from "../ui.js";
 
 const PAGE = 50;
 
@@ -43,21 +43,21 @@ export function mountLadder(root, ladder, query) {
       h("tr", { class: me && me.player_id === p.player_id ? "mine" : "" },
         h("td", { class: "num" }, String(p.rank)),
         h("th", { scope: "row" }, h("a", { href: `#/player/${encodeURIComponent(p.player_id)}` }, playerName(p.player_id)),
-          p.provisional ? h("span", { class: "pill", title: "fewer games than a settled rating needs" }, " provisional") : null),
-        h("td", { class: "num" }, p.ordinal.toFixed(1)),
-        h("td", { class: "num" }, `${p.mu.toFixed(1)} ± ${(3 * p.sigma).toFixed(1)}`),
+          null),
+        h("td", { class: "num", "data-testid": "ladder-rating", title: `model: μ ${p.mu.toFixed(2)}, σ ${p.sigma.toFixed(2)}` },
+          ratingText(p.display, p.provisional)),
         h("td", { class: "num" }, String(p.games))));
     const first = page.offset + 1;
     const last = page.offset + page.players.length;
     fill(body,
       page.total
-        ? h("p", { class: "muted" }, `Players ${first}–${last} of ${page.total}, ranked by conservative rating (μ − 3σ).`)
+        ? h("p", { class: "muted" }, `Players ${first}–${last} of ${page.total}. Ratings start at 1500; “?” marks a provisional rating (fewer than 10 ranked games). `
+            + "The order counts how sure the rating is, so a few lucky games can't top the ladder.")
         : h("p", { class: "muted" }, "Nobody is ranked on this ladder yet: ratings appear after the first ranked game."),
       page.players.length ? h("table", { class: "list" },
         h("thead", {}, h("tr", {},
           h("th", { scope: "col", class: "num" }, "#"), h("th", { scope: "col" }, "Player"),
-          h("th", { scope: "col", class: "num" }, "Rating"), h("th", { scope: "col", class: "num" }, "μ ± 3σ"),
-          h("th", { scope: "col", class: "num" }, "Games"))),
+          h("th", { scope: "col", class: "num" }, "Rating"), h("th", { scope: "col", class: "num" }, "Games"))),
         h("tbody", {}, rows)) : null,
       h("p", { class: "row" },
         page.offset > 0 ? h("a", { class: "btn", href: `#/ladder/${encodeURIComponent(ladder)}?offset=${Math.max(0, page.offset - PAGE)}` }, "◀ Better") : null,

@@ -1,9 +1,9 @@
 // The lobby (#/lobby): ladders and the ranked queue, practice games with bots, your games.
 
 import { api, get, session } from "../api.js";
-import { RULE_OPTIONS } from "../cards.js";
+import { RULE_OPTIONS, teamName, teamOf } from "../cards.js";
 import { GameSocket } from "../socket.js";
-import { clock, fill, h, playerName, showError, uuid, when } from "../ui.js";
+import { clock, fill, h, num, playerName, ratingChangeLine, showError, uuid, when } from "../ui.js";
 
 const QUEUED_POLL = 1000;
 const IDLE_POLL = 5000;
@@ -98,7 +98,7 @@ export function mountLobby(root) {
     if (queued) {
       state = h("div", { class: "queued", "data-testid": "queue-status", role: "status" },
         h("p", {}, h("strong", {}, `Waiting in the ${status.ladder} queue: ${clock(status.waited || 0)}`)),
-        h("p", {}, `Rating window ±${(status.window || 0).toFixed(1)} — it widens the longer you wait, so a match gets easier to find.`),
+        h("p", {}, `Rating window ±${Math.round((status.window || 0) * 40)} — it widens the longer you wait, so a match gets easier to find.`),
         h("button", { class: "btn", onclick: leave, disabled: busy }, "Leave the queue"));
     } else if (status && status.code === "in_game" && status.game_id) {
       state = h("div", { class: "queued", "data-testid": "queue-status" },
@@ -151,12 +151,17 @@ export function mountLobby(root) {
 
   const practiceError = h("p", { class: "form-error", role: "alert", "data-testid": "practice-error" });
   const startButton = h("button", { class: "btn primary big", type: "submit", "data-testid": "start-practice" }, "Shuffle and play");
+  // untimed practice (the choice is remembered): no turn clock, the bots wait for you
+  const untimed = h("input", { id: "practice-untimed", type: "checkbox", name: "untimed", "data-testid": "practice-untimed",
+    onchange: () => localStorage.setItem("spades.untimed", untimed.checked ? "1" : "0") });
+  untimed.checked = localStorage.getItem("spades.untimed") !== "0";
   const form = h("form", { class: "practice" },
     h("p", {}, "You and bots in the other seats (three at the ladder's four-seat table), unrated. It starts with the ladder's rules: open Rules to change any of them, five players included."),
     h("details", {},
       h("summary", {}, "Rules (every option of the rule book)"),
       h("div", { class: "fields" }, fields),
       h("button", { class: "btn", type: "button", onclick: resetRules }, "Back to the ladder's rules")),
+    h("div", { class: "field check" }, untimed, h("label", { for: "practice-untimed" }, "Untimed: no turn clock, take as long as you like")),
     practiceError,
     startButton);
   form.addEventListener("submit", async (event) => {
@@ -164,7 +169,7 @@ export function mountLobby(root) {
     practiceError.textContent = "";
     startButton.disabled = true;
     try {
-      const opened = await api("POST", "/api/practice", { rules: chosenRules(), command_id: uuid() }, { auth: true });
+      const opened = await api("POST", "/api/practice", { rules: chosenRules(), command_id: uuid(), untimed: untimed.checked }, { auth: true });
       location.hash = `#/table/${opened.game_id}`;
     } catch (error) {
       practiceError.textContent = `Could not open the table: ${error.words || error.message}`;
@@ -252,16 +257,37 @@ export function mountLobby(root) {
 }
 
 /** One game of a list: who played, and a link to play, watch or replay it. */
-export function gameItem(game) {
+export function gameItem(game, who = null) {
   const me = session();
   const seated = me && game.players.includes(me.player_id);
   const action = game.finished
     ? h("a", { href: `#/replay/${game.game_id}` }, "Replay")
     : h("a", { href: `#/${seated ? "table" : "watch"}/${game.game_id}` }, seated ? "Back to the table" : "Watch");
-  return h("li", {},
+  return h("li", { "data-testid": `game-${game.game_id}` },
     h("span", { class: "pill" }, game.rated ? game.ladder : "practice"),
     " ", game.players.map(playerName).join(", "),
     " · ", h("time", { datetime: game.started_at }, when(game.started_at)),
-    " · ", game.finished ? "finished" : h("strong", {}, "live"),
+    " · ", game.finished ? gameResult(game, who) : h("strong", {}, "live"),
     " · ", action);
+}
+
+/** A finished game's result, from `who`'s side when he played: "won 512–310 · +18 (…)". */
+function gameResult(game, who) {
+  const n = game.players.length;
+  const seat = who ? game.players.indexOf(who) : -1;
+  const score = (first) => [first, ...game.scores.filter((_, t) => t !== first)].map(num).join("–");
+  if (game.winner === null || game.winner === undefined || !game.scores.length) return "finished";
+  if (game.winner < 0) return h("span", { class: "result-draw" }, `draw ${game.scores.map(num).join("–")}`);
+  const bits = [];
+  if (seat >= 0) {
+    const side = teamOf(seat, n);
+    const won = side === game.winner;
+    bits.push(h("strong", { class: won ? "result-won" : "result-lost" }, `${won ? "won" : "lost"} ${score(side)}`));
+    const abandoned = (game.abandoned || []).includes(seat);
+    if (game.rating) bits.push(" · ", h("span", { class: "rating-move" }, ratingChangeLine(game.rating, { won, abandoned })));
+    else if (game.rated) bits.push(" · ", h("span", { class: "muted" }, "rating not updated yet"));
+  } else {
+    bits.push(`${teamName(game.winner, n, game.players)} won ${score(game.winner)}`);
+  }
+  return h("span", { class: "result" }, ...bits);
 }

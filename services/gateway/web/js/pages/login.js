@@ -1,7 +1,8 @@
 // Sign up and log in (#/signup, #/login).
 
-import { login, signUp } from "../api.js";
+import { get, login, signUp } from "../api.js";
 import { fill, h } from "../ui.js";
+import { gameItem } from "./lobby.js";
 
 /** Mount the login (`mode` "login") or sign-up ("signup") form. */
 export function mountLogin(root, mode) {
@@ -36,8 +37,17 @@ export function mountLogin(root, mode) {
       button.disabled = false;
     }
   });
+  // anyone may watch a live game, account or not (as a spectator: one trick behind, no hands)
+  const live = h("section", { class: "panel", "aria-labelledby": "live-title", "data-testid": "live-games" });
+  get("/api/games?limit=10")
+    .then((games) => fill(live, h("h2", { id: "live-title" }, "Watch a live game"),
+      games.length
+        ? [h("p", { class: "muted" }, "No account needed: spectators see each trick once it is complete."),
+            h("ul", { class: "games" }, games.map((game) => gameItem(game)))]
+        : h("p", { class: "muted" }, "No game is being played right now.")))
+    .catch(() => { live.hidden = true; });
   fill(root, h("div", { class: "narrow" },
     h("p", { class: "intro" }, "Ranked online Spades: queue for a ladder game with a partner, or shuffle up a practice game against three bots."),
-    form));
+    form, live));
   name.focus();
 }

@@ -1,7 +1,7 @@
 // A player's profile (#/player/ID): ratings per ladder, a rating history chart, recent games.
 
 import { ApiError, get } from "../api.js";
-import { fill, h, playerName, showError, when } from "../ui.js";
+import { fill, h, num, playerName, ratingText, showError, when } from "../ui.js";
 import { gameItem } from "./lobby.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -13,31 +13,31 @@ function s(tag, attrs = {}, ...children) {
   return node;
 }
 
-/** An SVG line chart of the rating (ordinal) after each game, oldest first. */
+/** An SVG line chart of the shown rating after each game, oldest first. */
 export function ratingChart(history, ladder) {
   const points = history.filter((e) => e.ladder === ladder).slice().reverse();
   const width = 640;
   const height = 240;
   const pad = { left: 44, right: 14, top: 14, bottom: 30 };
-  const values = points.flatMap((p, i) => (i === 0 ? [p.ordinal_before, p.ordinal_after] : [p.ordinal_after]));
+  const values = points.flatMap((p, i) => (i === 0 ? [p.display_before, p.display_after] : [p.display_after]));
   let lo = Math.min(...values);
   let hi = Math.max(...values);
-  if (hi - lo < 1) { lo -= 0.5; hi += 0.5; }
+  if (hi - lo < 20) { lo -= 10; hi += 10; }
   const count = values.length;
   const x = (i) => pad.left + (count <= 1 ? 0 : (i * (width - pad.left - pad.right)) / (count - 1));
   const y = (v) => pad.top + ((hi - v) * (height - pad.top - pad.bottom)) / (hi - lo);
   const path = values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
   const dots = values.map((v, i) => s("circle", { class: "dot", cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 3.5 },
-    s("title", {}, i === 0 ? `start: ${v.toFixed(1)}` : `after game ${i} (${when(points[i - 1].rated_at)}): ${v.toFixed(1)}`)));
+    s("title", {}, i === 0 ? `start: ${num(v)}` : `after game ${i} (${when(points[i - 1].rated_at)}): ${num(v)}`)));
   const first = points[0];
   const last = points[points.length - 1];
-  const summary = `Rating on ${ladder} over ${points.length} game${points.length === 1 ? "" : "s"}: from ${first.ordinal_before.toFixed(1)} to ${last.ordinal_after.toFixed(1)}.`;
+  const summary = `Rating on ${ladder} over ${points.length} game${points.length === 1 ? "" : "s"}: from ${num(first.display_before)} to ${num(last.display_after)}.`;
   return s("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": summary, "data-testid": "rating-chart" },
     s("title", {}, summary),
     s("line", { class: "axis", x1: pad.left, y1: pad.top, x2: pad.left, y2: height - pad.bottom }),
     s("line", { class: "axis", x1: pad.left, y1: height - pad.bottom, x2: width - pad.right, y2: height - pad.bottom }),
-    s("text", { x: pad.left - 6, y: y(hi) + 4, "text-anchor": "end" }, hi.toFixed(1)),
-    s("text", { x: pad.left - 6, y: y(lo) + 4, "text-anchor": "end" }, lo.toFixed(1)),
+    s("text", { x: pad.left - 6, y: y(hi) + 4, "text-anchor": "end" }, num(Math.round(hi))),
+    s("text", { x: pad.left - 6, y: y(lo) + 4, "text-anchor": "end" }, num(Math.round(lo))),
     s("text", { x: pad.left, y: height - 8 }, "start"),
     s("text", { x: width - pad.right, y: height - 8, "text-anchor": "end" }, `game ${points.length}`),
     s("path", { class: "line", d: path }),
@@ -60,12 +60,12 @@ export function mountPlayer(root, playerId) {
         ladders.length
           ? h("table", { class: "list" },
               h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Ladder"), h("th", { scope: "col", class: "num" }, "Rating"),
-                h("th", { scope: "col", class: "num" }, "μ ± 3σ"), h("th", { scope: "col", class: "num" }, "Games"))),
+                h("th", { scope: "col", class: "num" }, "Games"))),
               h("tbody", {}, ladders.map((ladder) => {
                 const r = profile.ratings[ladder];
                 return h("tr", {}, h("th", { scope: "row" }, h("a", { href: `#/ladder/${encodeURIComponent(ladder)}` }, ladder)),
-                  h("td", { class: "num" }, `${r.ordinal.toFixed(1)}${r.provisional ? " (provisional)" : ""}`),
-                  h("td", { class: "num" }, `${r.mu.toFixed(1)} ± ${(3 * r.sigma).toFixed(1)}`),
+                  h("td", { class: "num", "data-testid": `rating-${ladder}`, title: `model: μ ${r.mu.toFixed(2)}, σ ${r.sigma.toFixed(2)}` },
+                    ratingText(r.display, r.provisional), r.provisional ? h("small", { class: "muted" }, " provisional") : null),
                   h("td", { class: "num" }, String(r.games)));
               })))
           : h("p", { class: "muted" }, "No ranked games yet."));
@@ -89,7 +89,7 @@ export function mountPlayer(root, playerId) {
 
   get(`/api/players/${encodeURIComponent(playerId)}/games?limit=20`)
     .then((games) => fill(gamesBox, h("h2", { id: "recent-title" }, "Recent games"),
-      games.length ? h("ul", { class: "games" }, games.map(gameItem)) : h("p", { class: "muted" }, "No games yet.")))
+      games.length ? h("ul", { class: "games" }, games.map((game) => gameItem(game, playerId))) : h("p", { class: "muted" }, "No games yet.")))
     .catch((error) => fill(gamesBox, h("h2", { id: "recent-title" }, "Recent games"),
       h("p", { class: "form-error" }, `Could not load the games: ${error.words || error.message}`)));
 }

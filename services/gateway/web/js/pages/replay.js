@@ -1,15 +1,19 @@
 // The replay (#/replay/GAME?at=N): any game step by step, every hand face up once it is
-// finished. Each step has its own URL, so a step can be shared.
+// finished. Each step has its own URL, so a step can be shared. `from=SEAT` turns the table so
+// that seat sits at the bottom (default: your own seat if you played, else South), as at the
+// table itself: the compass names of the seats never change, only where they are drawn.
 
-import { get } from "../api.js";
-import { bidText, cardText, cardView, ruleChanges, seatName, sortHand, teamName } from "../cards.js";
-import { fill, h, playerName, showError, when } from "../ui.js";
+import { get, session } from "../api.js";
+import { bidText, cardText, cardView, compass, ruleChanges, seatName, sortHand, teamName } from "../cards.js";
+import { fill, h, num, playerName, showError, signed, when } from "../ui.js";
 
 /** Mount the replay of `gameId` at the step in `query` (`at`); return {cleanup, update}. */
 export function mountReplay(root, gameId, query) {
   let summary = null;
   let events = [];
   let at = 0;
+  let from = -1; // the seat drawn at the bottom
+  let fromAsked = false; // chosen in the address (kept there while stepping), not the default
   let loaded = false;
   const states = new Map(); // at -> StateAt
   let request = 0;
@@ -44,9 +48,20 @@ export function mountReplay(root, gameId, query) {
       fill(board, h("p", { class: "form-error" }, `Could not load the replay: ${error.words || error.message}`));
     });
 
-  function go(step) {
+  function go(step, seat = fromAsked ? from : -1) {
     const target = Math.max(0, Math.min(events.length, step));
-    location.hash = `#/replay/${gameId}?at=${target}`;
+    location.hash = `#/replay/${gameId}?at=${target}${seat >= 0 ? `&from=${seat}` : ""}`;
+  }
+
+  /** The seat drawn at the bottom: `from` in the address, else your own seat, else South. */
+  function bottomSeat(params) {
+    const count = n();
+    const asked = Number(params.get("from"));
+    if (params.get("from") !== null && Number.isInteger(asked) && asked >= 0 && asked < count) return asked;
+    const me = session();
+    const mine = me ? players().indexOf(me.player_id) : -1;
+    if (mine >= 0) return mine;
+    return count === 4 ? 2 : 0;
   }
 
   function update(params) {
@@ -58,6 +73,8 @@ export function mountReplay(root, gameId, query) {
       return;
     }
     at = wanted;
+    from = bottomSeat(params);
+    fromAsked = params.get("from") !== null && String(from) === params.get("from");
     renderControls();
     show(at);
   }
@@ -126,7 +143,7 @@ export function mountReplay(root, gameId, query) {
       case "CardDrawn": return `${who(e.seat)} drew${e.kept ? `: kept ${cardText(e.kept)}, discarded ${cardText(e.discarded)}` : ""}.`;
       case "CardPlayed": return `${who(e.seat)} played ${cardText(e.card)}.`;
       case "TrickWon": return `${who(e.seat)} won trick ${ctx.tricks}.`;
-      case "HandScored": return `Hand ${e.hand} scored: ${e.points.map((p, t) => `${teamName(t, n(), players())} ${p >= 0 ? "+" : ""}${p}`).join(", ")}.`;
+      case "HandScored": return `Hand ${e.hand} scored: ${e.points.map((p, t) => `${teamName(t, n(), players())} ${signed(p)}`).join(", ")}.`;
       case "GameFinished": return e.winner < 0 ? "Game over: a draw." : `Game over: ${teamName(e.winner, n(), players())} won (${e.reason}).`;
       case "TurnTimedOut": return `${who(e.seat)}'s time ran out; the bot played.`;
       case "SeatAbandoned": return `${who(e.seat)} left; a bot plays the seat.`;
@@ -155,7 +172,12 @@ export function mountReplay(root, gameId, query) {
       h("button", { class: "btn primary", "aria-label": "Next step", "data-key": "next", disabled: at >= last, onclick: () => go(at + 1) }, "Next ▶"),
       h("button", { class: "btn", "aria-label": "Last step", "data-key": "last", disabled: at >= last, onclick: () => go(last) }, "Last »"),
       slider,
-      h("span", { class: "muted" }, `${at} / ${last}`));
+      h("span", { class: "muted" }, `${at} / ${last}`),
+      h("span", { class: "turn-table", role: "group", "aria-label": "Seen from" }, "Seen from: ",
+        players().map((id, seat) => h("button", {
+          class: `bid-btn${seat === from ? " primary" : ""}`, "data-key": `from-${seat}`, "aria-pressed": String(seat === from),
+          title: `Turn the table so ${playerName(id)} sits at the bottom`, onclick: () => go(at, seat),
+        }, n() === 4 ? seatName(seat, 4) : playerName(id)))));
     // keep the keyboard where it was: the button pressed is rebuilt
     const key = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
     if (key) {
@@ -187,18 +209,21 @@ export function mountReplay(root, gameId, query) {
     const item = step > 0 ? events[step - 1] : null;
     caption.textContent = `Step ${step}${ctx.hand ? ` · hand ${ctx.hand}` : ""}: ${describe(item, ctx)}`;
     const count = n();
-    const spots = count === 4 ? ["top", "right", "bottom", "left"]
+    const spots = count === 4 ? ["bottom", "left", "top", "right"]
       : count === 5 ? ["bottom", "left", "topleft", "topright", "right"]
       : count === 3 ? ["bottom", "left", "right"] : ["bottom", "top"];
-    const spotOf = (seat) => (count === 4 ? ["top", "right", "bottom", "left"][seat] : spots[seat]);
+    const spotOf = (seat) => spots[(seat - Math.max(0, from) + count) % count];
     const seats = players().map((id, seat) => {
       const cards = state.face_up && state.hands[seat] ? sortHand(state.hands[seat]) : null;
       return h("div", { class: `seat seat-${spotOf(seat)}${state.turn === seat && state.phase !== "over" ? " on-turn" : ""}` },
         h("div", { class: "seat-name" }, h("a", { href: `#/player/${encodeURIComponent(id)}` }, playerName(id)),
           state.dealer === seat && state.hand_number ? h("span", { class: "dealer", "aria-label": "dealer" }, "D") : null),
         h("div", { class: "seat-meta" }, count === 4 ? seatName(seat, count) : `Seat ${seat + 1}`),
-        h("div", { class: "bidtricks", "aria-label": `bid ${bidText(state.bids[seat], false, summary.rules, (state.moe || [])[seat])}, took ${state.taken[seat] ?? 0}` },
-          h("span", { class: "bid" }, bidText(state.bids[seat], false, summary.rules, (state.moe || [])[seat])), "/", String(state.taken[seat] ?? 0)),
+        h("div", { class: "bidtricks", "data-testid": `bidtricks-${seat}` },
+          state.bids[seat] === undefined || state.bids[seat] < 0
+            ? h("span", { class: "bid" }, state.phase === "bid" ? "no bid yet" : "")
+            : [h("span", { class: "bid" }, `bid ${bidText(state.bids[seat], false, summary.rules, (state.moe || [])[seat])}`), " · ",
+                h("span", { class: "took" }, `took ${state.taken[seat] ?? 0}`)]),
         !cards && state.power_checks && (state.power_checks[seat] || []).length
           ? h("div", { class: "face-up", "aria-label": "Face up" }, state.power_checks[seat].map((c) => cardView(c, "small")))
           : null,
@@ -217,13 +242,13 @@ export function mountReplay(root, gameId, query) {
     const center = h("div", { class: "trick", role: "group", "aria-label": "Trick" },
       shown.map(([card, seat]) => h("div", { class: `played at-${spotOf(seat)}${faded ? " faded" : ""}` }, cardView(card), h("span", { class: "by" }, playerName(players()[seat])))),
       h("div", { class: "trick-caption" }, trickCaption || (state.hand_number ? `Hand ${state.hand_number} · ${state.phase}` : state.phase)));
-    const felt = h("div", { class: `felt${count === 5 ? " seats-5" : ""}` }, ...seats, center);
+    const felt = h("div", { class: `felt${count === 5 ? " seats-5" : ""}` }, ...seats, center, compass(count, spotOf));
     const sides = state.scores.length;
     const scores = h("table", { class: "scores" },
       h("caption", {}, "Scores"),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Side"), h("th", { scope: "col" }, "Score"), h("th", { scope: "col" }, "Bags"))),
       h("tbody", {}, Array.from({ length: sides }, (_, t) =>
-        h("tr", {}, h("th", { scope: "row" }, teamName(t, count, players())), h("td", {}, String(state.scores[t])), h("td", {}, String(state.bags[t]))))));
+        h("tr", {}, h("th", { scope: "row" }, teamName(t, count, players())), h("td", {}, num(state.scores[t])), h("td", {}, String(state.bags[t]))))));
     const last = ctx.last && !faded
       ? h("div", { class: "last-trick" }, h("h2", {}, `Last trick (${ctx.last.number})`),
           h("div", { class: "mini-trick" }, ctx.last.plays.map(([card, seat]) => h("span", { class: "mini" }, cardView(card, "small"), h("small", {}, playerName(players()[seat]))))),

@@ -2,14 +2,16 @@
 
 import { ApiError, endSession, get, session } from "../api.js";
 import {
-  bidText, cardClass, cardFace, cardLabel, cardView, ruleChanges, seatName, sortHand, teamName,
+  bidText, cardClass, cardFace, cardLabel, cardView, compass, ruleChanges, seatName, sortHand, teamName,
   tricksPerHand,
   teamOf,
 } from "../cards.js";
 import { makeContribution, verifyDeals } from "../fairness.js";
 import { Game } from "../game.js";
 import { GameSocket } from "../socket.js";
-import { clock, fill, h, keepFocus, notify, playerName, showError, signed, status } from "../ui.js";
+import {
+  clock, fill, h, keepFocus, notify, num, playerName, ratingChangeLine, ratingText, showError, signed, status,
+} from "../ui.js";
 
 const PHASES = {
   new: "Waiting for the game to start",
@@ -27,6 +29,28 @@ function pace() {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Return the bid the keyboard starts on: a plain count of likely tricks (aces, guarded kings,
+ *  high and long spades), moved to the nearest legal non-nil bid; nil only when it is the only
+ *  legal bid. Enter then bids something sensible instead of the riskiest bid, nil. */
+export function likelyBid(hand, bids) {
+  const suits = {};
+  for (const card of hand || []) (suits[card === "BJ" || card === "LJ" ? "S" : card[1]] ||= []).push(card[0]);
+  let tricks = 0;
+  for (const [suit, ranks] of Object.entries(suits)) {
+    if (suit === "S") {
+      tricks += ranks.filter((r) => r === "A" || r === "K" || r === "B" || r === "L").length;
+      if (ranks.includes("Q") && ranks.length >= 3) tricks += 1;
+      tricks += Math.max(0, ranks.length - 3);
+    } else {
+      if (ranks.includes("A")) tricks += 1;
+      if (ranks.includes("K") && ranks.length >= 2 && ranks.length <= 5) tricks += 1;
+    }
+  }
+  const legal = [...bids.keys()].filter((t) => t > 0);
+  if (!legal.length) return bids.has(0) ? 0 : -1;
+  return legal.reduce((best, t) => (Math.abs(t - tricks) < Math.abs(best - tricks) ? t : best), legal[0]);
+}
 
 /** Mount the table page for `gameId`; `watching` only watches. Return the cleanup. */
 export function mountTable(root, gameId, { watching = false } = {}) {
@@ -52,6 +76,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     side: h("aside", { class: "side", "aria-label": "Scores" }),
     action: h("section", { class: "action", "aria-label": "Your move", "aria-live": "polite" }),
     hand: h("div", { class: "hand", role: "group", "aria-label": "Your hand" }),
+    compass: h("div", { class: "compass-box" }),
   };
   for (const spot of ["bottom", "left", "top", "right", "topleft", "topright"]) {
     parts.seats[spot] = h("div", { class: `seat seat-${spot}` });
@@ -66,6 +91,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     parts.center,
     parts.seats.right,
     parts.seats.bottom,
+    parts.compass,
   );
   fill(
     root,
@@ -75,6 +101,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   parts.action.addEventListener("keydown", arrowKeys);
 
   const socket = new GameSocket(gameId, {
+    anonymous: watching,
     onMessage: (message) => {
       queue.push(message);
       if (!pumping) pump();
@@ -334,16 +361,33 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       parts.head,
       h("h1", {}, role === "spectator" ? "Watching " : "Table ", h("small", {}, gameId.slice(0, 8))),
       ...bits,
-      h("span", { class: `conn conn-${connection === "live" ? "live" : "down"}`, "data-testid": "connection" },
-        connection === "live" ? "● live" : `○ ${connection}`),
+      game.over
+        ? h("span", { class: "conn conn-over", "data-testid": "connection" }, "■ game over")
+        : h("span", { class: `conn conn-${connection === "live" ? "live" : "down"}`, "data-testid": "connection" },
+            connection === "live" ? "● live" : `○ ${connection}`),
       role === "spectator" ? h("span", { class: "muted" }, "Spectators see each trick once it is complete (bids with the first trick).") : null,
+      role === "spectator" && !session() ? h("a", { href: "#/login", "data-testid": "login-to-play" }, "Log in to play") : null,
+      scoreStrip(),
     );
+  }
+
+  /** The scores in one line for the head, shown on narrow screens (where the scores panel sits
+   *  below the hand): the score stays in sight while you play on a phone. */
+  function scoreStrip() {
+    const n = game.n;
+    if (!game.players.length) return null;
+    const sides = game.scores.length ? game.scores.length : n === 4 ? 2 : n;
+    return h("span", { class: "score-strip", "data-testid": "score-strip", "aria-label": "Scores" },
+      Array.from({ length: sides }, (_, t) => h("span", { class: game.seat >= 0 && teamOf(game.seat, n) === t ? "mine" : "" },
+        `${teamName(t, n, game.players)} ${num(game.scores[t] ?? 0)}`,
+        h("small", {}, ` (${game.bags[t] ?? 0} bag${(game.bags[t] ?? 0) === 1 ? "" : "s"})`))));
   }
 
   function renderSeats() {
     felt.classList.toggle("seats-5", game.n === 5);
     for (const spot of Object.keys(parts.seats)) fill(parts.seats[spot]).hidden = true;
     const n = game.n;
+    fill(parts.compass, game.players.length ? compass(n, spotOf) : null);
     for (let seat = 0; seat < game.players.length; seat++) {
       const id = game.players[seat];
       const spot = parts.seats[spotOf(seat)];
@@ -365,9 +409,11 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         h("div", { class: "seat-meta" },
           n === 4 ? seatName(seat, n) : `Seat ${seat + 1}`,
           " · ",
-          id.startsWith("bot:") ? "bot" : r && !r.none ? `rating ${r.ordinal.toFixed(1)}${r.provisional ? "?" : ""}` : "unrated"),
-        h("div", { class: "bidtricks", "data-testid": `bidtricks-${seat}`, "aria-label": `bid ${bidShown}, took ${taken}` },
-          h("span", { class: "bid" }, bidShown), "/", h("span", { class: "took" }, String(taken))),
+          id.startsWith("bot:") ? "bot" : r && !r.none ? `rating ${ratingText(r.display, r.provisional)}` : "unrated"),
+        h("div", { class: "bidtricks", "data-testid": `bidtricks-${seat}` },
+          bid === undefined || bid < 0
+            ? h("span", { class: "bid" }, game.phase === "bid" ? "no bid yet" : "")
+            : [h("span", { class: "bid" }, `bid ${bidShown}`), " · ", h("span", { class: "took" }, `took ${taken}`)]),
         h("div", { class: "seat-foot" },
           game.hand_sizes.length ? `${game.hand_sizes[seat]} card${game.hand_sizes[seat] === 1 ? "" : "s"}` : "",
           onTurn ? h("span", { class: "turn", "data-timer": `seat-${seat}`, "data-label": seat === game.seat ? "your turn" : "to play" }, seat === game.seat ? " · your turn" : " · to play") : null),
@@ -411,7 +457,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       const mine = game.seat >= 0 && teamOf(game.seat, n) === t;
       rows.push(h("tr", { class: mine ? "mine" : "" },
         h("th", { scope: "row" }, teamName(t, n, game.players)),
-        h("td", { "data-testid": `score-${t}` }, String(game.scores[t] ?? 0)),
+        h("td", { "data-testid": `score-${t}` }, num(game.scores[t] ?? 0)),
         h("td", {}, String(game.bags[t] ?? 0))));
     }
     const last = game.lastTrick
@@ -437,7 +483,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       h("h2", {}, `Hand ${result.hand} result`),
       result.sides.map((side) =>
         h("div", { class: `result-side ${side.made === false ? "set" : "made"}` },
-          h("h3", {}, `${side.name}: ${signed(side.points)} → ${side.score}`),
+          h("h3", {}, `${side.name}: ${signed(side.points)} → ${num(side.score)}`),
           h("ul", {}, side.lines.map((line) => h("li", {}, line))))));
   }
 
@@ -485,12 +531,14 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     for (const c of legal) if (c.type === "PlaceBid" && !c.blind && !c.moe) bids.set(c.tricks, c);
     const most = tricksPerHand(game.rules, game.n);
     const nilAllowed = !game.rules || game.rules.nil_allowed !== false;
+    const likely = likelyBid(game.hand, bids);
     const buttons = [];
     for (let t = 0; t <= most; t++) {
       const label = t === 0 && nilAllowed ? "Nil" : String(t);
       const command = bids.get(t);
       buttons.push(h("button", {
-        class: `bid-btn${t === 0 ? " nil" : ""}`,
+        class: `bid-btn${t === 0 ? " nil" : ""}${t === likely ? " likely" : ""}`,
+        title: t === likely ? "A fair estimate of the tricks in your hand" : undefined,
         "data-key": `bid-${t}`,
         "aria-label": t === 0 && nilAllowed ? "Bid nil" : `Bid ${t}`,
         disabled: !command || sending,
@@ -558,9 +606,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       if (!rating || rating.waiting) change = h("p", { class: "muted" }, "Waiting for the rating service…");
       else if (rating.missing) change = h("p", {}, "Your rating change has not arrived yet: see your profile later.");
       else {
-        const delta = rating.ordinal_after - rating.ordinal_before;
+        const won = over.winner >= 0 ? teamOf(game.seat, game.n) === over.winner : null;
         change = h("p", { class: "rating-change", "data-testid": "rating-change" },
-          `Your rating: ${rating.ordinal_before.toFixed(1)} → ${rating.ordinal_after.toFixed(1)} (${delta >= 0 ? "+" : "−"}${Math.abs(delta).toFixed(1)})`);
+          `Your rating: ${ratingChangeLine(rating, { won, abandoned: over.abandoned.includes(game.seat) })}`);
       }
     } else if (!rated) {
       change = h("p", { class: "muted" }, "Practice game: no rating change.");
@@ -568,7 +616,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     return h("section", { class: "game-over", "data-testid": "game-over" },
       h("h2", {}, "Game over"),
       h("p", { class: "headline" }, over.headline, over.reason ? ` (${over.reason})` : ""),
-      h("p", {}, over.sides.map((s) => `${s.name} ${s.score}`).join(" · ")),
+      h("p", {}, over.sides.map((s) => `${s.name} ${num(s.score)}`).join(" · ")),
       change,
       fairness && !fairness.pending && h("p", { class: fairness.ok ? "fair" : "form-error", "data-testid": "deals-verified" },
         fairness.ok
@@ -640,7 +688,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const active = document.activeElement;
     if (active && active !== document.body && !root.contains(active)) return;
     if (active && active.tagName === "A") return;
-    const target = root.querySelector(".hand button.legal, .bid-row button:not([disabled]), .action .btn:not([disabled])");
+    const target = root.querySelector(".bid-row button.likely:not([disabled])")
+      || root.querySelector(".hand button.legal, .bid-row button:not([disabled]), .action .btn:not([disabled])");
     if (target && (!active || active === document.body || active.disabled || !active.isConnected || parts.hand.contains(active) || parts.action.contains(active))) {
       target.focus({ preventScroll: true });
     }
