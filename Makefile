@@ -39,15 +39,16 @@ browser: ## install Chromium for the browser tests when missing (apt-get, as roo
 		echo "or set SPADES_CHROMIUM to a Chromium binary; the browser tests fail without one"; \
 	fi
 
-# Parallel workers (pytest-xdist): each starts its own PostgreSQL and NATS, and a test file
-# stays on one worker so its module fixtures (a browser stack, a service set) start once.
+# Parallel workers (pytest-xdist): each starts its own PostgreSQL and NATS (and Chromium), and
+# every test has its own database and NATS prefix, so tests are handed out one by one. The
+# tests mostly wait on real processes, so three workers use two cores well.
 # TEST_WORKERS=1 runs serially; PYTEST_ARGS adds options (e.g. -k, -x).
 TEST_WORKERS ?= 3
 PYTEST_ARGS ?=
 
 .PHONY: test
 test: install browser ## run the whole test suite (browser tests in Chromium too) against real PostgreSQL and NATS
-	$(UV) run --frozen pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
+	$(UV) run --frozen pytest -n $(TEST_WORKERS) --dist load --durations=25 $(PYTEST_ARGS)
 
 .PHONY: test-browser
 test-browser: install browser ## only the browser tests (screenshots in artifacts/screenshots/)
