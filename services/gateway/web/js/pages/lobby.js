@@ -289,5 +289,5 @@ function gameResult(game, who) {
   } else {
     bits.push(`${teamName(game.winner, n, game.players)} won ${score(game.winner)}`);
   }
-  return h("span", { class: "result" }, ...bits);
+  return h("span", { class: "game-result" }, ...bits);
 }
