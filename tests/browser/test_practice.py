@@ -296,7 +296,7 @@ async def test_blind_nil_is_offered_before_the_hand_is_shown_then_cards_are_exch
     await expect(page.locator(".hand .card.back")).to_have_count(13)  # still face down
     await expect(page.get_by_test_id("hand")).to_have_count(0)
     await offer.get_by_role("button", name="Bid blind nil").click()
-    await expect(page.locator(".seat.mine .bid")).to_have_text("Blind nil")
+    await expect(page.locator(".seat.mine .bid")).to_have_text("bid Blind nil")
 
     # once all have bid: give partner two cards, and get two back
     exchange = page.get_by_test_id("exchange")
@@ -332,7 +332,7 @@ async def test_a_cut_throat_practice_table_seats_three_with_seventeen_cards_each
 
     assert await next_move(page) == "bid"
     await page.get_by_role("button", name="Bid 4", exact=True).click()
-    await expect(page.locator(".seat.mine .bid")).to_have_text("4")
+    await expect(page.locator(".seat.mine .bid")).to_have_text("bid 4")
     assert await next_move(page) == "card"
     await play_card(page)
     await expect(page.get_by_test_id("hand").get_by_role("button")).to_have_count(16)
