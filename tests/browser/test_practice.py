@@ -32,7 +32,8 @@ async def sign_up(page: Page, name: str) -> None:
     await page.get_by_label("Name").fill(name)
     await page.get_by_label("Password").fill(PASSWORD)
     await page.get_by_role("button", name="Sign up").click()
-    await expect(page.get_by_role("heading", name=f"Welcome, {name}")).to_be_visible()
+    # two argon2id hashes (sign up, then log in): seconds on a loaded machine, not 5 s
+    await expect(page.get_by_role("heading", name=f"Welcome, {name}")).to_be_visible(timeout=30_000)
 
 
 async def next_move(page: Page) -> str:

@@ -120,7 +120,7 @@ async def test_a_moe_hand_bid_seconded_and_scored(start: StartStack, new_page: N
             assert found, caption
             moe_hand = int(found[1])
             await page.locator('[data-key="moe-6"]').click()
-            await expect(page.locator(".seat.mine .bid")).to_have_text("Little Moe")
+            await expect(page.locator(".seat.mine .bid")).to_have_text("bid Little Moe")
         elif move in ("blind", "bid"):
             await bid_or_show(page, move)
         else:
@@ -128,7 +128,7 @@ async def test_a_moe_hand_bid_seconded_and_scored(start: StartStack, new_page: N
 
     # the partner (a bot) can only second it: both seats of the side show Little Moe
     partner = page.get_by_test_id("bidtricks-2").locator(".bid")
-    await expect(partner).to_have_text("Little Moe")
+    await expect(partner).to_have_text("bid Little Moe")
     while True:
         move = await next_move(page)
         if move == "over":
