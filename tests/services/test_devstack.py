@@ -10,10 +10,12 @@ import asyncio
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -151,7 +153,9 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
     http_port = base
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPADES_")}
     env |= {
-        "SPADES_HOME": str(tmp_path / "spades"),
+        # short: PostgreSQL's socket path (home + postgres/data/.s.PGSQL.N) must stay under 108
+        # bytes, and an xdist worker's tmp_path is long
+        "SPADES_HOME": tempfile.mkdtemp(prefix="spd-"),
         "SPADES_HTTP_PORT": str(http_port),
         "SPADES_DEV_OPS_PORT": str(base + 1),
         "PYTHONUNBUFFERED": "1",
@@ -243,6 +247,7 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
             check=False,
             capture_output=True,
         )
+        shutil.rmtree(env["SPADES_HOME"], ignore_errors=True)
     # SIGTERM stopped every service it started (the servers stop with `infra down`)
     gone, alive = psutil.wait_procs(services, timeout=30)
     assert not alive, [c.pid for c in alive]
