@@ -92,13 +92,13 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
     page.on("websocket", lambda socket: sockets.append(socket))
     await sign_up(page, "ann")
 
-    # a short game: the first side to 60 wins, so a hand or few finish it
+    # a short game: the first side to 100 (the least a table may choose) wins, so a hand or few finish it
     await page.get_by_text("Rules (every option of the rule book)").click()
-    await page.get_by_label("Play to (points)").fill("60")
+    await page.get_by_label("Play to (points)").fill("100")
     await page.get_by_test_id("start-practice").click()
     await expect(page).to_have_url(re.compile(r"#/table/[0-9a-f-]{36}$"))
     game_id = page.url.rsplit("/", 1)[1]
-    await expect(page.get_by_text("House rules: Play to (points): 60")).to_be_visible()
+    await expect(page.get_by_text("House rules: Play to (points): 100")).to_be_visible()
     await expect(page.get_by_test_id("connection")).to_have_text("● live")
 
     # four seats with names, the bid row Nil, 1 ... 13
