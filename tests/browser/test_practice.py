@@ -92,7 +92,7 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
     page.on("websocket", lambda socket: sockets.append(socket))
     await sign_up(page, "ann")
 
-    # a short game: the first side to 100 (the least a table may choose) wins, so a hand or few finish it
+    # a short game: to 100 (the least a table may choose), so a hand or few finish it
     await page.get_by_text("Rules (every option of the rule book)").click()
     await page.get_by_label("Play to (points)").fill("100")
     await page.get_by_test_id("start-practice").click()
