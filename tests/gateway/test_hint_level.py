@@ -1,4 +1,4 @@
-"""Hints over the WebSocket: the searching bot's at practice tables, the baseline's elsewhere."""
+"""Hints over the WebSocket: practice tables only, from the searching bot."""
 
 from __future__ import annotations
 
@@ -31,8 +31,13 @@ def watch_on_turn(ladder: str) -> Watch:
     return watch
 
 
-@pytest.mark.parametrize(("ladder", "level"), [("practice", "strong"), ("standard", "baseline")])
-def test_the_hint_comes_from_the_tables_level(
+def test_rated_and_casual_tables_get_no_hint_whatever_is_asked() -> None:
+    assert wire.hints_allowed(watch_on_turn("practice").opened)
+    assert not wire.hints_allowed(watch_on_turn("standard").opened)
+
+
+@pytest.mark.parametrize(("ladder", "level"), [("practice", "strong")])
+def test_the_hint_comes_from_the_searching_bot(
     monkeypatch: pytest.MonkeyPatch, ladder: str, level: str
 ) -> None:
     asked: list[str] = []
