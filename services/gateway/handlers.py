@@ -427,6 +427,10 @@ class Practice(Controller):
         ``command_id``, is answered with its game)."""
         gateway = gateway_of(state)
         player = current_player(request, state)
+        # litestar converts bodies laxly (0 would pass as false): a flag must be a JSON boolean
+        raw = await request.json()
+        if isinstance(raw, dict) and not isinstance(raw.get("untimed", False), bool):
+            raise ApiError(400, "malformed", "untimed must be true or false")
         body = wire.OpenPractice(
             player_id=player.player_id,
             command_id=scoped_id(player.player_id, data.command_id or uuid.uuid4()),

@@ -101,7 +101,7 @@ async def test_a_moe_hand_bid_seconded_and_scored(start: StartStack, new_page: N
     await page.get_by_label("Big and Little Moe (8 or 6 tricks in a row: 300 / 150)").check()
     await page.get_by_label("Blind nil allowed").uncheck()
     await page.get_by_label("Mercy: a side at or below this score loses (0 = off)").fill("0")
-    await page.get_by_label("Play to (points)").fill("5000")
+    await page.get_by_label("Play to (points)").fill("1000")  # the highest target allowed
     await page.get_by_label("Most hands in a game").fill("4")
     await page.get_by_test_id("start-practice").click()
     await expect(page).to_have_url(re.compile(r"#/table/[0-9a-f-]{36}$"))
