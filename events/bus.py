@@ -9,17 +9,28 @@ import nats
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError
+from nats.js.errors import BadRequestError, NotFoundError
 
 from events.logs import get_logger
 from events.subjects import Subjects
 
-__all__ = ["DUPLICATE_WINDOW", "close_nats", "connect", "ensure_streams", "nats_url"]
+__all__ = [
+    "DUPLICATE_WINDOW",
+    "EVENTS_MAX_AGE",
+    "StreamMismatch",
+    "close_nats",
+    "connect",
+    "ensure_streams",
+    "nats_url",
+    "stream_configs",
+]
 
 # How long JetStream remembers a Nats-Msg-Id. A relay that crashes and comes back within this
 # window republishes without duplicates in the stream; beyond it, consumers still drop
 # duplicates by (stream, version).
 DUPLICATE_WINDOW = 120.0
+# How long the EVENTS stream keeps an event (a week).
+EVENTS_MAX_AGE = 7 * 24 * 3600.0
 
 log = get_logger("bus")
 
@@ -68,9 +79,13 @@ async def close_nats(nc: NATS, *, drain_for: float = 5.0) -> None:
             await nc.close()
 
 
-async def ensure_streams(js: JetStreamContext, subjects: Subjects) -> None:
-    """Create (or bring up to date) the EVENTS and PARKED streams; safe to call at every start."""
-    configs = [
+def stream_configs(subjects: Subjects) -> list[StreamConfig]:
+    """Return the EVENTS and PARKED streams as the platform needs them.
+
+    In a cluster these are declared as JetStream resources (deploy/base/nats/streams.yaml,
+    applied by NACK, with more replicas in production); a manifest test keeps the two equal.
+    """
+    return [
         StreamConfig(
             name=subjects.events_stream,
             subjects=subjects.events_stream_subjects(),
@@ -78,19 +93,44 @@ async def ensure_streams(js: JetStreamContext, subjects: Subjects) -> None:
             storage=StorageType.FILE,
             discard=DiscardPolicy.OLD,
             duplicate_window=DUPLICATE_WINDOW,
-            max_age=7 * 24 * 3600.0,
+            max_age=EVENTS_MAX_AGE,
         ),
         StreamConfig(
             name=subjects.parked_stream,
             subjects=subjects.parked_stream_subjects(),
             retention=RetentionPolicy.LIMITS,
             storage=StorageType.FILE,
+            discard=DiscardPolicy.OLD,
             duplicate_window=DUPLICATE_WINDOW,
         ),
     ]
-    for config in configs:
+
+
+class StreamMismatch(RuntimeError):
+    """A stream exists but does not capture the subjects this platform publishes on."""
+
+
+async def ensure_streams(js: JetStreamContext, subjects: Subjects) -> None:
+    """Create the EVENTS and PARKED streams when missing; safe to call at every start.
+
+    A stream that exists is left as it is (its replicas and limits are the operator's, set
+    through the JetStream resources), as long as it captures the subjects the platform uses:
+    otherwise StreamMismatch says which stream to fix, because publishing would go nowhere.
+    """
+    for config in stream_configs(subjects):
+        assert config.name is not None
         try:
-            await js.add_stream(config)
-        except BadRequestError:
-            # Exists with another config (an older deployment): bring it to this one.
-            await js.update_stream(config)
+            info = await js.stream_info(config.name)
+        except NotFoundError:
+            try:
+                await js.add_stream(config)
+                continue
+            except BadRequestError:
+                # Another replica (or NACK) created it between our two calls.
+                info = await js.stream_info(config.name)
+        missing = set(config.subjects or []) - set(info.config.subjects or [])
+        if missing:
+            raise StreamMismatch(
+                f"JetStream stream {config.name} does not capture {sorted(missing)}: "
+                "fix its subjects (deploy/base/nats/streams.yaml)"
+            )

@@ -21,6 +21,8 @@ import pytest
 import yaml
 from kubernetes_validate import utils as k8s
 
+from events.bus import stream_configs
+from events.subjects import Subjects
 from services import ops
 from services.cli import SERVICES, build_parser
 from services.config import Settings
@@ -34,11 +36,12 @@ TARGETS = ("base", *OVERLAYS)
 IMAGE = "ghcr.io/spades-ladder/spades"
 # The oldest Kubernetes still widely run in production, and the newest the package knows.
 K8S_VERSIONS = ("1.32.0", k8s.latest_version())
-# Secrets the platform reads but never renders: the README tells who creates each.
+# Secrets the platform reads but never renders (nor makes with an ExternalSecret): the README
+# tells who creates each.
 EXTERNAL_SECRETS = {
     "spades-pg-app": "CloudNativePG, for the Cluster spades-pg",
-    "spades-secrets": "the operator, in production (the dev overlay generates it)",
-    "spades-backup-s3": "the operator, for backups (prod)",
+    "spades-secrets": "the operator, when no ExternalSecret makes it (dev generates it)",
+    "spades-backup-s3": "the operator, for backups, when no ExternalSecret makes it",
 }
 
 Obj = dict[str, Any]
@@ -170,6 +173,12 @@ def test_the_validation_rejects_what_a_cluster_would() -> None:
     for bad in (wrong, unknown):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema, cls=jsonschema.Draft202012Validator)
+    stream = named(objects("prod"), "Stream", "spades-events")
+    stream_schema = crd_schemas()[("jetstream.nats.io/v1beta2", "Stream")]
+    for field, value in (("retention", "forever"), ("maxAge", "7 days"), ("replica", 3)):
+        bad = {**stream, "spec": {**stream["spec"], field: value}}
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, stream_schema, cls=jsonschema.Draft202012Validator)
 
 
 def test_nats_server_accepts_every_config_it_is_given(target: str, tmp_path: Path) -> None:
@@ -257,11 +266,64 @@ def test_probes_use_the_ops_paths_of_services_ops(target: str) -> None:
         assert ports["ops"] == ops.DEFAULT_OPS_PORT, name
 
 
-def test_prometheus_scrapes_the_metrics_path(target: str) -> None:
-    for name, deployment in services_of(objects(target)).items():
-        annotations = deployment["spec"]["template"]["metadata"]["annotations"]
-        assert annotations["prometheus.io/path"] == ops.METRICS, name
-        assert annotations["prometheus.io/port"] == str(ops.DEFAULT_OPS_PORT), name
+def test_prometheus_scrapes_every_service_on_the_ops_path(target: str) -> None:
+    """A PodMonitor (not pod annotations) selects every service pod's `ops` port and the
+    path services/ops.py serves; the dev overlay, which needs no Prometheus, has none."""
+    objs = objects(target)
+    for workload in workloads(objs):
+        annotations = workload["spec"]["template"]["metadata"].get("annotations", {})
+        assert not [a for a in annotations if a.startswith("prometheus.io/")], "scrape by monitor"
+    monitors = of_kind(objs, "PodMonitor")
+    if target == "dev":
+        assert monitors == []
+        return
+    (monitor,) = monitors
+    selector = monitor["spec"]["selector"]["matchLabels"]
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert endpoint["path"] == ops.METRICS
+    scraped = [w for w in workloads(objs) if selector.items() <= pod_labels(w).items()]
+    assert sorted(w["metadata"]["name"] for w in scraped if w["kind"] == "Deployment") == sorted(
+        services_of(objs)
+    )
+    for name, deployment in services_of(objs).items():
+        (main,) = pod_spec(deployment)["containers"]
+        ports = {p["name"]: p["containerPort"] for p in main["ports"]}
+        assert ports[endpoint["port"]] == ops.DEFAULT_OPS_PORT, name
+
+
+def pod_labels(workload: Obj) -> dict[str, str]:
+    labels: dict[str, str] = workload["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def go_duration(text: str) -> float:
+    """Return the seconds of a Go duration such as "2m" or "1h30m"."""
+    parts = re.findall(r"([0-9.]+)(h|m|s)", text)
+    assert "".join(n + u for n, u in parts) == text, text
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+
+
+def test_streams_are_declared_as_the_services_would_create_them(target: str) -> None:
+    """The JetStream resources NACK applies equal events/bus.py's stream_configs; production
+    keeps a copy on every NATS node. Dev declares none: the services create what is missing."""
+    objs = objects(target)
+    declared = {s["spec"]["name"]: s["spec"] for s in of_kind(objs, "Stream")}
+    if target == "dev":
+        assert declared == {}
+        return
+    nats_nodes = named(objs, "StatefulSet", "nats")["spec"]["replicas"]
+    for config in stream_configs(Subjects("")):
+        assert config.name is not None
+        spec = declared.pop(config.name)
+        assert spec["subjects"] == config.subjects, config.name
+        assert spec["storage"] == config.storage.value if config.storage else "file"
+        assert spec["retention"] == (config.retention.value if config.retention else "limits")
+        assert spec["discard"] == (config.discard.value if config.discard else "old")
+        assert go_duration(spec["duplicateWindow"]) == config.duplicate_window, config.name
+        assert go_duration(spec.get("maxAge", "0s")) == (config.max_age or 0), config.name
+        assert spec["replicas"] == (3 if target == "prod" else 1)
+        assert spec["replicas"] <= nats_nodes
+    assert declared == {}, "a stream the services do not use"
 
 
 def test_readiness_gives_the_checks_time_to_answer(target: str) -> None:
@@ -501,17 +563,33 @@ def test_config_maps_referenced_exist(target: str) -> None:
     assert referenced(objs, "configMap") <= rendered
 
 
+def made_by_external_secrets(objs: list[Obj]) -> set[str]:
+    return {
+        e["spec"]["target"].get("name", e["metadata"]["name"])
+        for e in of_kind(objs, "ExternalSecret")
+    }
+
+
 def test_secrets_referenced_are_rendered_or_documented(target: str) -> None:
     objs = objects(target)
     rendered = {s["metadata"]["name"] for s in of_kind(objs, "Secret")}
-    missing = referenced(objs, "secret") - rendered
+    missing = referenced(objs, "secret") - rendered - made_by_external_secrets(objs)
     assert missing <= set(EXTERNAL_SECRETS)
     readme = (DEPLOY / "README.md").read_text()
     assert all(name in readme for name in missing)
 
 
 def test_production_commits_no_secret() -> None:
-    assert of_kind(objects("prod"), "Secret") == []
+    objs = objects("prod")
+    assert of_kind(objs, "Secret") == []
+    # Every secret of ours comes from the secret manager; CloudNativePG makes its own.
+    assert referenced(objs, "secret") - made_by_external_secrets(objs) == {"spades-pg-app"}
+    for external in of_kind(objs, "ExternalSecret"):
+        assert external["spec"]["target"]["creationPolicy"] == "Owner"
+        assert external["spec"]["secretStoreRef"] == {
+            "kind": "ClusterSecretStore",
+            "name": "spades-secret-store",
+        }
 
 
 # --- security and resources --------------------------------------------------------------

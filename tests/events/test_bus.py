@@ -20,7 +20,7 @@ from structlog.testing import capture_logs
 
 from events import consumer as consumer_module
 from events.bookkeeping import MessageParked
-from events.bus import close_nats, connect, ensure_streams
+from events.bus import StreamMismatch, close_nats, connect, ensure_streams, stream_configs
 from events.consumer import Received, Unprocessable, consume
 from events.envelope import REGISTRY, Metadata, NewEvent, StoredEvent
 from events.pgstore import Conn, PostgresEventStore, append_with
@@ -659,3 +659,26 @@ async def test_a_failed_lag_poll_is_logged_under_the_consumers_own_request_id(
     assert {(e["request_id"], e["consumer"]) for e in failed} == {
         ("lag:never-created", "never-created")
     }
+
+
+async def test_ensure_streams_creates_what_is_missing_and_leaves_declared_streams_alone(
+    js: JetStreamContext, subjects: Subjects
+) -> None:
+    """A stream declared by the operator (NACK: more replicas, other limits) is kept as it is;
+    one that does not capture the platform's subjects is refused with the stream's name."""
+    declared = stream_configs(subjects)[0]
+    declared.max_msgs = 1234  # the operator's own limit, which the services must not undo
+    await js.add_stream(declared)
+    await ensure_streams(js, subjects)
+    await ensure_streams(js, subjects)  # twice: every start calls it
+    kept = await js.stream_info(subjects.events_stream)
+    assert kept.config.max_msgs == 1234
+    created = await js.stream_info(subjects.parked_stream)
+    assert created.config.subjects == subjects.parked_stream_subjects()
+
+    await js.delete_stream(subjects.parked_stream)
+    wrong = stream_configs(subjects)[1]
+    wrong.subjects = [f"{subjects.parked('x')}.only"]
+    await js.add_stream(wrong)
+    with pytest.raises(StreamMismatch, match=subjects.parked_stream):
+        await ensure_streams(js, subjects)
