@@ -11,8 +11,8 @@ which no Ingress routes to:
 |            | the checks that failed otherwise                                     |
 | ``/metrics``| the Prometheus text exposition of the platform's metrics            |
 
-A service without an HTTP API of its own (table, matchmaking, rating, relay) wraps its
-run in ``ops_server``::
+``ops_app`` is a small ASGI app (``/metrics`` is prometheus-client's own ``make_asgi_app``),
+served by uvicorn on the ops port. A service wraps its run in ``ops_server``::
 
     async with ops_server(settings.ops_port, checks={
         "postgres": postgres_check(pool),
@@ -35,11 +35,13 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import structlog
+import uvicorn
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -49,6 +51,7 @@ from prometheus_client import (
     Histogram,
     disable_created_metrics,
     generate_latest,
+    make_asgi_app,
 )
 
 LIVEZ = "/livez"
@@ -63,9 +66,8 @@ OPS_PORT_ENV = "SPADES_OPS_PORT"
 Check = Callable[[], Awaitable[object]]
 CHECK_TIMEOUT_SECONDS = 2.0
 
-# A probe's request is one line and a few headers; anything larger is not a probe.
 _MAX_REQUEST_BYTES = 8192
-_READ_TIMEOUT_SECONDS = 5.0
+_READ_TIMEOUT_SECONDS = 5
 
 log = structlog.get_logger("spades.ops")
 
@@ -247,7 +249,7 @@ def nats_check(nc: _Nats) -> Check:
     return check
 
 
-# --- the asyncio ops server --------------------------------------------------------------
+# --- the ops server: an ASGI app under uvicorn ---------------------------------------------
 
 
 def ops_port_from_env(environ: Mapping[str, str] | None = None) -> int:
@@ -256,40 +258,83 @@ def ops_port_from_env(environ: Mapping[str, str] | None = None) -> int:
     return int(raw) if raw.strip() else DEFAULT_OPS_PORT
 
 
-@dataclass(frozen=True, slots=True)
-class _Response:
-    status: int
-    content_type: str
-    body: bytes
-
-
-_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
 _JSON = "application/json"
+_Scope = dict[str, Any]
+_Receive = Callable[[], Awaitable[dict[str, Any]]]
+_Send = Callable[[dict[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
 
 
-def _json(status: int, doc: object) -> _Response:
-    return _Response(status, _JSON, json.dumps(doc).encode())
+def _readiness_answer(readiness: Readiness) -> tuple[int, dict[str, Any]]:
+    return (200 if readiness.ready else 503), readiness.body()
 
 
-async def _respond(
-    path: str,
+def ops_app(
     checks: Mapping[str, Check],
-    registry: CollectorRegistry,
+    registry: CollectorRegistry = REGISTRY,
     check_timeout: float = CHECK_TIMEOUT_SECONDS,
-) -> _Response:
-    """Return the answer to a GET of ``path`` (query string already removed)."""
-    if path == LIVEZ:
-        return _json(200, {"status": "alive"})
-    if path == READYZ:
-        readiness = await run_checks(checks, check_timeout)
-        return _json(200 if readiness.ready else 503, readiness.body())
-    if path == METRICS:
-        return _Response(200, CONTENT_TYPE_LATEST, generate_latest(registry))
-    return _json(404, {"error": "not found", "paths": list(PATHS)})
+) -> ASGIApp:
+    """Return the ASGI app of the three ops paths; /metrics is prometheus-client's own app.
+
+    ``checks`` is read at every /readyz, by reference: a service may add checks once it runs.
+    """
+    metrics = make_asgi_app(registry)
+
+    async def send_json(send: _Send, status: int, doc: object, *, head: bool) -> None:
+        body = json.dumps(doc).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", _JSON.encode()),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"cache-control", b"no-store"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"" if head else body})
+
+    async def app(scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            return  # lifespan is off; nothing else is served
+        method, path = scope["method"], scope["path"]
+        head = method == "HEAD"
+        if method not in ("GET", "HEAD"):
+            await send_json(send, 405, {"error": "method not allowed"}, head=False)
+        elif path == METRICS:
+            await metrics(scope, receive, send)
+        elif path == LIVEZ:
+            await send_json(send, 200, {"status": "alive"}, head=head)
+        elif path == READYZ:
+            status, doc = _readiness_answer(await run_checks(checks, check_timeout))
+            await send_json(send, status, doc, head=head)
+        else:
+            await send_json(send, 404, {"error": "not found", "paths": list(PATHS)}, head=head)
+
+    return app
+
+
+class QuietServer(uvicorn.Server):
+    """uvicorn without its own signal handlers (the service's runtime owns SIGINT/SIGTERM),
+    that says when it listens."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.listening = asyncio.Event()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self.listening.set()
 
 
 class OpsServer:
-    """A minimal HTTP/1.1 server for the three ops paths (one request per connection)."""
+    """The ops paths served by uvicorn on their own port, beside whatever the service does."""
 
     def __init__(
         self,
@@ -298,73 +343,49 @@ class OpsServer:
         check_timeout: float = CHECK_TIMEOUT_SECONDS,
     ) -> None:
         self.checks = checks  # by reference: a service may add its own checks once it runs
-        self.registry = registry
-        self.check_timeout = check_timeout
-        self._server: asyncio.Server | None = None
+        self.app = ops_app(checks, registry, check_timeout)
+        self._server: QuietServer | None = None
+        self._task: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
         """Return the port the server listens on (useful after binding port 0)."""
-        if self._server is None:
+        if self._server is None or not self._server.servers:
             raise RuntimeError("ops server is not started")
-        port: int = self._server.sockets[0].getsockname()[1]
+        port: int = self._server.servers[0].sockets[0].getsockname()[1]
         return port
 
     async def start(self, port: int, host: str = "0.0.0.0") -> None:  # probes come from the kubelet
-        """Start listening on ``host:port``."""
-        self._server = await asyncio.start_server(
-            self._handle, host, port, limit=_MAX_REQUEST_BYTES
+        """Start listening on ``host:port``; return once it accepts connections."""
+        self._server = QuietServer(
+            uvicorn.Config(
+                self.app,
+                host=host,
+                port=port,
+                lifespan="off",
+                log_config=None,
+                access_log=False,
+                # A probe's request is one line and a few headers; anything larger is not one.
+                h11_max_incomplete_event_size=_MAX_REQUEST_BYTES,
+                timeout_keep_alive=_READ_TIMEOUT_SECONDS,
+                timeout_graceful_shutdown=2,
+            )
         )
+        self._task = asyncio.create_task(self._server.serve())
+        started = asyncio.create_task(self._server.listening.wait())
+        done, _ = await asyncio.wait({self._task, started}, return_when=asyncio.FIRST_COMPLETED)
+        if self._task in done:
+            started.cancel()
+            await self._task  # raises what stopped it (e.g. the port is taken)
+            raise SystemExit(f"the ops server did not start on port {port}")
 
     async def stop(self) -> None:
         """Stop listening and wait for the server to close."""
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            async with asyncio.timeout(_READ_TIMEOUT_SECONDS):
-                head = await reader.readuntil(b"\r\n\r\n")
-            method, target = self._parse(head)
-            if method not in ("GET", "HEAD"):
-                response = _json(405, {"error": "method not allowed"})
-            else:
-                path = target.split("?", 1)[0]
-                response = await _respond(path, self.checks, self.registry, self.check_timeout)
-            self._write(writer, response, head_only=method == "HEAD")
-            await writer.drain()
-        except (TimeoutError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            pass  # a half-open or garbage connection: close it, answer nothing
-        except ConnectionError:
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
-
-    @staticmethod
-    def _parse(head: bytes) -> tuple[str, str]:
-        request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
-        parts = request_line.split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-            raise ValueError(f"bad request line {request_line!r}")
-        return parts[0], parts[1]
-
-    @staticmethod
-    def _write(writer: asyncio.StreamWriter, response: _Response, *, head_only: bool) -> None:
-        reason = _REASONS.get(response.status, "")
-        headers = (
-            f"HTTP/1.1 {response.status} {reason}\r\n"
-            f"Content-Type: {response.content_type}\r\n"
-            f"Content-Length: {len(response.body)}\r\n"
-            "Cache-Control: no-store\r\n"
-            "Connection: close\r\n\r\n"
-        )
-        writer.write(headers.encode("latin-1"))
-        if not head_only:
-            writer.write(response.body)
+        if self._server is not None and self._task is not None:
+            self._server.should_exit = True
+            await self._task
+        self._server = None
+        self._task = None
 
 
 @contextlib.asynccontextmanager
@@ -377,7 +398,7 @@ async def ops_server(
     check_timeout: float = CHECK_TIMEOUT_SECONDS,
 ) -> AsyncIterator[OpsServer]:
     """Yield a running ops server on ``port`` (default SPADES_OPS_PORT; 0 = any free port)."""
-    server = OpsServer(checks or {}, registry, check_timeout)
+    server = OpsServer(checks if checks is not None else {}, registry, check_timeout)
     await server.start(ops_port_from_env() if port is None else port, host)
     log.info("ops server listening", port=server.port, checks=sorted(server.checks))
     try:
@@ -397,22 +418,22 @@ def ops_router(
 
     bound = dict(checks or {})
 
-    def to_litestar(answer: _Response) -> Response[bytes]:
-        # litestar appends the charset to text/* itself; don't say it twice.
-        media_type = answer.content_type.replace("; charset=utf-8", "")
-        return Response(answer.body, status_code=answer.status, media_type=media_type)
+    def answer(status: int, doc: object) -> Response[bytes]:
+        return Response(json.dumps(doc).encode(), status_code=status, media_type=_JSON)
 
     @get(LIVEZ, include_in_schema=False)
     async def livez() -> Response[bytes]:
-        return to_litestar(await _respond(LIVEZ, bound, registry))
+        return answer(200, {"status": "alive"})
 
     @get(READYZ, include_in_schema=False)
     async def readyz() -> Response[bytes]:
-        return to_litestar(await _respond(READYZ, bound, registry))
+        return answer(*_readiness_answer(await run_checks(bound)))
 
     @get(METRICS, include_in_schema=False)
     async def metrics() -> Response[bytes]:
-        return to_litestar(await _respond(METRICS, bound, registry))
+        # litestar appends the charset to text/* itself; don't say it twice.
+        media_type = CONTENT_TYPE_LATEST.replace("; charset=utf-8", "")
+        return Response(generate_latest(registry), media_type=media_type)
 
     # Annotations are strings here (PEP 563): litestar resolves them in this namespace.
     return Router(
