@@ -22,8 +22,22 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
+
+from msgspec import Meta
+
+from events.settings import SettingsError, from_environ
+
+__all__ = ["Settings", "SettingsError"]
+
+Port = Annotated[int, Meta(ge=0, le=65535)]
+Positive = Annotated[float, Meta(gt=0)]
+NonNegative = Annotated[float, Meta(ge=0)]
+AtLeastOne = Annotated[int, Meta(ge=1)]
+LogLevel = Annotated[str, Meta(pattern="(?i)^(debug|info|warning|error|critical)$")]
 
 
 def _infra_env() -> dict[str, str]:
@@ -43,33 +57,24 @@ class Settings:
     database_url: str = ""
     nats_url: str = ""
     nats_prefix: str = ""
-    http_port: int = 8000
-    ops_port: int = 9000
-    log_level: str = "info"
-    log_format: str = "json"
-    turn_seconds: float = 25.0
-    contribution_seconds: float = 5.0
-    abandon_streak: int = 3
-    table_partitions: int = 16
-    lease_seconds: float = 5.0
+    http_port: Port = 8000
+    ops_port: Port = 9000
+    log_level: LogLevel = "info"
+    log_format: Literal["json", "console"] = "json"
+    turn_seconds: Positive = 25.0
+    contribution_seconds: NonNegative = 5.0
+    abandon_streak: AtLeastOne = 3
+    table_partitions: AtLeastOne = 16
+    lease_seconds: Positive = 5.0
     replica_id: str = ""
     jwt_secret: str = ""
     fairplay_days: float = 7.0
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Return settings from ``environ`` (default os.environ), then .spades/infra.env."""
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Return settings from ``environ`` (default os.environ), then .spades/infra.env.
+
+        Raises SettingsError naming the variable when a value does not fit its setting.
+        """
         env = {**_infra_env(), **(os.environ if environ is None else environ)}
-        values: dict[str, object] = {}
-        for f in fields(cls):
-            raw = env.get(f"SPADES_{f.name.upper()}")
-            if raw is None:
-                continue
-            kind = type(f.default)
-            try:
-                values[f.name] = kind(raw)
-            except ValueError:
-                raise ValueError(
-                    f"SPADES_{f.name.upper()}={raw!r} is not a valid {kind.__name__}"
-                ) from None
-        return cls(**values)  # type: ignore[arg-type]
+        return from_environ(cls, env)

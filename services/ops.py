@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -254,8 +253,9 @@ def nats_check(nc: _Nats) -> Check:
 
 def ops_port_from_env(environ: Mapping[str, str] | None = None) -> int:
     """Return the ops port from SPADES_OPS_PORT, or the default 9000."""
-    raw = (os.environ if environ is None else environ).get(OPS_PORT_ENV, "")
-    return int(raw) if raw.strip() else DEFAULT_OPS_PORT
+    from services.config import Settings
+
+    return Settings.from_env(environ).ops_port
 
 
 _JSON = "application/json"

@@ -25,7 +25,7 @@ from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
 from services import logs, ops
-from services.config import Settings
+from services.config import Settings, SettingsError
 
 
 @dataclass
@@ -74,7 +74,10 @@ ServiceMain = Callable[[Runtime], Awaitable[None]]
 
 async def run_service(name: str, main: ServiceMain, settings: Settings | None = None) -> None:
     """Run ``main`` as service ``name`` until SIGINT/SIGTERM, with every resource around it."""
-    settings = settings or Settings.from_env()
+    try:
+        settings = settings or Settings.from_env()
+    except SettingsError as exc:
+        raise SystemExit(f"spades {name}: {exc}") from None
     logs.configure(settings.log_level, settings.log_format)
     log = structlog.get_logger(name).bind(service=name)
     if not settings.database_url or not settings.nats_url:

@@ -27,7 +27,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
 from litestar.openapi.spec import Components, Schema, SecurityScheme
 
-from services.config import Settings
+from services.config import Settings, SettingsError
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.exports import Exports
@@ -218,7 +218,7 @@ def main() -> int:
     """Run the gateway until SIGINT/SIGTERM; exit 2 when it is not configured to start."""
     try:
         GatewayConfig.from_env(Settings.from_env())
-    except ConfigError as exc:
+    except (ConfigError, SettingsError) as exc:
         print(f"spades gateway: {exc}", file=sys.stderr)
         return 2
     asyncio.run(run_service("gateway", serve))

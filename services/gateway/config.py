@@ -25,12 +25,15 @@ N times the figure, which is the intent of a cheap first line of defence, not a 
 from __future__ import annotations
 
 import ipaddress
-import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
-from services.config import Settings
+from msgspec import Meta
+
+from events.settings import SettingsError, from_environ
+from services.config import AtLeastOne, Settings
 
 MIN_SECRET_CHARS = 32
 MAX_BODY_BYTES = 16 * 1024
@@ -41,8 +44,23 @@ HARD_FRAME_BYTES = 64 * 1024
 """Frames beyond this are refused by the server itself (close code 1009), unread."""
 
 
-class ConfigError(Exception):
+class ConfigError(ValueError):
     """The gateway cannot start with these settings; the message says what to set."""
+
+
+@dataclass(frozen=True, slots=True)
+class _GatewayEnv:
+    """The gateway's own variables (SPADES_<FIELD>), decoded by the one settings loader."""
+
+    gateway_dev: bool = False
+    http_host: str = "0.0.0.0"  # a container listens on every interface
+    token_seconds: AtLeastOne = 900
+    session_days: AtLeastOne = 30
+    session_reuse_seconds: Annotated[int, Meta(ge=0)] = 30
+    rate_per_minute: AtLeastOne = 300
+    auth_rate_per_minute: AtLeastOne = 20
+    trusted_proxies: str = ""  # comma-separated addresses or CIDR ranges (parse_proxies)
+    live_tables_per_account: AtLeastOne = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +69,7 @@ class GatewayConfig:
 
     jwt_secret: str
     dev_secret: bool = False
-    http_host: str = "0.0.0.0"  # a container listens on every interface
+    http_host: str = "0.0.0.0"
     token_seconds: int = 900
     session_days: int = 30
     session_reuse_seconds: int = 30
@@ -64,12 +82,14 @@ class GatewayConfig:
     def from_env(
         cls, settings: Settings, environ: Mapping[str, str] | None = None
     ) -> GatewayConfig:
-        """Return the config, or raise ConfigError when no usable signing key is set."""
-        env = os.environ if environ is None else environ
+        """Return the config, or raise ConfigError naming the variable that is unusable."""
+        try:
+            env = from_environ(_GatewayEnv, environ)
+        except SettingsError as exc:
+            raise ConfigError(str(exc)) from None
         secret = settings.jwt_secret
-        dev = env.get("SPADES_GATEWAY_DEV", "") == "1"
         if not secret:
-            if not dev:
+            if not env.gateway_dev:
                 raise ConfigError(
                     "SPADES_JWT_SECRET is not set: the gateway signs access tokens with it "
                     "(set SPADES_GATEWAY_DEV=1 to use a throwaway key on a development machine)"
@@ -77,22 +97,18 @@ class GatewayConfig:
             secret = secrets.token_urlsafe(48)
         elif len(secret) < MIN_SECRET_CHARS:
             raise ConfigError(f"SPADES_JWT_SECRET must be at least {MIN_SECRET_CHARS} characters")
-        trusted = parse_proxies(env.get("SPADES_TRUSTED_PROXIES", ""))
-        try:
-            return cls(
-                jwt_secret=secret,
-                dev_secret=not settings.jwt_secret,
-                http_host=env.get("SPADES_HTTP_HOST", "0.0.0.0"),
-                token_seconds=int(env.get("SPADES_TOKEN_SECONDS", "900")),
-                session_days=int(env.get("SPADES_SESSION_DAYS", "30")),
-                session_reuse_seconds=int(env.get("SPADES_SESSION_REUSE_SECONDS", "30")),
-                rate_per_minute=int(env.get("SPADES_RATE_PER_MINUTE", "300")),
-                auth_rate_per_minute=int(env.get("SPADES_AUTH_RATE_PER_MINUTE", "20")),
-                trusted_proxies=trusted,
-                live_tables_per_account=int(env.get("SPADES_LIVE_TABLES_PER_ACCOUNT", "3")),
-            )
-        except ValueError as exc:
-            raise ConfigError(f"a gateway setting is not a number: {exc}") from None
+        return cls(
+            jwt_secret=secret,
+            dev_secret=not settings.jwt_secret,
+            http_host=env.http_host,
+            token_seconds=env.token_seconds,
+            session_days=env.session_days,
+            session_reuse_seconds=env.session_reuse_seconds,
+            rate_per_minute=env.rate_per_minute,
+            auth_rate_per_minute=env.auth_rate_per_minute,
+            trusted_proxies=parse_proxies(env.trusted_proxies),
+            live_tables_per_account=env.live_tables_per_account,
+        )
 
 
 def parse_proxies(text: str) -> tuple[str, ...]:
