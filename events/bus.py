@@ -12,6 +12,7 @@ from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfi
 from nats.js.errors import BadRequestError, NotFoundError
 
 from events.logs import get_logger
+from events.retry import Backoff
 from events.subjects import Subjects
 
 __all__ = [
@@ -32,6 +33,9 @@ DUPLICATE_WINDOW = 120.0
 # How long the EVENTS stream keeps an event (a week).
 EVENTS_MAX_AGE = 7 * 24 * 3600.0
 
+# The first connect of a starting service: NATS may still be starting beside it.
+CONNECT_BACKOFF = Backoff(first=0.25, factor=2.0, most=2.0, jitter=0.2)
+
 log = get_logger("bus")
 
 
@@ -50,8 +54,8 @@ def nats_url() -> str:
 
 async def connect(url: str, *, name: str, connect_timeout: float = 60.0) -> NATS:
     """Return a NATS connection that reconnects forever; retry the first connect too."""
-    deadline = asyncio.get_running_loop().time() + connect_timeout
-    while True:
+    failure: Exception | None = None
+    async for attempt in CONNECT_BACKOFF.attempts(within=connect_timeout):
         try:
             return await nats.connect(
                 url,
@@ -62,10 +66,10 @@ async def connect(url: str, *, name: str, connect_timeout: float = 60.0) -> NATS
                 allow_reconnect=True,
             )
         except Exception as exc:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            log.warning("nats connect failed, retrying", error=type(exc).__name__)
-            await asyncio.sleep(0.5)
+            failure = exc
+            log.warning("nats connect failed, retrying", error=type(exc).__name__, attempt=attempt)
+    assert failure is not None
+    raise failure
 
 
 async def close_nats(nc: NATS, *, drain_for: float = 5.0) -> None:

@@ -45,6 +45,7 @@ from events.bus import ensure_streams
 from events.envelope import Registry, StoredEvent
 from events.logs import get_logger
 from events.pgstore import Conn
+from events.retry import Backoff
 from events.subjects import Subjects
 
 __all__ = ["Handler", "LagHandler", "Received", "Unprocessable", "consume", "game_id_of", "park"]
@@ -346,6 +347,11 @@ async def _handle(
         )
 
 
+def _handler_backoff(first: float) -> Backoff:
+    """Return the pauses between a failing handler's attempts: from ``first``, doubling."""
+    return Backoff(first=first, factor=2.0, most=max(first, 30.0), jitter=0.1)
+
+
 async def _handle_decoded(
     msg: Msg,
     event: StoredEvent,
@@ -389,7 +395,7 @@ async def _handle_decoded(
             # stream through first would move the position past this one, which would then be
             # taken for a duplicate. JetStream is told the message is still being worked on.
             await msg.in_progress()
-            await asyncio.sleep(retry_delay * attempt)
+            await asyncio.sleep(_handler_backoff(retry_delay).delay(attempt))
             attempt += 1
     if not applied:
         bound.debug("duplicate skipped", event_id=str(event.event_id), version=event.version)

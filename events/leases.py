@@ -59,6 +59,7 @@ from typing import Any
 import asyncpg
 import structlog
 
+from events.retry import Backoff
 from events.store import Fence
 
 __all__ = ["LeaseGroup", "assign", "member_id"]
@@ -104,6 +105,9 @@ class _Held:
     epoch: int
     valid_until: float  # time.monotonic(): the replica serves the lease until then
 
+
+# The lease rows are written before the first tick; the database may still be starting.
+_ROWS_BACKOFF = Backoff(first=0.2, factor=2.0, most=2.0)
 
 _HEARTBEAT_AND_RENEW = """
 WITH beat AS (
@@ -235,8 +239,7 @@ class LeaseGroup:
             await self._release_all()
 
     async def _ensure_rows(self, stop: asyncio.Event) -> None:
-        delay = 0.2
-        while not stop.is_set():
+        async for _attempt in _ROWS_BACKOFF.attempts(stop=stop):
             try:
                 await self.pool.execute(
                     "INSERT INTO spades_leases (name) SELECT unnest($1::text[])"
@@ -246,9 +249,6 @@ class LeaseGroup:
                 return
             except Exception as exc:
                 self.log.warning("lease rows not ready", error=type(exc).__name__)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), delay)
-                delay = min(delay * 2, 2.0)
 
     async def _tick(self, *, claim: bool) -> None:
         snapshot = {name: held.epoch for name, held in self.held.items()}

@@ -60,6 +60,7 @@ from events.pgstore import (
     load_checkpoint,
     save_checkpoint,
 )
+from events.retry import Backoff
 from events.store import checkpoint_of
 from events.subjects import Subjects, current
 
@@ -87,6 +88,10 @@ EVENTS_CHANNEL = "spades_events"
 # After a wake-up that found nothing to publish yet (held back behind an older transaction),
 # read again this often, this many times, before falling back to `idle_wait`.
 MAX_RESTART_PAUSE = 5.0  # seconds between attempts to reconnect after a session failed
+# After a session failed (lost lock connection, NATS away): connect again, less often each time.
+RESTART_BACKOFF = Backoff(first=0.2, factor=2.0, most=MAX_RESTART_PAUSE, jitter=0.2)
+# After a page failed to publish: publish it again, less often each time, until it goes through.
+PUBLISH_BACKOFF = Backoff(first=0.1, factor=2.0, most=2.0)
 HELD_BACK_WAIT = 0.005
 HELD_BACK_POLLS = 40
 
@@ -180,9 +185,9 @@ async def _publish_or_pause(
     subjects: Subjects,
     page: Sequence[StoredEvent],
     stats: RelayStats,
-    backoff: float,
+    pause: float,
 ) -> bool:
-    """Publish the page (True), or log why not and pause `backoff` seconds (False)."""
+    """Publish the page (True), or log why not and pause `pause` seconds (False)."""
     try:
         await publish_page(js, subjects, page)
     except Exception as exc:
@@ -193,7 +198,7 @@ async def _publish_or_pause(
             first_event=str(page[0].event_id),
             events=len(page),
         )
-        await asyncio.sleep(backoff)
+        await asyncio.sleep(pause)
         if isinstance(exc, NoStreamResponseError):
             # The server came back without the stream (new cluster, lost storage).
             with contextlib.suppress(Exception):
@@ -242,7 +247,7 @@ async def run_relay(
     """
     stop = stop or asyncio.Event()
     stats = stats or RelayStats()
-    pause = 0.2
+    ended_in_a_row = 0
     while not stop.is_set():
         try:
             await _relay_session(
@@ -257,13 +262,13 @@ async def run_relay(
                 on_lag=on_lag,
                 lag_interval=lag_interval,
             )
-            pause = 0.2
+            ended_in_a_row = 0
         except Exception as exc:
             stats.restarts += 1
+            ended_in_a_row += 1
             log.warning("relay session ended; connecting again", error=type(exc).__name__)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), pause)
-            pause = min(pause * 2, MAX_RESTART_PAUSE)
+                await asyncio.wait_for(stop.wait(), RESTART_BACKOFF.delay(ended_in_a_row))
     return stats
 
 
@@ -353,7 +358,7 @@ async def _publish_while_active(
         fast_polls = 0
         checkpoint = await load_checkpoint(pool, name)
         log.info("relay active", checkpoint=list(checkpoint), events_stream=subjects.events_stream)
-        backoff = 0.1
+        failed_in_a_row = 0
         while not stop.is_set():
             if lock_conn.is_closed():
                 raise RuntimeError("lost the relay lock connection")
@@ -369,10 +374,11 @@ async def _publish_while_active(
                 continue
             # Every line logged about this page carries its batch id as request_id.
             with structlog.contextvars.bound_contextvars(request_id=f"batch-{uuid.uuid4().hex}"):
-                if not await _publish_or_pause(js, subjects, page, stats, backoff):
-                    backoff = min(backoff * 2, 2.0)
+                pause = PUBLISH_BACKOFF.delay(failed_in_a_row + 1)  # should this page fail too
+                if not await _publish_or_pause(js, subjects, page, stats, pause):
+                    failed_in_a_row += 1
                     continue
-                backoff = 0.1
+                failed_in_a_row = 0
                 stats.published += len(page)
                 if crash_after and stats.published >= crash_after:
                     os.kill(os.getpid(), signal.SIGKILL)

@@ -47,6 +47,7 @@ from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
 from events.leases import LeaseGroup, member_id
 from events.pgstore import Conn
+from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence, Fenced
 from events.subjects import partition_of
 from services import logs, ops
@@ -66,7 +67,14 @@ from services.table.tables import (
 LEASE_GROUP = "table"
 BOT_DELAY = 0.0  # seconds a bot "thinks" before it plays (a UI may want ~0.5)
 FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its partition's owner (a failover)
-RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)  # a timer's retries after a database or NATS error
+# An open forwarded while nobody owns its partition (a failover): ask again, less often.
+FORWARD_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0)
+# A timer that failed (database or NATS away): run it again, up to every 5 s, never give up.
+TIMER_BACKOFF = Backoff(first=0.2, factor=2.5, most=5.0, jitter=0.1)
+# A command that lost the race for the game's next version: judge it again on the new state;
+# the jittered pause lets two replicas that keep colliding (a failover) fall out of step.
+CONFLICT_BACKOFF = Backoff(first=0.005, factor=4.0, most=0.08, jitter=0.5)
+CONFLICT_ATTEMPTS = 3
 
 _requests = msgspec.json.Decoder(wire.AnyTableRequest)
 _reply = msgspec.json.Decoder(wire.TableReply)
@@ -340,7 +348,7 @@ class TableService:
                 version=table.results[request.command_id],
                 retry=True,
             )
-        for _attempt in range(3):
+        async for _attempt in CONFLICT_BACKOFF.attempts(limit=CONFLICT_ATTEMPTS):
             events = table.decide(request.player_id, request.command)
             try:
                 await self._append(
@@ -420,19 +428,18 @@ class TableService:
             return await self._open_here(request)
         subject = self.rt.subjects.table_command(game_id, self.settings.table_partitions)
         body = _encoder.encode(request)
-        deadline = time.monotonic() + FORWARD_WITHIN
-        delay = 0.05
-        while True:
+        reply: wire.TableReply | None = None
+        async for attempt in FORWARD_BACKOFF.attempts(within=FORWARD_WITHIN):
+            if attempt > 1 and self.fence(game_id) is not None:  # the partition came to us
+                return await self._open_here(request)
             try:
                 reply = _reply.decode((await self.rt.nc.request(subject, body, timeout=10)).data)
             except Exception as exc:  # nobody owns it this instant (a failover), or NATS away
                 reply = _unavailable(game_id, exc)
-            if reply.code != "unavailable" or time.monotonic() + delay > deadline:
+            if reply.code != "unavailable":
                 return reply
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
-            if self.fence(game_id) is not None:  # the partition came to us meanwhile
-                return await self._open_here(request)
+        assert reply is not None
+        return reply
 
     async def _open_here(self, request: OpenRequest) -> wire.TableReply:
         """Open the requested game as its partition's owner; refuse if this replica is not."""
@@ -532,7 +539,7 @@ class TableService:
     def _retry_later(self, game_id: str, exc: Exception) -> None:
         attempt = self.retries.get(game_id, 0)
         self.retries[game_id] = attempt + 1
-        delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
+        delay = TIMER_BACKOFF.delay(attempt + 1)
         table = self.tables.get(game_id)
         self.log.warning(
             "timer failed, retrying", error=type(exc).__name__, attempt=attempt + 1, delay=delay
