@@ -106,6 +106,7 @@ class RelayStats:
     published: int = 0
     retries: int = 0
     restarts: int = 0  # sessions ended by a fault (database or NATS away) and begun again
+    idle: bool = False  # caught up and waiting for a commit (or the long poll), not re-reading
 
 
 @dataclass(frozen=True)
@@ -367,10 +368,12 @@ async def _publish_while_active(
             page = await store.read_all(after=checkpoint, limit=page_size)
             if not page:
                 fast_polls = HELD_BACK_POLLS if woken else max(0, fast_polls - 1)
+                stats.idle = not fast_polls
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(
                         wake.wait(), timeout=HELD_BACK_WAIT if fast_polls else idle_wait
                     )
+                stats.idle = False
                 continue
             # Every line logged about this page carries its batch id as request_id.
             with structlog.contextvars.bound_contextvars(request_id=f"batch-{uuid.uuid4().hex}"):

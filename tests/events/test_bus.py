@@ -7,8 +7,9 @@ import contextlib
 import shutil
 import signal
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import asyncpg
 import msgspec
@@ -21,13 +22,13 @@ from structlog.testing import capture_logs
 from events import consumer as consumer_module
 from events.bookkeeping import MessageParked
 from events.bus import StreamMismatch, close_nats, connect, ensure_streams, stream_configs
-from events.consumer import Received, Unprocessable, consume
+from events.consumer import Handler, Received, Unprocessable, consume
 from events.envelope import REGISTRY, Metadata, NewEvent, StoredEvent
 from events.pgstore import Conn, PostgresEventStore, append_with
 from events.relay import RelayStats, run_relay
 from events.subjects import Subjects
 from services.infra import EmbeddedNats
-from tests.events.helpers import new_events, stream
+from tests.events.helpers import consumer_idle, new_events, stream
 from tests.infra import Processes, eventually
 
 EFFECTS = """
@@ -93,6 +94,48 @@ async def effects_table(pg_pool: asyncpg.Pool) -> None:
     await pg_pool.execute(EFFECTS)
 
 
+Running = Callable[..., contextlib.AbstractAsyncContextManager[Any]]
+
+
+@pytest.fixture
+def consumer_running(js: JetStreamContext, pg_pool: asyncpg.Pool, subjects: Subjects) -> Running:
+    """Return ``start(handler, **options)``: for its ``async with`` block, the consumer
+    "effects" runs over every event of this test's streams (``options`` go to `consume`,
+    ``jet=`` another JetStream context); on exit it is stopped and awaited."""
+
+    @contextlib.asynccontextmanager
+    async def start(
+        handler: Handler = record_effect, *, jet: JetStreamContext | None = None, **options: Any
+    ) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        options.setdefault("consumer", "effects")
+        options.setdefault("filter_subject", subjects.all_events())
+        work = consume(jet or js, pg_pool, subjects=subjects, handler=handler, stop=stop, **options)
+        async with running(work, stop):
+            yield
+
+    return start
+
+
+@pytest.fixture
+def relay_running(database_url: str, nats_url: str, subjects: Subjects) -> Running:
+    """Return ``start(**options)``: for its ``async with`` block, a relay publishes this test's
+    store to JetStream (``options`` go to `run_relay`); the block gets its RelayStats."""
+
+    @contextlib.asynccontextmanager
+    async def start(**options: Any) -> AsyncIterator[RelayStats]:
+        stop = asyncio.Event()
+        stats = options.pop("stats", None) or RelayStats()
+        options.setdefault("nats_url", nats_url)
+        work = run_relay(
+            database_url=database_url, subjects=subjects, stop=stop, stats=stats, **options
+        )
+        async with running(work, stop):
+            yield stats
+
+    return start
+
+
 async def append_many(
     store: PostgresEventStore, streams: int, per_stream: int, batch: int = 3
 ) -> list[StoredEvent]:
@@ -115,40 +158,15 @@ async def append_many(
 async def test_relay_publishes_every_committed_event_once_and_consumer_applies_once(
     event_store: PostgresEventStore,
     pg_pool: asyncpg.Pool,
-    database_url: str,
-    nats_url: str,
     js: JetStreamContext,
     subjects: Subjects,
+    relay_running: Running,
+    consumer_running: Running,
 ) -> None:
     committed = await append_many(event_store, streams=6, per_stream=10)
-    stop = asyncio.Event()
-    async with (
-        running(
-            run_relay(
-                database_url=database_url,
-                nats_url=nats_url,
-                subjects=subjects,
-                stop=stop,
-                page_size=7,
-            ),
-            stop,
-        ),
-        running(
-            consume(
-                js,
-                pg_pool,
-                subjects=subjects,
-                consumer="effects",
-                filter_subject=subjects.all_events(),
-                handler=record_effect,
-                stop=stop,
-            ),
-            stop,
-        ),
-    ):
+    async with relay_running(page_size=7), consumer_running():
         committed += await append_many(event_store, streams=3, per_stream=4)
         await eventually(lambda: _count(pg_pool, len(committed)), what="all effects")
-        stop.set()
     assert await stream_count(js, subjects) == len(committed)
     assert_exactly_once_in_order(await effects(pg_pool), committed)
     msg = await js.get_last_msg(subjects.events_stream, subjects.all_events())
@@ -163,41 +181,17 @@ async def _count(pool: asyncpg.Pool, expected: int) -> bool:
 
 async def test_only_one_relay_is_active(
     event_store: PostgresEventStore,
-    database_url: str,
-    nats_url: str,
     js: JetStreamContext,
     subjects: Subjects,
+    relay_running: Running,
 ) -> None:
     committed = await append_many(event_store, streams=4, per_stream=5)
-    stop = asyncio.Event()
-    stats = [RelayStats(), RelayStats()]
-    async with (
-        running(
-            run_relay(
-                database_url=database_url,
-                nats_url=nats_url,
-                subjects=subjects,
-                stop=stop,
-                stats=stats[0],
-            ),
-            stop,
-        ),
-        running(
-            run_relay(
-                database_url=database_url,
-                nats_url=nats_url,
-                subjects=subjects,
-                stop=stop,
-                stats=stats[1],
-            ),
-            stop,
-        ),
-    ):
+    async with relay_running() as one, relay_running() as two:
+        stats = [one, two]
         await eventually(lambda: stream_count(js, subjects), what="first publish")
         await eventually(
             lambda: sum(s.published for s in stats) >= len(committed), what="all published"
         )
-        stop.set()
     assert sorted(s.published for s in stats) == [0, len(committed)]
     assert await stream_count(js, subjects) == len(committed)
 
@@ -209,6 +203,7 @@ async def test_relay_killed_between_publish_and_checkpoint_loses_and_duplicates_
     js: JetStreamContext,
     subjects: Subjects,
     processes: Processes,
+    consumer_running: Running,
 ) -> None:
     committed = await append_many(event_store, streams=8, per_stream=25)  # 200 events
     # 1. Dies by its own SIGKILL right after JetStream acknowledged 120 events, before saving
@@ -234,21 +229,8 @@ async def test_relay_killed_between_publish_and_checkpoint_loses_and_duplicates_
 
     # 3. A fresh relay finishes the job; an idempotent consumer sees each event exactly once.
     processes.start("-m", "events.relay")
-    stop = asyncio.Event()
-    async with running(
-        consume(
-            js,
-            pg_pool,
-            subjects=subjects,
-            consumer="effects",
-            filter_subject=subjects.all_events(),
-            handler=record_effect,
-            stop=stop,
-        ),
-        stop,
-    ):
+    async with consumer_running():
         await eventually(lambda: _count(pg_pool, len(committed)), within=90, what="all effects")
-        stop.set()
     assert await stream_count(js, subjects) == len(committed)  # duplicates absorbed on the bus
     assert_exactly_once_in_order(await effects(pg_pool), committed)
 
@@ -261,28 +243,17 @@ async def _published_more_than(js: JetStreamContext, subjects: Subjects, n: int)
 async def test_nats_restart_during_publishing_loses_nothing(
     event_store: PostgresEventStore,
     pg_pool: asyncpg.Pool,
-    database_url: str,
     private_nats: EmbeddedNats,
     subjects: Subjects,
+    relay_running: Running,
+    consumer_running: Running,
 ) -> None:
     nc = await connect(private_nats.url, name="test")
     js = nc.jetstream()
-    stop = asyncio.Event()
-    stats = RelayStats()
     committed: list[StoredEvent] = []
     unpublished_during_outage = 0
     try:
-        async with running(
-            run_relay(
-                database_url=database_url,
-                nats_url=private_nats.url,
-                subjects=subjects,
-                stop=stop,
-                page_size=20,
-                stats=stats,
-            ),
-            stop,
-        ):
+        async with relay_running(nats_url=private_nats.url, page_size=20) as stats:
             for round_ in range(12):
                 committed += await append_many(event_store, streams=5, per_stream=3)
                 if round_ == 4:
@@ -295,20 +266,8 @@ async def test_nats_restart_during_publishing_loses_nothing(
             await eventually(
                 lambda: _stream_has(js, subjects, len(committed)), within=90, what="republish"
             )
-            async with running(
-                consume(
-                    js,
-                    pg_pool,
-                    subjects=subjects,
-                    consumer="effects",
-                    filter_subject=subjects.all_events(),
-                    handler=record_effect,
-                    stop=stop,
-                ),
-                stop,
-            ):
+            async with consumer_running(jet=js):
                 await eventually(lambda: _count(pg_pool, len(committed)), what="all effects")
-                stop.set()
         # The outage really hit the relay mid-work: events committed while NATS was down had to
         # wait for it (through the client's reconnect buffer or a republished page).
         assert unpublished_during_outage > 0
@@ -324,7 +283,7 @@ async def _stream_has(js: JetStreamContext, subjects: Subjects, n: int) -> bool:
 
 @pytest.mark.usefixtures("effects_table")
 async def test_redelivered_and_duplicated_events_have_one_effect(
-    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects
+    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects, consumer_running: Running
 ) -> None:
     await ensure_streams(js, subjects)
     event = _stored("game-1", 1)
@@ -343,30 +302,11 @@ async def test_redelivered_and_duplicated_events_have_one_effect(
         if calls == 1:
             raise ConnectionError("effect failed after writing: the transaction rolls back")
 
-    stop = asyncio.Event()
-    async with running(
-        consume(
-            js,
-            pg_pool,
-            subjects=subjects,
-            consumer="effects",
-            filter_subject=subjects.all_events(),
-            handler=flaky,
-            stop=stop,
-            retry_delay=0.05,
-        ),
-        stop,
-    ):
+    async with consumer_running(flaky, retry_delay=0.05):
         await eventually(lambda: _count(pg_pool, 1), what="effect")
-        await eventually(lambda: _consumer_idle(js, subjects, "effects"), what="all acked")
-        stop.set()
+        await eventually(lambda: consumer_idle(js, subjects, "effects"), what="all acked")
     assert len(await effects(pg_pool)) == 1
     assert calls == 2  # the failed attempt, then one success; the duplicates never reach it
-
-
-async def _consumer_idle(js: JetStreamContext, subjects: Subjects, consumer: str) -> bool:
-    info = await js.consumer_info(subjects.events_stream, subjects.durable(consumer))
-    return info.num_pending == 0 and info.num_ack_pending == 0
 
 
 def _stored(
@@ -390,8 +330,8 @@ def _stored(
 async def test_malformed_messages_are_parked_with_a_reason_and_not_redelivered(
     pg_pool: asyncpg.Pool,
     js: JetStreamContext,
-    nc,
-    subjects: Subjects,  # type: ignore[no-untyped-def]
+    subjects: Subjects,
+    consumer_running: Running,
 ) -> None:
     await ensure_streams(js, subjects)
     subject = subjects.event("game-1", "Tested")
@@ -427,24 +367,10 @@ async def test_malformed_messages_are_parked_with_a_reason_and_not_redelivered(
         ),
     )
     parked_sub = await js.subscribe(subjects.parked("effects"), stream=subjects.parked_stream)
-    stop = asyncio.Event()
     with capture_logs() as logs:
-        async with running(
-            consume(
-                js,
-                pg_pool,
-                subjects=subjects,
-                consumer="effects",
-                filter_subject=subjects.all_events(),
-                handler=refuse_game_5,
-                stop=stop,
-                registry=REGISTRY,
-            ),
-            stop,
-        ):
+        async with consumer_running(refuse_game_5, registry=REGISTRY):
             await eventually(lambda: _count(pg_pool, 1), what="the good message")
-            await eventually(lambda: _consumer_idle(js, subjects, "effects"), what="acks")
-            stop.set()
+            await eventually(lambda: consumer_idle(js, subjects, "effects"), what="acks")
     rows = await pg_pool.fetch("SELECT reason, payload FROM spades_parked ORDER BY stream_sequence")
     assert len(rows) == 5
     assert [bytes(r["payload"]) for r in rows[:4]] == bad
@@ -468,7 +394,7 @@ def _as_new(data: bytes) -> NewEvent:
 
 @pytest.mark.usefixtures("effects_table")
 async def test_handler_failing_every_time_is_parked_after_max_attempts(
-    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects
+    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects, consumer_running: Running
 ) -> None:
     await ensure_streams(js, subjects)
     event = _stored("game-9", 1)
@@ -477,45 +403,24 @@ async def test_handler_failing_every_time_is_parked_after_max_attempts(
     async def broken(conn: Conn, received: Received) -> None:
         raise RuntimeError("always")
 
-    stop = asyncio.Event()
-    async with running(
-        consume(
-            js,
-            pg_pool,
-            subjects=subjects,
-            consumer="effects",
-            filter_subject=subjects.all_events(),
-            handler=broken,
-            stop=stop,
-            max_attempts=3,
-            retry_delay=0.05,
-        ),
-        stop,
-    ):
+    async with consumer_running(broken, max_attempts=3, retry_delay=0.05):
         reason = await eventually(
             lambda: pg_pool.fetchval("SELECT reason FROM spades_parked"), what="parked"
         )
-        stop.set()
     assert reason == "handler failed 3 times: RuntimeError"
     assert await pg_pool.fetchval("SELECT count(*) FROM spades_consumer_positions") == 0
 
 
 async def test_relay_recreates_the_stream_when_nats_comes_back_empty(
     event_store: PostgresEventStore,
-    database_url: str,
     private_nats: EmbeddedNats,
     subjects: Subjects,
+    relay_running: Running,
 ) -> None:
     nc = await connect(private_nats.url, name="test")
     js = nc.jetstream()
-    stop = asyncio.Event()
     try:
-        async with running(
-            run_relay(
-                database_url=database_url, nats_url=private_nats.url, subjects=subjects, stop=stop
-            ),
-            stop,
-        ):
+        async with relay_running(nats_url=private_nats.url):
             before = await append_many(event_store, streams=2, per_stream=3)
             await eventually(lambda: _stream_has(js, subjects, len(before)), what="first batch")
             await asyncio.to_thread(private_nats.stop)
@@ -532,7 +437,7 @@ async def test_relay_recreates_the_stream_when_nats_comes_back_empty(
 
 @pytest.mark.usefixtures("effects_table")
 async def test_a_failing_event_is_not_overtaken_by_the_next_one_of_its_stream(
-    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects
+    pg_pool: asyncpg.Pool, js: JetStreamContext, subjects: Subjects, consumer_running: Running
 ) -> None:
     """v1 fails once, v2 is already fetched: v2 must wait, or v1 would later look like a
     duplicate (the position would be past it) and its effect would be lost."""
@@ -549,20 +454,7 @@ async def test_a_failing_event_is_not_overtaken_by_the_next_one_of_its_stream(
             raise ConnectionError("transient")
         await record_effect(conn, received)
 
-    stop = asyncio.Event()
-    async with running(
-        consume(
-            js,
-            pg_pool,
-            subjects=subjects,
-            consumer="effects",
-            filter_subject=subjects.all_events(),
-            handler=fails_once,
-            stop=stop,
-            retry_delay=0.05,
-        ),
-        stop,
-    ):
+    async with consumer_running(fails_once, retry_delay=0.05):
         await eventually(lambda: _count(pg_pool, 2), what="both effects")
     assert [r["version"] for r in await effects(pg_pool)] == [1, 2]
 
@@ -602,28 +494,17 @@ async def test_a_busy_jetstream_answering_503_pauses_the_consumer_instead_of_kil
 async def test_an_idle_relay_is_woken_by_each_commit_not_by_its_poll(
     event_store: PostgresEventStore,
     pg_pool: asyncpg.Pool,
-    database_url: str,
-    nats_url: str,
     js: JetStreamContext,
     subjects: Subjects,
+    relay_running: Running,
 ) -> None:
     """The relay's poll is set to an hour: only the log's commit notification can make it
     publish, for appends through the store and for a writer's own transaction alike."""
-    stop = asyncio.Event()
-    stats = RelayStats()
-    relay = run_relay(
-        database_url=database_url,
-        nats_url=nats_url,
-        subjects=subjects,
-        stop=stop,
-        stats=stats,
-        idle_wait=3600,
-    )
-    async with running(relay, stop):
+    async with relay_running(idle_wait=3600) as stats:
         first = await append_many(event_store, streams=2, per_stream=3)
         await eventually(lambda: stats.published >= len(first), what="woken by the first commit")
-        # let its quick re-reads after a wake-up (0.2 s) pass: it waits on the hour-long poll now
-        await asyncio.sleep(1.0)
+        # its quick re-reads after a wake-up are over: it waits on the hour-long poll now
+        await eventually(lambda: stats.idle, what="the relay on its long wait")
         async with pg_pool.acquire() as conn, conn.transaction():
             await append_with(conn, stream("game"), 0, new_events(2))
         await eventually(

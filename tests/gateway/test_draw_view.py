@@ -4,7 +4,6 @@ a reconnect mid-draw; the other seat never does."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
@@ -105,8 +104,11 @@ async def test_the_seat_to_draw_sees_the_offered_card_and_the_other_never(
         assert (await back.expect("ack"))["code"] == "applied"
         await check_views()
 
-        await asyncio.sleep(0.2)  # let the last events reach both seats before looking
-        truth = states(await event_store.read(stream_of(game_id)))
+        stored = await event_store.read(stream_of(game_id))
+        for client in clients:  # read until every event so far reached both seats, then look
+            while client.last_seq(game_id) < len(stored):
+                await client.recv()
+        truth = states(stored)
         for seat, client in sessions:
             assert leaks(client.received, game_id, seat, truth) == []
         shown = [

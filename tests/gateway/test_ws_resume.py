@@ -21,7 +21,7 @@ from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.hidden import states
 from tests.gateway.test_ws_play import open_casual
 from tests.gateway.wsclient import WsClient
-from tests.infra import Processes
+from tests.infra import Processes, eventually
 
 NAMES = ["rena", "rolf", "rosa", "ruth"]
 
@@ -42,6 +42,17 @@ def tracked(sessions: list[WsClient], game_id: str) -> tuple[list[int], tuple[st
                 if body.get("hand") is not None:
                     hand = tuple(body["hand"])
     return seqs, hand
+
+
+async def waits_for(store: PostgresEventStore, game_id: str, seat: int) -> None:
+    """Return once the game waits for ``seat`` alone: no other seat has a legal action."""
+
+    async def only_seat_can_act() -> bool:
+        state = states(await store.read(stream_of(game_id)))[-1]
+        others = [s for s in range(state.rules.players) if s != seat]
+        return not any(engine.legal_actions(state, s) for s in others)
+
+    await eventually(only_seat_can_act, within=60, what=f"the game to wait for seat {seat}")
 
 
 async def true_hand(
@@ -84,7 +95,7 @@ async def test_a_seat_that_drops_mid_bid_and_mid_trick_resumes_exactly(
         first_view = next(r.body["seq"] for r in sessions[0].received if r.body["type"] == "view")
         assert seqs == list(range(first_view + 1, last + 1))  # no gap, no repeat, across drops
         assert hand == await true_hand(event_store, game_id, last, 0)
-        await asyncio.sleep(0.3)  # the others act meanwhile where they can
+        await waits_for(event_store, game_id, seat=0)  # the others act meanwhile where they can
     final = WsClient(gateway.ws_url, tokens[0])
     await final.connect()
     await asyncio.wait_for(final.play(game_id, last_seq=last), 300)
@@ -184,7 +195,7 @@ async def test_clients_resume_after_the_gateway_restarts(
     # everyone plays; north stops after event 40 so the game waits for him mid-hand
     tasks = [asyncio.create_task(c.play(game_id)) for c in first[1:]]
     await asyncio.wait_for(first[0].play(game_id, until_seq=40), 120)
-    await asyncio.sleep(0.5)
+    await waits_for(event_store, game_id, seat=0)
     gateway.proc.send_signal(signal.SIGTERM)
     assert gateway.proc.wait(timeout=30) == 0
     results = await asyncio.gather(*tasks, return_exceptions=True)

@@ -21,6 +21,7 @@ from events.envelope import REGISTRY, Metadata
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.table.tables import game_id_of_match, stream_of
+from tests.events.helpers import consumer_idle
 from tests.infra import Processes, eventually
 from tests.services.tablekit import PARTITIONS, TableClient, play_together
 
@@ -381,15 +382,13 @@ async def test_a_match_found_delivered_again_late_opens_one_game(
         )
 
     async def opened(match: mm.MatchFound) -> list[wire.GameEvent]:
-        while True:
-            events = await game_events(event_store, game_id_of_match(match.match_id))
-            if events:
-                return events
-            await asyncio.sleep(0.1)
+        return await game_events(event_store, game_id_of_match(match.match_id))
 
     for found, _ in matches:
-        events = await asyncio.wait_for(opened(found), 60)
-        await asyncio.sleep(1.0)  # room for a duplicate to land, if it could
+        await eventually(lambda found=found: opened(found), what="the match's game")
+    # every delivery, the late copies included, has been handled: a duplicate would be here
+    await eventually(lambda: consumer_idle(js, subjects, "table-matches"), what="all handled")
+    for found, _ in matches:
         events = await game_events(event_store, game_id_of_match(found.match_id))
         assert sum(isinstance(e, wire.TableOpened) for e in events) == 1
         assert sum(isinstance(e, wire.GameStarted) for e in events) == 1
