@@ -36,6 +36,7 @@ Conn = asyncpg.Connection | PoolConnectionProxy
 
 __all__ = [
     "Conn",
+    "Opening",
     "PostgresEventStore",
     "append_with",
     "create_pool",
@@ -71,6 +72,12 @@ async def create_pool(
 _COLUMNS = (
     "event_id, stream_id, version, type, schema_version, data::text AS data,"
     " metadata::text AS metadata, recorded_at, position, transaction_id"
+)
+
+# The same columns, of the events aliased `o` (a read that joins the log with itself).
+_QUALIFIED_COLUMNS = (
+    "o.event_id, o.stream_id, o.version, o.type, o.schema_version, o.data::text AS data,"
+    " o.metadata::text AS metadata, o.recorded_at, o.position, o.transaction_id"
 )
 
 _APPEND = """
@@ -317,6 +324,29 @@ async def append_with(
     return outcome
 
 
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """The first event of a stream, the data of its final event (None while it runs), and
+    that of a related stream's event when asked for."""
+
+    event: StoredEvent
+    final: msgspec.Raw | None = None
+    related: msgspec.Raw | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Return whether the stream has reached its final event."""
+        return self.final is not None
+
+
+def _raw(text: str | None) -> msgspec.Raw | None:
+    return None if text is None else msgspec.Raw(text.encode())
+
+
 class PostgresEventStore:
     """The EventStore on PostgreSQL. Concurrent appends from one process share a commit.
 
@@ -496,6 +526,70 @@ class PostgresEventStore:
             limit,
         )
         return [_row_to_event(row) for row in rows]
+
+    async def open_streams(self, category: str, final_type: str) -> list[str]:
+        """Return the ids of the streams of ``category`` that hold no ``final_type`` event
+        (the games not finished, for a replica resuming the partitions it gained)."""
+        rows = await self._pool.fetch(
+            "SELECT s.stream_id FROM spades_streams s WHERE s.stream_id LIKE $1"
+            " AND NOT EXISTS (SELECT 1 FROM spades_events e"
+            " WHERE e.stream_id = s.stream_id AND e.type = $2)",
+            f"{_like_escaped(category)}-%",
+            final_type,
+        )
+        return [row["stream_id"] for row in rows]
+
+    async def openings(
+        self,
+        opening_type: str,
+        final_type: str,
+        *,
+        limit: int,
+        unfinished: bool = False,
+        player: str | None = None,
+        related: tuple[str, str] | None = None,
+    ) -> list[Opening]:
+        """Return the first events of the streams that open with ``opening_type``, newest
+        first, each with the data of its ``final_type`` event if it has one.
+
+        ``unfinished`` keeps only the streams without one; ``player`` only those whose
+        opening lists him in its ``players`` (the game directory: migration 4's partial
+        indexes serve exactly these reads). ``related=(category, type)`` also brings the
+        data of the ``type`` event of the stream ``<category>-<same id>`` (a game's ratings).
+        """
+        args: list[object] = [opening_type, final_type, limit]
+        where = ["o.type = $1", "o.version = 1"]
+        if unfinished:
+            where.append("f.stream_id IS NULL")
+        if player is not None:
+            args.append(player)
+            where.append(f"((o.data::jsonb) -> 'players') ? ${len(args)}")
+        related_join, related_data = "", "NULL::text"
+        if related is not None:
+            args += related
+            related_join = (
+                " LEFT JOIN spades_events r ON r.stream_id ="
+                f" ${len(args) - 1} || '-' || substr(o.stream_id, strpos(o.stream_id, '-') + 1)"
+                f" AND r.type = ${len(args)}"
+            )
+            related_data = "r.data::text"
+        rows = await self._pool.fetch(
+            f"SELECT {_QUALIFIED_COLUMNS}, f.data::text AS final_data,"
+            f" {related_data} AS related_data"
+            " FROM spades_events o"
+            " LEFT JOIN spades_events f ON f.stream_id = o.stream_id AND f.type = $2"
+            f"{related_join} WHERE {' AND '.join(where)}"
+            " ORDER BY o.recorded_at DESC, o.stream_id LIMIT $3",
+            *args,
+        )
+        return [
+            Opening(
+                _row_to_event(row),
+                _raw(row["final_data"]),
+                _raw(row["related_data"]),
+            )
+            for row in rows
+        ]
 
     async def stream_version(self, stream_id: str) -> int:
         """See EventStore.stream_version."""

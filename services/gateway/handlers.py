@@ -24,6 +24,7 @@ from events import game as wire
 from events import matchmaking as mm
 from events import rating
 from events import transcript as transcripts
+from events.pgstore import Opening
 from services import fairplay
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError, ErrorBody
@@ -560,31 +561,20 @@ class LadderInfo(msgspec.Struct, frozen=True, kw_only=True):
     """Players waiting now; null when matchmaking did not answer."""
 
 
-_GAMES_SQL = """
-SELECT o.data::text AS data, o.recorded_at, f.data::text AS finished, r.data::text AS rating
-FROM spades_events o
-LEFT JOIN spades_events f ON f.stream_id = o.stream_id AND f.type = 'GameFinished'
-LEFT JOIN spades_events r
-       ON r.stream_id = 'rating-' || substr(o.stream_id, 6) AND r.type = 'RatingsUpdated'
-WHERE o.type = 'TableOpened' AND o.version = 1 AND {where}
-ORDER BY o.recorded_at DESC, o.stream_id
-LIMIT $1
-"""
-"""Games from the log's openings, newest first (partial indexes of migration 4)."""
-
-
-def _listed(rows: list[Any], player_id: str | None = None) -> list[GameListed]:
+def _listed(openings: list[Opening], player_id: str | None = None) -> list[GameListed]:
+    """Return the directory entries of games from their openings in the log, newest first
+    (with ``player_id``, how each rated game moved his rating)."""
     listed = []
-    for row in rows:
-        opened = msgspec.json.decode(row["data"], type=wire.TableOpened)
+    for opening in openings:
+        opened = msgspec.json.decode(opening.event.data, type=wire.TableOpened)
         end = (
-            msgspec.json.decode(row["finished"], type=wire.GameFinished)
-            if row["finished"]
-            else None
+            None
+            if opening.final is None
+            else msgspec.json.decode(opening.final, type=wire.GameFinished)
         )
         move = None
-        if player_id is not None and row["rating"]:
-            rated = msgspec.json.decode(row["rating"], type=rating.RatingsUpdated)
+        if player_id is not None and opening.related is not None:
+            rated = msgspec.json.decode(opening.related, type=rating.RatingsUpdated)
             mine = next((c for c in rated.changes if c.player_id == player_id), None)
             if mine is not None:
                 move = RatingMove(
@@ -605,7 +595,7 @@ def _listed(rows: list[Any], player_id: str | None = None) -> list[GameListed]:
                 rated=opened.rated,
                 players=opened.players,
                 finished=end is not None,
-                started_at=row["recorded_at"],
+                started_at=opening.event.recorded_at,
                 winner=None if end is None else end.winner,
                 scores=() if end is None else end.scores,
                 reason=None if end is None else end.reason,
@@ -687,8 +677,15 @@ class Ladders(Controller):
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
     ) -> list[GameListed]:
         """The games the player sat at, newest first."""
-        sql = _GAMES_SQL.format(where="((o.data::jsonb) -> 'players') ? $2")
-        return _listed(await gateway_of(state).pool.fetch(sql, limit, player_id), player_id)
+        store = gateway_of(state).store
+        openings = await store.openings(
+            "TableOpened",
+            "GameFinished",
+            limit=limit,
+            player=player_id,
+            related=("rating", "RatingsUpdated"),
+        )
+        return _listed(openings, player_id)
 
     @get("/ladders", responses=ERROR_RESPONSES, summary="The ranked ladders and their queues")
     async def ladders(self, state: State) -> list[LadderInfo]:
@@ -721,11 +718,10 @@ class Ladders(Controller):
         limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
     ) -> list[GameListed]:
         """Games in progress, newest first: anyone may watch them as a spectator."""
-        sql = _GAMES_SQL.format(
-            where="NOT EXISTS (SELECT 1 FROM spades_events f"
-            " WHERE f.stream_id = o.stream_id AND f.type = 'GameFinished')"
+        store = gateway_of(state).store
+        return _listed(
+            await store.openings("TableOpened", "GameFinished", limit=limit, unfinished=True)
         )
-        return _listed(await gateway_of(state).pool.fetch(sql, limit))
 
 
 # -- games and replays --------------------------------------------------------------------------

@@ -188,14 +188,10 @@ class TableService:
 
     async def _resume(self, partitions: set[int]) -> None:
         """Load the live games of newly owned partitions so their timers run again."""
-        rows = await self.rt.pool.fetch(
-            "SELECT s.stream_id FROM spades_streams s WHERE s.stream_id LIKE 'game-%'"
-            " AND NOT EXISTS (SELECT 1 FROM spades_events e WHERE e.stream_id = s.stream_id"
-            " AND e.type = 'GameFinished')"
-        )
+        unfinished = await self.rt.store.open_streams("game", "GameFinished")
         resumed = 0
-        for row in rows:
-            game_id = row["stream_id"].removeprefix("game-")
+        for stream_id in unfinished:
+            game_id = stream_id.removeprefix("game-")
             if self.partition(game_id) not in partitions or self.fence(game_id) is None:
                 continue
             async with self._lock(game_id):

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import asyncpg
+import msgspec
 import pytest
 
+from events.envelope import NewEvent
 from events.pgstore import PostgresEventStore, append_with, create_pool
 from tests.events.helpers import new_events, stream
 
@@ -56,3 +59,37 @@ async def test_append_fails_instead_of_hanging_when_the_pool_is_closed(database_
     await pool.close()
     with pytest.raises(asyncpg.InterfaceError):
         await asyncio.wait_for(store.append(stream(), 0, new_events(1)), timeout=30)
+
+
+def _event(type_: str, **data: object) -> NewEvent:
+    return NewEvent(event_id=uuid.uuid4(), type=type_, data=msgspec.Raw(msgspec.json.encode(data)))
+
+
+async def test_open_streams_and_openings_answer_the_directory_reads(
+    event_store: PostgresEventStore,
+) -> None:
+    """The reads services used to write in SQL against the store's tables: unfinished
+    streams of a category, and openings newest first with their finished flag."""
+    done, live, other = stream("game"), stream("game"), stream("gamex")
+    await event_store.append(done, 0, [_event("TableOpened", players=["ann", "bob"])])
+    await event_store.append(live, 0, [_event("TableOpened", players=["bob", "cy"])])
+    await event_store.append(other, 0, [_event("TableOpened", players=["ann"])])
+    await event_store.append(done, 1, [_event("GameFinished")])
+
+    unfinished = set(await event_store.open_streams("game", "GameFinished"))
+    assert live in unfinished
+    assert done not in unfinished
+    assert other not in unfinished  # "gamex-..." is another category, not a "game-" stream
+    assert set(await event_store.open_streams("game_", "GameFinished")).isdisjoint({live, other})
+
+    everything = await event_store.openings("TableOpened", "GameFinished", limit=10)
+    assert [(o.event.stream_id, o.finished) for o in everything] == [
+        (other, False),
+        (live, False),
+        (done, True),
+    ]
+    running = await event_store.openings("TableOpened", "GameFinished", limit=10, unfinished=True)
+    assert [o.event.stream_id for o in running] == [other, live]
+    bobs = await event_store.openings("TableOpened", "GameFinished", limit=10, player="bob")
+    assert [o.event.stream_id for o in bobs] == [live, done]
+    assert len(await event_store.openings("TableOpened", "GameFinished", limit=1)) == 1
