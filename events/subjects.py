@@ -9,7 +9,8 @@ Layout:
     {p}ev.{category}.{id}.{Type}    an event of stream `{category}-{id}` (JetStream EVENTS)
     {p}cmd.table.{part}.{game_id}   request/reply: a command for the replica owning that partition
     {p}cmd.table.open               request/reply: open a practice table (any replica)
-    {p}cmd.matchmaking.join|leave|status   request/reply: queue requests
+    {p}cmd.matchmaking.join|leave|status   request/reply: queue requests (any replica)
+    {p}cmd.matchmaking.ladder.{ladder}.join|leave   request/reply: the ladder's owner only
     {p}cmd.rating.ladder|player     request/reply: ladder and player reads
     {p}parked.{consumer}            messages a consumer set aside (JetStream PARKED)
 
@@ -154,6 +155,18 @@ class Subjects:
     def matchmaking_status(self) -> str:
         """Request subject: where a player stands in the queues, and the queue sizes."""
         return f"{self._p}cmd.matchmaking.status"
+
+    def matchmaking_queue_group(self) -> str:
+        """Queue group of the matchmaking replicas answering the three requests above."""
+        return f"{self.prefix}matchmaking" if self.prefix else "matchmaking"
+
+    def ladder_join(self, ladder: str) -> str:
+        """Request subject of the replica owning ``ladder``'s queue: queue a player there."""
+        return f"{self._p}cmd.matchmaking.ladder.{_token(ladder, 'ladder')}.join"
+
+    def ladder_leave(self, ladder: str) -> str:
+        """Request subject of the replica owning ``ladder``'s queue: take a player out."""
+        return f"{self._p}cmd.matchmaking.ladder.{_token(ladder, 'ladder')}.leave"
 
     def rating_ladder(self) -> str:
         """Request subject: one page of a ladder, best conservative ordinal first."""

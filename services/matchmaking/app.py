@@ -12,22 +12,29 @@ the stream's expected version; a MatchFound removes its players from the queue i
 append that announces the match, and inserts them into `matchmaking_live_players` in the same
 transaction, so a player is never both queued and seated, nor seated twice.
 
-One active instance: the instance holding the ``matchmaking`` lease (`events.leases`) serves
-requests and pairs; another instance waits as a standby and takes over when the lease frees
-(at once on a graceful stop, within the lease's time to live when the active one dies). Every
-append is fenced by the lease's epoch, so an instance that lost the lease (a database restart,
-a pause) is refused by the store instead of writing beside the new active one; it stops
-serving when its lease runs out, rebuilds the queues when it gains the lease again, and never
-exits for a database restart. Within the active instance one asyncio lock orders requests and
-pairing rounds, so the in-memory queue and the stream never disagree. Both instances consume
-GameFinished and RatingsUpdated (exactly-once consumers: whichever gets a message applies it).
+Partitioned by ladder: each ladder's queue is served by the replica holding the lease
+``matchmaking/<ladder>`` (`events.leases`, shared out among the live replicas like the
+table's partitions). Only that owner subscribes to the ladder's own subjects
+(`Subjects.ladder_join`/`ladder_leave`), keeps its queue in memory and pairs it. Every
+replica answers the public subjects in one queue group: a join is forwarded to its ladder's
+owner, a leave to the owner of the ladder the player waits in, and a status is answered from
+the database by whichever replica got it. While a ladder changes hands (a replica joins,
+stops or dies) a forwarded request is retried for a few seconds, then answered
+``unavailable``. Every append is fenced by the ladder lease's epoch, so an owner that lost its
+lease (a database restart, a pause) is refused by the store instead of writing beside the new
+owner; it stops serving when its lease runs out, rebuilds the queue when it gains the lease
+again, and never exits for a database restart. Within one ladder an asyncio lock orders
+requests and pairing rounds, so the in-memory queue and the stream never disagree. Every
+replica consumes GameFinished and RatingsUpdated (exactly-once consumers).
 
 Fair play: a player queues with the accounts `services.fairplay` links to his (one client
 address or device within its window, as the gateway saw them), and pairing never seats him
 with any of them (`pairing.Waiting.avoid`).
 
-Rules: a player is in at most one queue, and cannot queue while seated in a live ranked game
-(set by MatchFound, cleared by that ladder's GameFinished). Ranked games never seat bots: only
+Rules: a player is in at most one queue (`matchmaking_queued_players`, written in the append's
+transaction: its primary key holds across ladders served by different replicas), and cannot
+queue while seated in a live ranked game (set by MatchFound, cleared by that ladder's
+GameFinished). Ranked games never seat bots: only
 queued players are paired. A player queues with his rating from the projection of
 RatingsUpdated (a new player has the model's default), inactivity decay applied.
 
@@ -67,6 +74,7 @@ from events.matchmaking import (
 )
 from events.pgstore import Conn, PostgresEventStore, append_with
 from events.rating import RatingsUpdated
+from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence
 from services import fairplay, logs, ops
 from services.ladders import LADDERS, UnknownLadder, ruleset_of
@@ -75,10 +83,12 @@ from services.rating.model import Rating, decayed
 from services.runtime import Runtime
 from services.table.tables import game_id_of_match
 
-__all__ = ["LEASE", "Matchmaker", "main", "seats_of"]
+__all__ = ["LEASE", "Matchmaker", "lease_of", "main", "seats_of"]
 
-LEASE = "matchmaking"  # the lease held by the active instance
+LEASE = "matchmaking"  # the lease group; one lease per ladder, `matchmaking/<ladder>`
 PAIRING_INTERVAL = 0.5  # seconds between pairing rounds
+FORWARD_WITHIN = 15.0  # seconds a request keeps looking for its ladder's owner (a handover)
+FORWARD_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0, jitter=0.2)
 GAMES_CONSUMER = "matchmaking-games"
 RATINGS_CONSUMER = "matchmaking-ratings"
 MAX_PLAYER_ID = 200
@@ -88,6 +98,7 @@ _encoder = msgspec.json.Encoder()
 _join = msgspec.json.Decoder(JoinQueue)
 _leave = msgspec.json.Decoder(LeaveQueue)
 _status = msgspec.json.Decoder(QueueStatus)
+_reply = msgspec.json.Decoder(Reply)
 
 
 def seats_of(pairing: Pairing) -> tuple[str, ...]:
@@ -102,15 +113,119 @@ def _refuse(code: str, message: str) -> Reply:
     return Reply(ok=False, code=code, message=message)
 
 
+def lease_of(ladder: str) -> str:
+    """Return the name of the lease whose holder serves ``ladder``'s queue."""
+    return f"{LEASE}/{ladder}"
+
+
+def ladder_of_lease(name: str) -> str:
+    """Return the ladder a lease name (`matchmaking/<ladder>`) stands for."""
+    return name.removeprefix(f"{LEASE}/")
+
+
+_QUEUED_SQL = "SELECT ladder, joined_at FROM matchmaking_queued_players WHERE player_id = $1"
+_LIVE_SQL = "SELECT match_id, ladder FROM matchmaking_live_players WHERE player_id = $1"
+
+
+class AlreadyQueued(Exception):
+    """The player waits in another ladder's queue (served by another replica, maybe)."""
+
+    def __init__(self, ladder: str) -> None:
+        super().__init__(ladder)
+        self.ladder = ladder
+
+
+def _already_queued(player: str, ladder: str) -> Reply:
+    return Reply(
+        ok=False,
+        code="already_queued",
+        ladder=ladder,
+        message=f"{player} is already waiting in the {ladder} queue",
+    )
+
+
+async def _keep_members(conn: Conn, ladder: str, new: list[MatchmakingEvent]) -> None:
+    """Keep the queued and live players of a ladder's appended events, in its transaction."""
+    for event in new:
+        if isinstance(event, PlayerQueued):
+            taken = await conn.fetchval(
+                "INSERT INTO matchmaking_queued_players (player_id, ladder, joined_at)"
+                " VALUES ($1, $2, $3) ON CONFLICT (player_id) DO NOTHING RETURNING ladder",
+                event.player_id,
+                ladder,
+                event.joined_at,
+            )
+            if taken is None:
+                other = await conn.fetchval(
+                    "SELECT ladder FROM matchmaking_queued_players WHERE player_id = $1",
+                    event.player_id,
+                )
+                raise AlreadyQueued(other or ladder)  # rolls the append back
+        elif isinstance(event, PlayerLeftQueue):
+            await conn.execute(
+                "DELETE FROM matchmaking_queued_players WHERE player_id = $1 AND ladder = $2",
+                event.player_id,
+                ladder,
+            )
+        elif isinstance(event, MatchFound):
+            await conn.execute(
+                "DELETE FROM matchmaking_queued_players"
+                " WHERE player_id = ANY($1::text[]) AND ladder = $2",
+                list(event.seats),
+                ladder,
+            )
+            await conn.executemany(
+                "INSERT INTO matchmaking_live_players (player_id, match_id, ladder)"
+                " VALUES ($1, $2, $3) ON CONFLICT (player_id) DO UPDATE SET"
+                " match_id = EXCLUDED.match_id, ladder = EXCLUDED.ladder, since = now()",
+                [(player, event.match_id, ladder) for player in event.seats],
+            )
+
+
+async def status(pool: asyncpg.Pool, request: QueueStatus, now: float) -> Reply:
+    """Say where a player stands (his queue, wait and window, or his live match), and the
+    size of every queue: from the database, so any replica answers."""
+    player = request.player_id
+    rows = await pool.fetch(
+        "SELECT ladder, count(*) AS n FROM matchmaking_queued_players GROUP BY ladder"
+    )
+    sizes = dict.fromkeys(LADDERS, 0) | {r["ladder"]: r["n"] for r in rows}
+    queued = await pool.fetchrow(_QUEUED_SQL, player)
+    if queued is not None:
+        ladder = queued["ladder"]
+        waited = max(0.0, now - queued["joined_at"])
+        return Reply(
+            ok=True,
+            code="queued",
+            ladder=ladder,
+            waited=waited,
+            window=window(waited),
+            queue_sizes=sizes,
+            message=f"{player} has waited {waited:.0f}s in {ladder}",
+        )
+    live = await pool.fetchrow(_LIVE_SQL, player)
+    if live is not None:
+        return Reply(
+            ok=True,
+            code="in_game",
+            ladder=live["ladder"],
+            match_id=live["match_id"],
+            queue_sizes=sizes,
+            message=f"{player} is seated in match {live['match_id']}",
+        )
+    return Reply(ok=True, code="idle", queue_sizes=sizes, message=f"{player} is not queued")
+
+
 class Matchmaker:
-    """The active instance's queues: folded from the ladder streams, changed only by appends."""
+    """The queues of the ladders this replica owns: folded from their streams, changed only
+    by fenced appends."""
 
     def __init__(
         self,
         store: PostgresEventStore,
         pool: asyncpg.Pool,
         log: Any,
-        fence: Callable[[], Fence | None] | None = None,
+        fence: Callable[[str], Fence | None] | None = None,
         fairplay_days: float = fairplay.WINDOW_DAYS,
     ) -> None:
         self.fairplay_days = fairplay_days
@@ -118,26 +233,42 @@ class Matchmaker:
         self._pool = pool
         self._log = log
         self._fence = fence
-        self.queues: dict[str, dict[str, PlayerQueued]] = {ladder: {} for ladder in LADDERS}
-        self.versions: dict[str, int] = dict.fromkeys(LADDERS, 0)
-        self.lock = asyncio.Lock()
+        self.queues: dict[str, dict[str, PlayerQueued]] = {}
+        self.versions: dict[str, int] = {}
+        self.locks: dict[str, asyncio.Lock] = {ladder: asyncio.Lock() for ladder in LADDERS}
 
     async def load(self, ladder: str | None = None) -> None:
-        """Rebuild the queue of `ladder` (default: every ladder) from its stream."""
+        """Rebuild the queue of `ladder` (default: every ladder) from its stream, and the
+        ladder's rows of `matchmaking_queued_players` from that queue."""
         for name in [ladder] if ladder else list(LADDERS):
             stored = await self._store.read(queue_stream(name))
-            self.queues[name] = fold_queue(REGISTRY.decode(e) for e in stored)
+            queue = fold_queue(REGISTRY.decode(e) for e in stored)
+            async with self._pool.acquire() as conn, conn.transaction():
+                await conn.execute(
+                    "DELETE FROM matchmaking_queued_players"
+                    " WHERE ladder = $1 AND NOT (player_id = ANY($2::text[]))",
+                    name,
+                    list(queue),
+                )
+                await conn.executemany(
+                    "INSERT INTO matchmaking_queued_players (player_id, ladder, joined_at)"
+                    " VALUES ($1, $2, $3) ON CONFLICT (player_id) DO NOTHING",
+                    [(q.player_id, name, q.joined_at) for q in queue.values()],
+                )
+            self.queues[name] = queue
             self.versions[name] = stored[-1].version if stored else 0
-            ops.QUEUE_SIZE.labels(name).set(len(self.queues[name]))
+            ops.QUEUE_SIZE.labels(name).set(len(queue))
             self._log.info(
-                "queue rebuilt",
-                ladder=name,
-                version=self.versions[name],
-                waiting=len(self.queues[name]),
+                "queue rebuilt", ladder=name, version=self.versions[name], waiting=len(queue)
             )
 
+    def drop(self, ladder: str) -> None:
+        """Forget a ladder's queue: another replica serves it now."""
+        self.queues.pop(ladder, None)
+        self.versions.pop(ladder, None)
+
     def ladder_of(self, player_id: str) -> str | None:
-        """Return the ladder whose queue holds `player_id`, if any."""
+        """Return the ladder (of those served here) whose queue holds `player_id`, if any."""
         for ladder, queue in self.queues.items():
             if player_id in queue:
                 return ladder
@@ -146,11 +277,14 @@ class Matchmaker:
     async def _append(
         self, ladder: str, new: list[MatchmakingEvent], metadata: Metadata | None = None
     ) -> None:
-        """Append `new` to the ladder's stream (with the live players of any MatchFound)."""
+        """Append `new` to the ladder's stream, and in the same transaction keep the queued
+        and live players of its events (raise AlreadyQueued if a joiner waits elsewhere)."""
         stream = queue_stream(ladder)
-        fence = None if self._fence is None else self._fence()
+        fence = None if self._fence is None else self._fence(lease_of(ladder))
         if self._fence is not None and fence is None:
-            raise RuntimeError("this instance no longer holds the matchmaking lease")
+            raise RuntimeError(f"this replica no longer holds the {lease_of(ladder)} lease")
+        if fence is not None:  # the audit trail of who wrote it, as the table's events carry
+            metadata = msgspec.structs.replace(metadata or Metadata(), epoch=fence.epoch)
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 stored = await append_with(
@@ -160,21 +294,9 @@ class Matchmaker:
                     [REGISTRY.new_event(e, metadata) for e in new],
                     fence=fence,
                 )
-                live = [
-                    (player, e.match_id, ladder)
-                    for e in new
-                    if isinstance(e, MatchFound)
-                    for player in e.seats
-                ]
-                if live:
-                    await conn.executemany(
-                        "INSERT INTO matchmaking_live_players (player_id, match_id, ladder)"
-                        " VALUES ($1, $2, $3) ON CONFLICT (player_id) DO UPDATE SET"
-                        " match_id = EXCLUDED.match_id, ladder = EXCLUDED.ladder, since = now()",
-                        live,
-                    )
+                await _keep_members(conn, ladder, new)
         except ConcurrencyConflict:
-            # Only one instance writes; a conflict means our view is stale: rebuild it.
+            # Only the owner writes; a conflict means our view is stale: rebuild it.
             self._log.warning("queue stream moved under us; rebuilding", ladder=ladder)
             await self.load(ladder)
             raise
@@ -193,19 +315,13 @@ class Matchmaker:
             ruleset_of(request.ladder)
         except UnknownLadder as exc:
             return _refuse(exc.code, str(exc))
-        async with self.lock:
-            queued_on = self.ladder_of(player)
-            if queued_on is not None:
-                return Reply(
-                    ok=False,
-                    code="already_queued",
-                    ladder=queued_on,
-                    message=f"{player} is already waiting in the {queued_on} queue",
-                )
-            live = await self._pool.fetchrow(
-                "SELECT match_id, ladder FROM matchmaking_live_players WHERE player_id = $1",
-                player,
-            )
+        if request.ladder not in self.queues:
+            return _refuse("unavailable", f"the {request.ladder} queue is changing hands")
+        async with self.locks[request.ladder]:
+            queued = await self._pool.fetchrow(_QUEUED_SQL, player)
+            if queued is not None:
+                return _already_queued(player, queued["ladder"])
+            live = await self._pool.fetchrow(_LIVE_SQL, player)
             if live is not None:
                 return Reply(
                     ok=False,
@@ -228,20 +344,23 @@ class Matchmaker:
                 now,
             )
             avoid = await fairplay.linked_accounts(self._pool, player, self.fairplay_days)
-            await self._append(
-                request.ladder,
-                [
-                    PlayerQueued(
-                        player_id=player,
-                        ladder=request.ladder,
-                        mu=rating.mu,
-                        sigma=rating.sigma,
-                        joined_at=now,
-                        avoid=tuple(sorted(avoid)),
-                    )
-                ],
-                Metadata(actor=player),
-            )
+            try:
+                await self._append(
+                    request.ladder,
+                    [
+                        PlayerQueued(
+                            player_id=player,
+                            ladder=request.ladder,
+                            mu=rating.mu,
+                            sigma=rating.sigma,
+                            joined_at=now,
+                            avoid=tuple(sorted(avoid)),
+                        )
+                    ],
+                    Metadata(actor=player),
+                )
+            except AlreadyQueued as exc:  # he joined another ladder at its owner meanwhile
+                return _already_queued(player, exc.ladder)
         self._log.info(
             "player queued",
             player_id=player,
@@ -261,9 +380,11 @@ class Matchmaker:
     async def leave(self, request: LeaveQueue) -> Reply:
         """Take a player out of his queue, or say he is not in one."""
         player = request.player_id
-        async with self.lock:
-            ladder = self.ladder_of(player)
-            if ladder is None:
+        ladder = self.ladder_of(player)
+        if ladder is None:
+            return _refuse("not_queued", f"{player} is not waiting in any queue")
+        async with self.locks[ladder]:
+            if player not in self.queues.get(ladder, {}):
                 return _refuse("not_queued", f"{player} is not waiting in any queue")
             await self._append(
                 ladder, [PlayerLeftQueue(player_id=player, reason="left")], Metadata(actor=player)
@@ -273,41 +394,14 @@ class Matchmaker:
             ok=True, code="left", ladder=ladder, message=f"{player} left the {ladder} queue"
         )
 
-    async def status(self, request: QueueStatus, now: float) -> Reply:
-        """Say where a player stands: his queue, wait and window, or his live match."""
-        player = request.player_id
-        sizes = {ladder: len(queue) for ladder, queue in self.queues.items()}
-        ladder = self.ladder_of(player)
-        if ladder is not None:
-            waited = max(0.0, now - self.queues[ladder][player].joined_at)
-            return Reply(
-                ok=True,
-                code="queued",
-                ladder=ladder,
-                waited=waited,
-                window=window(waited),
-                queue_sizes=sizes,
-                message=f"{player} has waited {waited:.0f}s in {ladder}",
-            )
-        live = await self._pool.fetchrow(
-            "SELECT match_id, ladder FROM matchmaking_live_players WHERE player_id = $1", player
-        )
-        if live is not None:
-            return Reply(
-                ok=True,
-                code="in_game",
-                ladder=live["ladder"],
-                match_id=live["match_id"],
-                queue_sizes=sizes,
-                message=f"{player} is seated in match {live['match_id']}",
-            )
-        return Reply(ok=True, code="idle", queue_sizes=sizes, message=f"{player} is not queued")
-
     async def pair_round(self, now: float) -> int:
         """Form every table that can form now, one append per ladder; return how many."""
         formed = 0
-        async with self.lock:
-            for ladder, queue in self.queues.items():
+        for ladder in list(self.queues):
+            async with self.locks[ladder]:
+                queue = self.queues.get(ladder)
+                if queue is None:  # handed over while this round waited for the lock
+                    continue
                 ruleset = ruleset_of(ladder)
                 waiting = [
                     Waiting(q.player_id, Rating(q.mu, q.sigma), q.joined_at, frozenset(q.avoid))
@@ -410,6 +504,22 @@ def _responder(
     return handle
 
 
+def _each_in_a_task(
+    handle: Callable[[Msg], Awaitable[None]],
+) -> Callable[[Msg], Awaitable[None]]:
+    """Return a callback that answers every message in its own task: nats-py runs one
+    subscription's callbacks one after another, and a forwarded request may wait seconds
+    for its ladder's owner (a handover) while other requests go on."""
+    running: set[asyncio.Task[None]] = set()
+
+    async def spawn(msg: Msg) -> None:
+        task = asyncio.create_task(handle(msg))
+        running.add(task)
+        task.add_done_callback(running.discard)
+
+    return spawn
+
+
 async def _pairing_loop(mm: Matchmaker, rt: Runtime) -> None:
     while not rt.stop.is_set():
         with contextlib.suppress(TimeoutError):
@@ -419,19 +529,73 @@ async def _pairing_loop(mm: Matchmaker, rt: Runtime) -> None:
         with logs.work(f"pairing:{logs.new_request_id()}"):
             try:
                 await mm.pair_round(time.time())
-            except Exception as exc:  # PostgreSQL away: the next round tries again
+            except Exception as exc:  # PostgreSQL away, or a ladder handed over: next round
                 rt.log.warning("pairing round failed", error=type(exc).__name__)
 
 
-class _Active:
-    """What the instance runs while it holds the lease: the queues, pairing, request handlers."""
+async def _forward(rt: Runtime, subject: str, body: bytes, ladder: str) -> Reply:
+    """Ask the owner of ``ladder``'s queue; while nobody owns it (a handover), ask again."""
+    reply = _refuse("unavailable", f"nobody serves the {ladder} queue now: try again")
+    async for _attempt in FORWARD_BACKOFF.attempts(within=FORWARD_WITHIN, stop=rt.stop):
+        try:
+            answer = await rt.nc.request(subject, body, timeout=10)
+        except Exception as exc:  # no responders (no owner this instant), NATS away, timeout
+            rt.log.debug("ladder owner not reached", ladder=ladder, error=type(exc).__name__)
+            continue
+        reply = _reply.decode(answer.data)
+        if reply.code != "unavailable":
+            return reply
+    return reply
+
+
+class _Public:
+    """The public subjects, answered by every replica (one queue group)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    async def join(self, request: JoinQueue) -> Reply:
+        try:
+            ruleset_of(request.ladder)
+        except UnknownLadder as exc:
+            return _refuse(exc.code, str(exc))
+        subject = self.rt.subjects.ladder_join(request.ladder)
+        return await _forward(self.rt, subject, _encoder.encode(request), request.ladder)
+
+    async def leave(self, request: LeaveQueue) -> Reply:
+        queued = await self.rt.pool.fetchrow(_QUEUED_SQL, request.player_id)
+        if queued is None:
+            return _refuse("not_queued", f"{request.player_id} is not waiting in any queue")
+        ladder = queued["ladder"]
+        subject = self.rt.subjects.ladder_leave(ladder)
+        return await _forward(self.rt, subject, _encoder.encode(request), ladder)
+
+    async def status(self, request: QueueStatus) -> Reply:
+        return await status(self.rt.pool, request, time.time())
+
+    async def subscribe(self) -> list[Any]:
+        rt, group = self.rt, self.rt.subjects.matchmaking_queue_group()
+        answers = (
+            (rt.subjects.matchmaking_join(), _responder(rt, _join, self.join)),
+            (rt.subjects.matchmaking_leave(), _responder(rt, _leave, self.leave)),
+            (rt.subjects.matchmaking_status(), _responder(rt, _status, self.status)),
+        )
+        return [
+            await rt.nc.subscribe(subject, queue=group, cb=_each_in_a_task(answer))
+            for subject, answer in answers
+        ]
+
+
+class _Owner:
+    """What the replica runs for the ladders whose leases it holds: their queues, their
+    subjects, one pairing loop over them."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.leases = LeaseGroup(
             rt.pool,
             group=f"{rt.subjects.prefix}{LEASE}",
-            names=[LEASE],
+            names=[lease_of(ladder) for ladder in LADDERS],
             member=rt.settings.replica_id or member_id("matchmaking"),
             on_gain=self.start,
             on_lose=self.stop,
@@ -439,50 +603,53 @@ class _Active:
             ttl=rt.settings.lease_seconds,
             interval=rt.settings.lease_seconds / 5,
         )
+        self.mm = Matchmaker(
+            rt.store, rt.pool, rt.log, self.leases.fence, fairplay.window_days(rt.settings)
+        )
         self.pairing: asyncio.Task[None] | None = None
-        self.subs: list[Any] = []
-
-    def fence(self) -> Fence | None:
-        return self.leases.fence(LEASE)
+        self.subs: dict[str, list[Any]] = {}
 
     async def start(self, fences: Mapping[str, Fence]) -> None:
         rt = self.rt
-        mm = Matchmaker(rt.store, rt.pool, rt.log, self.fence, fairplay.window_days(rt.settings))
-        await mm.load()
-        self.pairing = asyncio.create_task(_pairing_loop(mm, rt))
-        self.subs = [
-            await rt.nc.subscribe(
-                rt.subjects.matchmaking_join(),
-                cb=_responder(rt, _join, lambda r: mm.join(r, time.time())),
-            ),
-            await rt.nc.subscribe(
-                rt.subjects.matchmaking_leave(), cb=_responder(rt, _leave, mm.leave)
-            ),
-            await rt.nc.subscribe(
-                rt.subjects.matchmaking_status(),
-                cb=_responder(rt, _status, lambda r: mm.status(r, time.time())),
-            ),
-        ]
-        rt.log.info("matchmaking active", ladders=sorted(LADDERS), epoch=fences[LEASE].epoch)
+        for name, fence in fences.items():
+            ladder = ladder_of_lease(name)
+            await self.mm.load(ladder)
+            self.subs[ladder] = [
+                await rt.nc.subscribe(
+                    rt.subjects.ladder_join(ladder),
+                    cb=_responder(rt, _join, lambda r: self.mm.join(r, time.time())),
+                ),
+                await rt.nc.subscribe(
+                    rt.subjects.ladder_leave(ladder), cb=_responder(rt, _leave, self.mm.leave)
+                ),
+            ]
+            rt.log.info("serving ladder", ladder=ladder, epoch=fence.epoch)
+        if self.pairing is None:
+            self.pairing = asyncio.create_task(_pairing_loop(self.mm, rt))
 
     async def stop(self, names: set[str], why: str) -> None:
-        subs, self.subs = self.subs, []
-        for sub in subs:
-            with contextlib.suppress(Exception):
-                await sub.drain()  # type: ignore[no-untyped-call]  # answer what is in, take no more
-        if self.pairing is not None:
+        for name in names:
+            ladder = ladder_of_lease(name)
+            for sub in self.subs.pop(ladder, []):
+                with contextlib.suppress(Exception):
+                    await sub.drain()  # type: ignore[no-untyped-call]  # answer what is in
+            async with self.mm.locks[ladder]:  # no request or pairing of it is in flight
+                self.mm.drop(ladder)
+            self.rt.log.info("ladder handed over", ladder=ladder, why=why)
+        if not self.subs and self.pairing is not None:
             self.pairing.cancel()
             with contextlib.suppress(BaseException):
                 await self.pairing
             self.pairing = None
-        self.rt.log.info("matchmaking standby", why=why)
 
 
 async def main(rt: Runtime) -> None:
-    """Consume, and serve and pair while holding the lease, until `rt.stop`."""
-    active = _Active(rt)
-    rt.checks["leases"] = active.leases.check
-    rt.log.info("matchmaking standby: waiting for the lease")
+    """Answer the public subjects, consume, and serve and pair the ladders whose leases this
+    replica holds, until `rt.stop`."""
+    owner = _Owner(rt)
+    rt.checks["leases"] = owner.leases.check
+    public = await _Public(rt).subscribe()
+    rt.log.info("matchmaking started: sharing the ladders", ladders=sorted(LADDERS))
     consumers = [
         asyncio.create_task(
             rt.consume(GAMES_CONSUMER, rt.subjects.game_finished(), game_finished, ack_wait=10.0)
@@ -494,9 +661,12 @@ async def main(rt: Runtime) -> None:
         ),
     ]
     try:
-        await active.leases.run(rt.stop)  # returns once stopped, the lease released
+        await owner.leases.run(rt.stop)  # returns once stopped, the leases released
     finally:
         rt.stop.set()
+        for sub in public:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
         for outcome in await asyncio.gather(*consumers, return_exceptions=True):
             if isinstance(outcome, BaseException):
                 rt.log.error("consumer failed", error=type(outcome).__name__)

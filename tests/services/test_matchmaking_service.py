@@ -7,6 +7,7 @@ match from JetStream, where a relay process publishes it for the table service.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import uuid
@@ -61,8 +62,18 @@ async def answering(nc: NATS, subjects: Subjects) -> bool:
     return True
 
 
-def start_matchmaking(processes: Processes) -> subprocess.Popen[bytes]:
-    return processes.start(*SERVICE, "matchmaking", env=OPS)
+def start_matchmaking(processes: Processes, replica: str = "") -> subprocess.Popen[bytes]:
+    env = {**OPS, "SPADES_REPLICA_ID": replica} if replica else OPS
+    return processes.start(*SERVICE, "matchmaking", env=env)
+
+
+async def ladder_owners(pool: Any) -> dict[str, str]:
+    """Return the replica holding each ladder's lease now, by ladder."""
+    rows = await pool.fetch(
+        "SELECT name, owner FROM spades_leases"
+        " WHERE name LIKE 'matchmaking/%' AND owner IS NOT NULL AND expires_at > now()"
+    )
+    return {r["name"].removeprefix("matchmaking/"): r["owner"] for r in rows}
 
 
 async def started(processes: Processes, nc: NATS, subjects: Subjects) -> subprocess.Popen[bytes]:
@@ -289,19 +300,88 @@ async def test_queue_survives_kill_9_and_the_fourth_player_completes_the_table(
     assert [sorted(m.seats) for m in found] == [sorted(players)]
 
 
-async def test_a_standby_instance_takes_over_when_the_active_one_dies(
-    processes: Processes, event_store: PostgresEventStore, nc: NATS, subjects: Subjects
+async def test_two_replicas_share_the_ladders_and_each_queue_is_served_by_its_owner(
+    processes: Processes,
+    event_store: PostgresEventStore,
+    pg_pool: Any,
+    nc: NATS,
+    subjects: Subjects,
 ) -> None:
-    active = await started(processes, nc, subjects)
-    standby = start_matchmaking(processes)
+    """One ladder each; requests reach the ladder's owner whichever replica takes them, a
+    player stays in one queue across the two, and each queue is written by its owner only."""
+    replicas = {"mm-a": start_matchmaking(processes, "mm-a")}
+    replicas["mm-b"] = start_matchmaking(processes, "mm-b")
+
+    async def one_each() -> dict[str, str] | None:
+        owners = await ladder_owners(pg_pool)
+        return owners if sorted(owners.values()) == ["mm-a", "mm-b"] else None
+
+    owners = await eventually(one_each, within=60, what="the ladders shared out")
+    assert set(owners) == {"standard", "heads-up"}
+
+    (loner,) = new_players(1)
+    assert (await join(nc, subjects, loner))["code"] == "queued"
+    elsewhere = await join(nc, subjects, loner, "heads-up")  # the other replica's ladder
+    assert (elsewhere["ok"], elsewhere["code"], elsewhere["ladder"]) == (
+        False,
+        "already_queued",
+        "standard",
+    )
+    for _ in range(4):  # the public subjects are a queue group: either replica may answer
+        status = await ask(nc, subjects.matchmaking_status(), {"player_id": loner})
+        assert (status["code"], status["ladder"], status["queue_sizes"]) == (
+            "queued",
+            "standard",
+            {"standard": 1, "heads-up": 0},
+        )
+    left = await ask(nc, subjects.matchmaking_leave(), {"player_id": loner})
+    assert (left["ok"], left["code"], left["ladder"]) == (True, "left", "standard")
+
+    four, two = new_players(4), new_players(2)
+    for player in four:
+        assert (await join(nc, subjects, player))["ok"]
+    for player in two:
+        assert (await join(nc, subjects, player, "heads-up"))["ok"]
+    (standard,) = await eventually(lambda: matches(event_store), within=60, what="4-seat match")
+    (heads_up,) = await eventually(
+        lambda: matches(event_store, "heads-up"), within=60, what="2-seat match"
+    )
+    assert (sorted(standard.seats), sorted(heads_up.seats)) == (sorted(four), sorted(two))
+
+    for ladder, owner in owners.items():
+        stored = await event_store.read(f"queue-{ladder}")
+        epoch = await pg_pool.fetchval(
+            "SELECT epoch FROM spades_leases WHERE name = $1", f"matchmaking/{ladder}"
+        )
+        assert {e.metadata.epoch for e in stored} == {epoch}, ladder  # fenced by its lease
+        served = [
+            json.loads(line)
+            for line in processes.log(replicas[owner]).splitlines()
+            if '"serving ladder"' in line
+        ]
+        assert ladder in {record["ladder"] for record in served}, owner
+
+
+async def test_a_dead_replicas_ladder_is_taken_over_by_the_survivor(
+    processes: Processes,
+    event_store: PostgresEventStore,
+    pg_pool: Any,
+    nc: NATS,
+    subjects: Subjects,
+) -> None:
+    replicas = {name: start_matchmaking(processes, name) for name in ("mm-a", "mm-b")}
+
+    async def one_each() -> dict[str, str] | None:
+        owners = await ladder_owners(pg_pool)
+        return owners if sorted(owners.values()) == ["mm-a", "mm-b"] else None
+
+    owners = await eventually(one_each, within=60, what="the ladders shared out")
     players = new_players(2)
     assert (await join(nc, subjects, players[0], "heads-up"))["ok"]
-    await eventually(
-        lambda: "standby" in processes.log(standby), within=60, what="second instance waits"
-    )
 
-    active.send_signal(signal.SIGKILL)
-    active.wait(timeout=30)
+    dead = owners["heads-up"]
+    replicas[dead].send_signal(signal.SIGKILL)
+    replicas[dead].wait(timeout=30)
 
     async def joined() -> dict[str, Any] | None:
         try:
@@ -309,10 +389,12 @@ async def test_a_standby_instance_takes_over_when_the_active_one_dies(
         except Exception:
             return None
 
-    answer = await eventually(joined, within=60, interval=0.2, what="standby answers")
+    answer = await eventually(joined, within=60, interval=0.2, what="survivor answers")
     assert answer["ok"], answer
     (match,) = await eventually(lambda: matches(event_store, "heads-up"), within=60, what="match")
-    assert sorted(match.seats) == sorted(players)
+    assert sorted(match.seats) == sorted(players)  # the queue survived its owner
+    survivor = next(name for name in replicas if name != dead)
+    assert await ladder_owners(pg_pool) == {"standard": survivor, "heads-up": survivor}
 
 
 def rating_update(player: str, mu: float, games: int) -> RatingsUpdated:
