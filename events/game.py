@@ -29,6 +29,16 @@ Card = str
 RuleValue = int | bool | str
 
 
+def stream_of(game_id: str) -> str:
+    """Return the event stream id of a game (every service names a game's stream this way)."""
+    return f"game-{game_id}"
+
+
+def game_id_of_match(match_id: str) -> str:
+    """Return the id of the game a MatchFound opens (the same on every redelivery)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"match:{match_id}"))
+
+
 class GameEvent(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Base of every event in a game stream; the tag is the class name."""
 

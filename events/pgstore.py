@@ -14,6 +14,7 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -590,6 +591,32 @@ class PostgresEventStore:
             )
             for row in rows
         ]
+
+    async def streams_recording(
+        self,
+        event_type: str,
+        start: datetime,
+        end: datetime,
+        *,
+        flag: str | None = None,
+        player: str | None = None,
+    ) -> list[str]:
+        """Return the ids of the streams that recorded an ``event_type`` event in [start, end),
+        oldest first; only those whose event has the JSON field ``flag`` true, and lists
+        ``player`` in its ``players``, when given (a month of finished rated games)."""
+        rows = await self._pool.fetch(
+            "SELECT stream_id FROM spades_events WHERE type = $1"
+            " AND recorded_at >= $2 AND recorded_at < $3"
+            " AND ($4::text IS NULL OR ((data::jsonb) ->> $4)::boolean)"
+            " AND ($5::text IS NULL OR ((data::jsonb) -> 'players') ? $5)"
+            " ORDER BY recorded_at, stream_id",
+            event_type,
+            start,
+            end,
+            flag,
+            player,
+        )
+        return [row["stream_id"] for row in rows]
 
     async def stream_version(self, stream_id: str) -> int:
         """See EventStore.stream_version."""

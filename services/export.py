@@ -139,16 +139,9 @@ async def finished_games(
 ) -> list[str]:
     """Return the ids of the rated games that finished in [start, end), oldest first
     (only those ``player`` sat at, when given)."""
-    rows = await pool.fetch(
-        "SELECT stream_id FROM spades_events WHERE type = 'GameFinished'"
-        " AND recorded_at >= $1 AND recorded_at < $2 AND (data->>'rated')::boolean"
-        " AND ($3::text IS NULL OR (data->'players')::jsonb ? $3)"
-        " ORDER BY recorded_at, stream_id",
-        start,
-        end,
-        player,
-    )
-    return [r["stream_id"].removeprefix("game-") for r in rows]
+    store = PostgresEventStore(pool)
+    ended = await store.streams_recording("GameFinished", start, end, flag="rated", player=player)
+    return [stream_id.removeprefix("game-") for stream_id in ended]
 
 
 async def records(pool: asyncpg.Pool, game_ids: Sequence[str]) -> AsyncIterator[dict[str, Any]]:

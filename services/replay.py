@@ -18,9 +18,9 @@ import engine
 from events import game as wire
 from events import transcript as transcripts
 from events.envelope import REGISTRY, StoredEvent
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from services.config import Settings
-from services.table.tables import stream_of
 
 
 def transcript(stored: list[StoredEvent], at: int | None = None) -> Iterator[str]:

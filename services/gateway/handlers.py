@@ -24,6 +24,7 @@ from events import game as wire
 from events import matchmaking as mm
 from events import rating
 from events import transcript as transcripts
+from events.game import game_id_of_match, stream_of
 from events.pgstore import Opening
 from services import fairplay
 from services.gateway import auth
@@ -38,8 +39,7 @@ from services.gateway.games import (
 )
 from services.gateway.state import Gateway, Unavailable, ask, ask_table
 from services.ladders import LADDERS
-from services.rating.model import PROVISIONAL_GAMES
-from services.table.tables import game_id_of_match, stream_of
+from services.skill import PROVISIONAL_GAMES
 
 BEARER: list[dict[str, list[str]]] = [{"BearerToken": []}]
 

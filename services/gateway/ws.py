@@ -84,12 +84,12 @@ import engine.search
 from events import game as wire
 from events import matchmaking as mm
 from events.envelope import REGISTRY, StoredEvent
+from events.game import game_id_of_match, stream_of
 from services import ops
 from services.gateway import auth
 from services.gateway.config import MAX_FRAME_BYTES
 from services.gateway.feed import Clock, Feeds, GameFeed, Item
 from services.gateway.state import Gateway, Unavailable, ask, ask_table
-from services.table.tables import game_id_of_match, stream_of
 
 AUTH_SECONDS = 10.0
 HINT_SECONDS = 0.15

@@ -58,7 +58,7 @@ from nats.aio.msg import Msg
 
 from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
-from events.game import GameFinished
+from events.game import GameFinished, game_id_of_match
 from events.leases import LeaseGroup, member_id
 from events.matchmaking import (
     JoinQueue,
@@ -79,9 +79,8 @@ from events.store import ConcurrencyConflict, Fence
 from services import fairplay, logs, ops
 from services.ladders import LADDERS, UnknownLadder, ruleset_of
 from services.matchmaking.pairing import Pairing, Waiting, pair, window
-from services.rating.model import Rating, decayed
 from services.runtime import Runtime
-from services.table.tables import game_id_of_match
+from services.skill import Rating, decayed
 
 __all__ = ["LEASE", "Matchmaker", "lease_of", "main", "seats_of"]
 

@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from services.rating.model import Rating, win_probability
+from services.skill import Rating, win_probability
 
 WINDOW_START = 2.0  # mu units either side at the moment of joining
 WINDOW_GROWTH = 0.25  # mu units per second waited

@@ -20,53 +20,29 @@ Decisions the sources leave open, written down here so the code and the operator
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from services.skill import (
+    INACTIVITY_C,
+    MODEL,
+    MU0,
+    PROVISIONAL_GAMES,
+    SIGMA0,
+    Rating,
+    decayed,
+    win_probability,
+)
 
-from openskill.models import PlackettLuce
-
-MU0 = 25.0
-SIGMA0 = 25.0 / 3.0
-PROVISIONAL_GAMES = 10
-INACTIVITY_C = 0.35  # sigma units per sqrt(day) of idleness
-
-_MODEL = PlackettLuce(mu=MU0, sigma=SIGMA0)
-
-
-@dataclass(frozen=True, slots=True)
-class Rating:
-    """One player's rating on one ladder."""
-
-    mu: float = MU0
-    sigma: float = SIGMA0
-    games: int = 0
-    last_played: float | None = None  # unix seconds of the last rated game
-
-    @property
-    def ordinal(self) -> float:
-        """Return the conservative skill estimate mu - 3*sigma used to order the ladder."""
-        return self.mu - 3.0 * self.sigma
-
-    @property
-    def provisional(self) -> bool:
-        """Return whether too few games are rated for the ordinal to be trusted."""
-        return self.games < PROVISIONAL_GAMES
-
-
-def decayed(rating: Rating, now: float) -> Rating:
-    """Return the rating with sigma widened for the days idle since its last game."""
-    if rating.last_played is None or now <= rating.last_played:
-        return rating
-    idle_days = (now - rating.last_played) / 86_400.0
-    sigma = min(SIGMA0, math.sqrt(rating.sigma**2 + INACTIVITY_C**2 * idle_days))
-    return Rating(rating.mu, sigma, rating.games, rating.last_played)
-
-
-def win_probability(team_a: list[Rating], team_b: list[Rating]) -> float:
-    """Return the predicted probability that team_a beats team_b."""
-    a = [_MODEL.rating(mu=r.mu, sigma=r.sigma) for r in team_a]
-    b = [_MODEL.rating(mu=r.mu, sigma=r.sigma) for r in team_b]
-    return float(_MODEL.predict_win([a, b])[0])
+# The skill model matchmaking shares lives in services/skill.py; it is re-exported here for
+# the rating service's own callers.
+__all__ = [
+    "INACTIVITY_C",
+    "MU0",
+    "PROVISIONAL_GAMES",
+    "SIGMA0",
+    "Rating",
+    "decayed",
+    "rate_game",
+    "win_probability",
+]
 
 
 def rate_game(
@@ -108,8 +84,8 @@ def rate_game(
 
 def _update(ranked: list[list[str]], current: dict[str, Rating], now: float) -> dict[str, Rating]:
     """Return new ratings for the players of ``ranked`` teams, best team first."""
-    teams = [[_MODEL.rating(mu=current[p].mu, sigma=current[p].sigma) for p in t] for t in ranked]
-    result = _MODEL.rate(teams, ranks=list(range(len(ranked))))
+    teams = [[MODEL.rating(mu=current[p].mu, sigma=current[p].sigma) for p in t] for t in ranked]
+    result = MODEL.rate(teams, ranks=list(range(len(ranked))))
     out: dict[str, Rating] = {}
     for players, rated in zip(ranked, result, strict=True):
         for player, r in zip(players, rated, strict=True):

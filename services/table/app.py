@@ -45,6 +45,7 @@ import engine.search
 from events import game as wire
 from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
+from events.game import game_id_of_match, stream_of
 from events.leases import LeaseGroup, member_id
 from events.pgstore import Conn
 from events.retry import Backoff
@@ -59,9 +60,7 @@ from services.table.tables import (
     Rejected,
     Table,
     event_ids,
-    game_id_of_match,
     opening_events,
-    stream_of,
 )
 
 LEASE_GROUP = "table"

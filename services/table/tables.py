@@ -47,16 +47,6 @@ class Rejected(Exception):
         self.code = code
 
 
-def stream_of(game_id: str) -> str:
-    """Return the event stream id of a game."""
-    return f"game-{game_id}"
-
-
-def game_id_of_match(match_id: str) -> str:
-    """Return the id of the game a MatchFound opens (the same on every redelivery)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"match:{match_id}"))
-
-
 def event_ids(seed: str, count: int) -> list[uuid.UUID]:
     """Return ``count`` event ids derived from ``seed``, the same on every retry."""
     return [uuid.uuid5(EVENT_NAMESPACE, f"{seed}:{i}") for i in range(count)]

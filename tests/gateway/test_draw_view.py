@@ -10,9 +10,9 @@ import httpx
 from nats.aio.client import Client as NATS
 
 import engine
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
-from services.table.tables import stream_of
 from tests.gateway.hidden import leaks, secret_cards, states
 from tests.gateway.test_ws_play import start_platform
 from tests.gateway.wsclient import WsClient

@@ -10,8 +10,8 @@ import httpx
 
 from events import game as wire
 from events.envelope import REGISTRY
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
-from services.table.tables import stream_of
 from tests.gateway.conftest import GatewayProcess, register_and_login, start_gateway
 from tests.gateway.hidden import CARD, secret_cards, states
 from tests.gateway.wsclient import WsClient

@@ -10,11 +10,11 @@ import pytest
 import websockets
 from nats.aio.client import Client as NATS
 
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.gateway.auth import Tokens
 from services.gateway.ws import RATE_BURST
-from services.table.tables import stream_of
 from tests.gateway.conftest import SECRET
 from tests.gateway.test_ws_play import open_casual, seated, start_platform
 from tests.gateway.wsclient import WsClient

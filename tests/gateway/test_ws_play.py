@@ -11,9 +11,9 @@ from nats.aio.client import Client as NATS
 import engine
 from events import game as wire
 from events.envelope import REGISTRY
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
-from services.table.tables import stream_of
 from tests.gateway.conftest import GatewayProcess, register_and_login, start_gateway
 from tests.gateway.hidden import leaks, states
 from tests.gateway.wsclient import WsClient

@@ -12,10 +12,10 @@ from nats.aio.client import Client as NATS
 
 from events import game as wire
 from events.envelope import REGISTRY
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.gateway.feed import FINAL_SECONDS, TICK_SECONDS
-from services.table.tables import stream_of
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.hidden import leaks, states
 from tests.gateway.test_ws_play import open_casual, seated, start_platform

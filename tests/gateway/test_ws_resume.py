@@ -14,9 +14,9 @@ from nats.aio.client import Client as NATS
 import engine
 from events import game as wire
 from events.envelope import REGISTRY
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
-from services.table.tables import stream_of
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.hidden import states
 from tests.gateway.test_ws_play import open_casual

@@ -30,11 +30,11 @@ from nats.aio.client import Client as NATS
 
 import events.game  # noqa: F401  (registers the game events the store decodes)
 from events.bus import close_nats, connect
+from events.game import stream_of
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects, partition_of
 from services.infra import EmbeddedNats, EmbeddedPostgres
-from services.table.tables import stream_of
 from tests.infra import Processes, eventually, unique_token
 from tests.services.tablekit import PARTITIONS, TableClient
 

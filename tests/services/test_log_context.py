@@ -19,9 +19,9 @@ import msgspec
 import pytest
 
 from events import game as wire
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from services.logs import REQUEST_ID_HEADER
-from services.table.tables import stream_of
 from tests.infra import Processes, eventually
 from tests.services.opskit import log_records, start_gateway
 from tests.services.tablekit import PARTITIONS, TableClient

@@ -27,7 +27,7 @@ from events.pgstore import PostgresEventStore
 from events.rating import RatingChange, RatingsUpdated
 from events.subjects import Subjects
 from services.ladders import ruleset_of
-from services.rating.model import Rating, win_probability
+from services.skill import Rating, win_probability
 from tests.infra import Processes, eventually
 
 pytestmark = pytest.mark.infra

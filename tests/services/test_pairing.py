@@ -13,7 +13,7 @@ from services.matchmaking.pairing import (
     pair,
     window,
 )
-from services.rating.model import Rating
+from services.skill import Rating
 
 
 def w(pid: str, mu: float, joined: float = 0.0) -> Waiting:

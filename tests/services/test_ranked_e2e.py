@@ -14,10 +14,10 @@ from events import game as wire
 from events import matchmaking as mm
 from events import rating
 from events.envelope import REGISTRY
+from events.game import game_id_of_match, stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services import ops
-from services.table.tables import game_id_of_match, stream_of
 from tests.infra import Processes
 from tests.services.tablekit import TableClient, play_together
 

@@ -8,9 +8,10 @@ import uuid
 import engine
 from events import game as wire
 from events.envelope import REGISTRY, Metadata
+from events.game import stream_of
 from events.store import InMemoryEventStore
 from services.replay import transcript
-from services.table.tables import Table, event_ids, opening_events, stream_of
+from services.table.tables import Table, event_ids, opening_events
 
 PLAYERS = ("ann", "bob", "cy", "di")
 

@@ -18,9 +18,9 @@ from events import game as wire
 from events import matchmaking as mm
 from events.bus import ensure_streams
 from events.envelope import REGISTRY, Metadata
+from events.game import game_id_of_match, stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
-from services.table.tables import game_id_of_match, stream_of
 from tests.events.helpers import consumer_idle
 from tests.infra import Processes, eventually
 from tests.services.tablekit import PARTITIONS, TableClient, play_together

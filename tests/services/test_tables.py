@@ -9,8 +9,9 @@ import pytest
 import engine
 from events import game as wire
 from events.envelope import REGISTRY, Metadata
+from events.game import stream_of
 from events.store import InMemoryEventStore
-from services.table.tables import Rejected, Table, event_ids, opening_events, stream_of
+from services.table.tables import Rejected, Table, event_ids, opening_events
 from tests.moves import choose
 
 PLAYERS = ("ann", "bob", "cy", "di")
