@@ -7,7 +7,10 @@
                 `Checkpoint`/`START`, and `InMemoryEventStore`.
 - `pgstore`     `PostgresEventStore` (group commit, gap-safe `read_all`), `append_with`
                 (append inside your own transaction), `create_pool`, checkpoints.
-- `migrations`  versioned schema; `spades migrate`.
+- `migrations`  the one runner of every owner's migrations (`events/schema/`, each
+                service's `migrations/`), by global number; `spades migrate`.
+- `retry`       `Backoff`: the schedule of every retry of a transient fault.
+- `settings`    `from_environ`: typed settings from SPADES_* variables (`SettingsError`).
 - `subjects`    `Subjects(prefix)`: every NATS subject and JetStream stream name.
 - `bus`         `connect`, `ensure_streams`, `close_nats`.
 - `relay`       `run_relay(...)`: the log is the outbox (`python -m events.relay`).

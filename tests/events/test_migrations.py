@@ -1,0 +1,165 @@
+"""The one migration runner over every owner's folder: the history kept byte for byte, the
+order and numbering checked, and a fresh database equal to an upgraded one."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from events.migrations import MIGRATION_DIRS, MIGRATIONS, MigrationError, discover, migrate
+from tests.infra import Servers, database_url_for, unique_token
+
+# sha256 of each migration's SQL as first committed: a migration is never edited.
+APPLIED_HISTORY = {
+    1: "a575634285b86f808b3a7e01755a6414f9f9086c327105bc64f5809242970958",
+    2: "057ba92f2a9f39f246c446277b4eea798b1d88650cf4a8cbf7f93ea99b8a8a4d",
+    3: "49b3c7c5325a4ee28b265006a9afb29a75a0a72c25795f40af154f85bbec664b",
+    4: "f1d8fa7b537419f24ab82f9a765751a001223c1ba63ccfd38edd2a3e92449ef6",
+    5: "0761ff8cd499919d42cfef06f7462c4df11983ed3a84209e78103d46b527a58a",
+    6: "8bb8c0abe17eb6be6e45547af46e3faae3ae351d6a7320ab806e31731955f0ab",
+    7: "1c795963c811fc871e113d2f6bb8feffe1cc08c02122aa5771564af74d6e9713",
+    8: "15f4cebb3ca5aad0c6fc9044e427a35ac27557be8730c3b5f2d45344387e94d4",
+    9: "0c77bf880782225bc3ee490bfe2ef13693ff0114c1910344674b40d5e7fbe68b",
+    10: "036520bc69265c2d039f193e05214ef19460edd7e42606a06abf9dd7f56fe78b",
+    11: "5e01dd714970ceaa29b99d4149453f3b30bf72788abfb6430ea4b55bfb64b30c",
+}
+# The folder each migration lives in: its owner.
+OWNERS = {
+    1: "events/schema",
+    2: "services/rating/migrations",
+    3: "services/gateway/migrations",
+    4: "events/schema",
+    5: "events/schema",
+    6: "services/gateway/migrations",
+    7: "services/gateway/migrations",
+    8: "events/schema",
+    9: "services/gateway/migrations",
+    10: "services/gateway/migrations",
+    11: "services/matchmaking/migrations",
+}
+
+
+def test_no_migration_was_edited_once_committed() -> None:
+    by_version = {m.version: m for m in MIGRATIONS}
+    for version, digest in APPLIED_HISTORY.items():
+        assert hashlib.sha256(by_version[version].sql.encode()).hexdigest() == digest, version
+
+
+def test_every_migration_lives_in_its_owners_folder_in_one_sequence() -> None:
+    assert [m.version for m in MIGRATIONS] == sorted({m.version for m in MIGRATIONS})
+    assert {m.version: str(Path(m.source).parent) for m in MIGRATIONS if m.version in OWNERS} == (
+        OWNERS
+    )
+    root = Path(__file__).resolve().parents[2]
+    assert {str(d.relative_to(root)) for d in MIGRATION_DIRS} == set(OWNERS.values())
+
+
+def write(folder: Path, name: str, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text)
+
+
+def test_one_number_in_two_folders_is_refused_naming_both(tmp_path: Path) -> None:
+    write(tmp_path / "a", "0010_first.sql", "-- migration 10: first\nSELECT 1;\n")
+    write(tmp_path / "b", "0010_second.sql", "-- migration 10: second\nSELECT 2;\n")
+    with pytest.raises(
+        MigrationError, match=r"migration 10 is both .*0010_first\.sql and .*0010_second\.sql"
+    ):
+        discover([tmp_path / "a", tmp_path / "b"])
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason"),
+    [
+        ("10_short.sql", "-- migration 10: x\nSELECT 1;", "NNNN_name.sql"),
+        ("0010_x.sql", "SELECT 1;\n", "first line"),
+        ("0010_x.sql", "-- migration 11: x\nSELECT 1;\n", "header says migration 11"),
+    ],
+)
+def test_a_malformed_migration_file_is_refused_with_its_path(
+    tmp_path: Path, name: str, text: str, reason: str
+) -> None:
+    write(tmp_path, name, text)
+    with pytest.raises(MigrationError, match=reason):
+        discover([tmp_path])
+
+
+def test_discovery_orders_by_number_across_folders_and_keeps_the_sql_exactly(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "store", "0002_b.sql", "-- migration 2: b\n\n   SELECT 2;\n   ")
+    write(tmp_path / "svc", "0001_a.sql", "-- migration 1: a first\nSELECT 1;")
+    found = discover([tmp_path / "store", tmp_path / "svc"])
+    assert [(m.version, m.name, m.sql) for m in found] == [
+        (1, "a first", "SELECT 1;"),
+        (2, "b", "\n   SELECT 2;\n   "),
+    ]
+
+
+SCHEMA_QUERIES = {
+    "columns": """
+        SELECT table_name, column_name, data_type, is_nullable, column_default, ordinal_position
+        FROM information_schema.columns WHERE table_schema = 'public'
+        ORDER BY table_name, ordinal_position""",
+    "indexes": "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'"
+    " ORDER BY indexname",
+    "constraints": """
+        SELECT c.conrelid::regclass::text AS tbl, c.conname, pg_get_constraintdef(c.oid) AS def
+        FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+        WHERE n.nspname = 'public' ORDER BY tbl, c.conname""",
+    "functions": """
+        SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'public' ORDER BY p.proname""",
+    "triggers": "SELECT tgname, pg_get_triggerdef(oid) AS def FROM pg_trigger"
+    " WHERE NOT tgisinternal ORDER BY tgname",
+    "migrations": "SELECT version, name FROM spades_schema_migrations ORDER BY version",
+}
+
+
+async def schema_of(conn: asyncpg.Connection) -> dict[str, list[tuple[object, ...]]]:
+    return {what: [tuple(r) for r in await conn.fetch(sql)] for what, sql in SCHEMA_QUERIES.items()}
+
+
+@pytest.fixture
+async def blank_database(
+    servers: Servers,
+) -> AsyncIterator[Callable[[], Awaitable[asyncpg.Connection]]]:
+    """Return a maker of connections to new, empty databases (dropped after the test)."""
+    admin = await asyncpg.connect(servers.database_url)
+    made: list[tuple[str, asyncpg.Connection]] = []
+
+    async def make() -> asyncpg.Connection:
+        name = unique_token("spades_m_")
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        conn = await asyncpg.connect(database_url_for(servers.database_url, name))
+        made.append((name, conn))
+        return conn
+
+    try:
+        yield make
+    finally:
+        for name, conn in made:
+            await conn.close()
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+async def test_a_fresh_database_and_an_upgraded_one_end_identical(
+    blank_database: Callable[[], Awaitable[asyncpg.Connection]],
+) -> None:
+    """Fresh: every migration at once. Upgraded: the database of the release before the
+    split (migrations 1-10, from the single list) brought up to date one step at a time."""
+    fresh, upgraded = await blank_database(), await blank_database()
+    assert await migrate(fresh) == [m.version for m in MIGRATIONS]
+    assert await migrate(upgraded, upto=10) == list(range(1, 11))
+    for migration in MIGRATIONS[10:]:
+        assert await migrate(upgraded, upto=migration.version) == [migration.version]
+    assert await migrate(upgraded) == []  # up to date: nothing left to do
+    assert await migrate(fresh) == []
+    before, after = await schema_of(fresh), await schema_of(upgraded)
+    assert {what: len(rows) for what, rows in before.items()}["indexes"] > 10
+    assert before == after
