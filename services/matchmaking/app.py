@@ -88,6 +88,7 @@ LEASE = "matchmaking"  # the lease group; one lease per ladder, `matchmaking/<la
 PAIRING_INTERVAL = 0.5  # seconds between pairing rounds
 FORWARD_WITHIN = 15.0  # seconds a request keeps looking for its ladder's owner (a handover)
 FORWARD_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0, jitter=0.2)
+STOP_WAIT = 2.0  # seconds a handed-over ladder waits for its request in flight
 GAMES_CONSUMER = "matchmaking-games"
 RATINGS_CONSUMER = "matchmaking-ratings"
 MAX_PLAYER_ID = 200
@@ -299,6 +300,8 @@ class Matchmaker:
             self._log.warning("queue stream moved under us; rebuilding", ladder=ladder)
             await self.load(ladder)
             raise
+        if ladder not in self.queues:  # handed over meanwhile: the next owner rebuilds it
+            return
         self.versions[ladder] = stored[-1].version
         self.queues[ladder] = fold_queue(new, self.queues[ladder])
         ops.QUEUE_SIZE.labels(ladder).set(len(self.queues[ladder]))
@@ -632,8 +635,13 @@ class _Owner:
             for sub in self.subs.pop(ladder, []):
                 with contextlib.suppress(Exception):
                     await sub.drain()  # type: ignore[no-untyped-call]  # answer what is in
-            async with self.mm.locks[ladder]:  # no request or pairing of it is in flight
-                self.mm.drop(ladder)
+            # Let a request or pairing round in flight finish, but never hold up the lease
+            # machinery behind a stalled database: the store's fence refuses a late append.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(STOP_WAIT):
+                    await self.mm.locks[ladder].acquire()
+                    self.mm.locks[ladder].release()
+            self.mm.drop(ladder)
             self.rt.log.info("ladder handed over", ladder=ladder, why=why)
         if not self.subs and self.pairing is not None:
             self.pairing.cancel()
