@@ -40,9 +40,11 @@ __all__ = [
     "Opening",
     "PostgresEventStore",
     "append_with",
+    "count_unfinished_openings",
     "create_pool",
     "load_checkpoint",
     "save_checkpoint",
+    "stream_exists",
 ]
 
 _metadata_encoder = msgspec.json.Encoder()
@@ -323,6 +325,32 @@ async def append_with(
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
+
+
+async def stream_exists(conn: Conn, stream_id: str) -> bool:
+    """Return whether ``stream_id`` holds any event, read on ``conn`` (inside your transaction)."""
+    found = await conn.fetchval("SELECT 1 FROM spades_streams WHERE stream_id = $1", stream_id)
+    return found is not None
+
+
+async def count_unfinished_openings(
+    conn: Conn, opening_type: str, final_type: str, *, player: str, unless: str
+) -> int:
+    """Return, read on ``conn``, how many streams open with an ``opening_type`` event that lists
+    ``player`` in its ``players`` and whose JSON field ``unless`` is not true, and have no
+    ``final_type`` event yet (a player's unfinished unrated tables)."""
+    count = await conn.fetchval(
+        "SELECT count(*) FROM spades_events o WHERE o.type = $1 AND o.version = 1"
+        " AND ((o.data::jsonb) -> 'players') ? $3"
+        " AND NOT coalesce(((o.data::jsonb) ->> $4)::boolean, false)"
+        " AND NOT EXISTS (SELECT 1 FROM spades_events f"
+        " WHERE f.stream_id = o.stream_id AND f.type = $2)",
+        opening_type,
+        final_type,
+        player,
+        unless,
+    )
+    return int(count)
 
 
 def _like_escaped(text: str) -> str:
@@ -617,6 +645,19 @@ class PostgresEventStore:
             player,
         )
         return [row["stream_id"] for row in rows]
+
+    async def recorded(
+        self, event_type: str, start: datetime, end: datetime | None = None
+    ) -> list[StoredEvent]:
+        """Return every ``event_type`` event recorded in [start, end), oldest first."""
+        rows = await self._pool.fetch(
+            f"SELECT {_COLUMNS} FROM spades_events WHERE type = $1 AND recorded_at >= $2"
+            " AND ($3::timestamptz IS NULL OR recorded_at < $3) ORDER BY recorded_at, position",
+            event_type,
+            start,
+            end,
+        )
+        return [_row_to_event(row) for row in rows]
 
     async def stream_version(self, stream_id: str) -> int:
         """See EventStore.stream_version."""

@@ -68,7 +68,7 @@ class Settings:
     lease_seconds: Positive = 5.0
     replica_id: str = ""
     jwt_secret: str = ""
-    fairplay_days: float = 7.0
+    fairplay_days: NonNegative = 7.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

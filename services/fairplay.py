@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import hashlib
 import itertools
 import json
@@ -36,6 +37,7 @@ from dataclasses import asdict, dataclass
 import asyncpg
 import msgspec
 
+from events.pgstore import PostgresEventStore
 from services.config import Settings
 
 WINDOW_DAYS = 7.0
@@ -152,13 +154,9 @@ async def build_report(
     ]
     met: Counter[tuple[str, str]] = Counter()
     won: Counter[tuple[str, str]] = Counter()  # (winner, loser)
-    rows = await pool.fetch(
-        "SELECT data::text AS data FROM spades_events WHERE type = 'GameFinished'"
-        " AND recorded_at > now() - $1::float8 * interval '1 day'",
-        days,
-    )
-    for row in rows:
-        finished = msgspec.json.decode(row["data"], type=_Finished)
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
+    for event in await PostgresEventStore(pool).recorded("GameFinished", since):
+        finished = msgspec.json.decode(event.data, type=_Finished)
         players = finished.players
         if not finished.rated or len(players) < 2:
             continue

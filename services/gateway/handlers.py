@@ -25,7 +25,7 @@ from events import matchmaking as mm
 from events import rating
 from events import transcript as transcripts
 from events.game import game_id_of_match, stream_of
-from events.pgstore import Opening
+from events.pgstore import Opening, count_unfinished_openings, stream_exists
 from services import fairplay
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError, ErrorBody
@@ -447,11 +447,14 @@ class Practice(Controller):
                 LIVE_TABLES_LOCK,
                 player.player_id,
             )
-            retry = await conn.fetchval(
-                "SELECT EXISTS (SELECT 1 FROM spades_events WHERE stream_id = $1)",
-                stream_of(practice_game_id(body.command_id)),
+            retry = await stream_exists(conn, stream_of(practice_game_id(body.command_id)))
+            live = (
+                0
+                if retry
+                else await count_unfinished_openings(
+                    conn, "TableOpened", "GameFinished", player=player.player_id, unless="rated"
+                )
             )
-            live = 0 if retry else await conn.fetchval(_LIVE_TABLES_SQL, player.player_id)
             cap = gateway.config.live_tables_per_account
             if live >= cap:
                 raise ApiError(
@@ -469,14 +472,6 @@ class Practice(Controller):
 _table_reply = msgspec.json.Decoder(wire.TableReply)
 LIVE_TABLES_LOCK = 0x5ADE7
 """First key of the two-key advisory lock serialising one account's table openings."""
-_LIVE_TABLES_SQL = """
-SELECT count(*) FROM spades_events o
-WHERE o.type = 'TableOpened' AND o.version = 1
-  AND ((o.data::jsonb) -> 'players') ? $1 AND NOT ((o.data::jsonb) -> 'rated')::boolean
-  AND NOT EXISTS (SELECT 1 FROM spades_events f
-                  WHERE f.stream_id = o.stream_id AND f.type = 'GameFinished')
-"""
-"""The unfinished unrated tables an account sits at."""
 
 
 def practice_game_id(command_id: uuid.UUID) -> str:
