@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from nats.aio.client import Client as NATS
 from websockets.sync.client import connect
 
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
-from services.table.tables import stream_of
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.test_ws_play import open_casual
 from tests.infra import Processes

@@ -14,11 +14,11 @@ import websockets
 from nats.aio.client import Client as NATS
 
 from events import game as wire
+from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.gateway.auth import Tokens
 from services.gateway.config import ConfigError, parse_proxies
-from services.table.tables import stream_of
 from tests.gateway.conftest import SECRET, register_and_login, start_gateway
 from tests.gateway.test_sessions import PASSWORD, refresh, refused, sign_up
 from tests.gateway.test_ws_play import open_casual, seated, start_platform
