@@ -21,7 +21,9 @@ ACTIONABLE = """() => {
   if (document.querySelector('[data-testid="game-over"]')) return "over";
   if (document.querySelector('[data-testid="blind-offer"] button:not([disabled])')) return "blind";
   if (document.querySelector('.bid-row button:not([disabled])')) return "bid";
-  if (document.querySelector('.hand button.legal:not([disabled])')) return "card";
+  const legalCard = document.querySelector('.hand button.legal:not([disabled])');
+  if (legalCard && document.querySelector('[data-testid="exchange"]')) return "exchange";
+  if (legalCard) return "card";
   return null;
 }"""
 
@@ -61,6 +63,22 @@ async def play_card(page: Page) -> str:
     await expect(hand).to_have_count(before - 1)
     await expect(page.locator(f'.hand button[data-card="{name}"]')).to_have_count(0)
     return str(name)
+
+
+async def pass_cards(page: Page) -> None:
+    """A (blind) nil exchange: the partner of a bot that bid nil chooses the cards and passes them.
+
+    During it her hand can hold 15 cards (two received before she gives two back), and a click
+    on a card chooses it rather than plays it."""
+    exchange = page.get_by_test_id("exchange")
+    button = exchange.locator('button[data-key="pass"]')
+    count = int(re.findall(r"\d+", await button.inner_text())[0])
+    unchosen = page.locator('.hand button.legal:not([disabled])[aria-pressed="false"]')
+    for _ in range(count):
+        await unchosen.first.click()
+    await expect(exchange).to_contain_text(f"({count} chosen)")
+    await button.click()
+    await expect(exchange).to_have_count(0)
 
 
 async def check_hand_result(page: Page, cards_played: int) -> None:
@@ -134,6 +152,8 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
             break
         if move == "blind":
             await page.get_by_role("button", name="Show my cards").click()
+        elif move == "exchange":
+            await pass_cards(page)
         elif move == "bid" and cards_played == 0:
             # by keyboard: the focus lands on a fair estimate of the hand, never on Nil (the
             # riskiest bid); practice is untimed: no clock runs for her
