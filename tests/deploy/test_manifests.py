@@ -9,12 +9,15 @@ NATS comes from its official Helm chart (kustomize's HelmChartInflationGenerator
 deploy/base/nats). The chart is pulled from the NATS chart repository, which this machine and
 CI cannot reach, so these tests render every target with the chart generator left out and
 check NATS through what goes into the chart: the pinned chart entry and its values. `make
-manifests` renders the whole overlay, chart included, where the repository is reachable.
+manifests` renders the whole overlay, chart included, where the repository is reachable;
+there, once the chart is pulled, SPADES_DEPLOY_CHART=1 makes these tests render with it
+(`kubectl kustomize --enable-helm`) and check the chart's objects too.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -53,6 +56,9 @@ EXTERNAL_SECRETS = {
     "spades-backup-s3": "the operator, for backups, when no ExternalSecret makes it",
 }
 
+# Render with the NATS chart (pulled into deploy/base/nats/charts/ by `make manifests`).
+WITH_CHART = os.environ.get("SPADES_DEPLOY_CHART") == "1"
+
 Obj = dict[str, Any]
 
 
@@ -72,13 +78,18 @@ def without_charts(tree: Path) -> None:
 
 def render(target: str, tmp: Path) -> list[Obj]:
     """Return the objects `kustomize build` makes of deploy/base or an overlay, all but the
-    NATS chart's (a copy of deploy/ without the chart generators: see the module's doc)."""
-    tree = tmp / "deploy"
-    shutil.copytree(DEPLOY, tree, ignore=shutil.ignore_patterns("charts"))
-    without_charts(tree)
-    copy = tree / kustomization_dir(target).relative_to(DEPLOY)
+    NATS chart's (a copy of deploy/ without the chart generators: see the module's doc), or
+    with them when WITH_CHART."""
+    if WITH_CHART:
+        command = ["--enable-helm", "--helm-command", str(BIN / "helm")]
+        copy = kustomization_dir(target)
+    else:
+        tree = tmp / "deploy"
+        shutil.copytree(DEPLOY, tree, ignore=shutil.ignore_patterns("charts"))
+        without_charts(tree)
+        command, copy = [], tree / kustomization_dir(target).relative_to(DEPLOY)
     result = subprocess.run(
-        [str(BIN / "kubectl"), "kustomize", str(copy)],
+        [str(BIN / "kubectl"), "kustomize", *command, str(copy)],
         capture_output=True,
         text=True,
         check=False,
@@ -278,14 +289,21 @@ def test_nats_server_accepts_the_settings_the_values_give_it(overlay: str, tmp_p
     )
     path = tmp_path / "nats.conf"
     path.write_text(f"{json.dumps(settings)[1:-1]}\n{jetstream}\n")
-    result = subprocess.run(
-        [str(BIN / "nats-server"), "-t", "-c", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=30,
-    )
-    assert result.returncode == 0, result.stderr
+    configs = [path]
+    for cm in of_kind(objects(overlay), "ConfigMap"):  # the chart's own, when rendered
+        if cm["metadata"]["name"] == "nats-config":
+            configs.append(tmp_path / "chart-nats.conf")
+            configs[-1].write_text(cm["data"]["nats.conf"])
+    for conf in configs:
+        result = subprocess.run(
+            [str(BIN / "nats-server"), "-t", "-c", str(conf)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={"SERVER_NAME": "nats-0", "POD_NAME": "nats-0"},
+            timeout=30,
+        )
+        assert result.returncode == 0, f"{conf.name}: {result.stderr}"
 
 
 # --- the image and the CLI ---------------------------------------------------------------
@@ -367,7 +385,11 @@ def test_prometheus_scrapes_every_service_on_the_ops_path(target: str) -> None:
     if target == "dev":
         assert monitors == []
         return
-    (monitor,) = monitors
+    monitor = named(objs, "PodMonitor", "spades")
+    others = [m["spec"]["selector"]["matchLabels"] for m in monitors if m is not monitor]
+    assert [o["app.kubernetes.io/name"] for o in others] == (
+        ["nats"] if WITH_CHART and target == "prod" else []
+    ), "besides the chart's for NATS, one PodMonitor"
     selector = monitor["spec"]["selector"]["matchLabels"]
     (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
     assert endpoint["path"] == ops.METRICS
@@ -417,6 +439,9 @@ def test_streams_are_declared_as_the_services_would_create_them(target: str) -> 
         assert declared == {}
         return
     nats_nodes = nats_nodes_of(target)
+    for nats in of_kind(objs, "StatefulSet"):  # the chart's, when rendered
+        assert nats["metadata"]["name"] == "nats"
+        assert nats["spec"]["replicas"] == nats_nodes
     for config in stream_configs(Subjects("")):
         assert config.name is not None
         spec = declared.pop(config.name)
@@ -898,10 +923,10 @@ def test_jetstream_keeps_its_streams_on_a_volume_per_node(overlay: str) -> None:
     )
 
 
-def test_both_nats_variants_share_what_is_not_their_size(overlay: str) -> None:
+def test_both_nats_variants_share_what_is_not_their_size() -> None:
     """The cluster and the standalone node run the same server, configured and secured the
     same way: only size, replicas and the exporter differ."""
-    values, cluster = nats_values(overlay), nats_values("prod")
+    values, cluster = nats_values("dev"), nats_values("prod")
     for path in (
         ("fullnameOverride",),
         ("container", "image"),
