@@ -72,7 +72,7 @@ TEST_WORKERS ?= 3
 PYTEST_ARGS ?=
 
 .PHONY: test
-test: install browser ## run the whole test suite (browser tests in Chromium too) against real PostgreSQL and NATS
+test: install browser .venv/bin/helm ## run the whole test suite (browser tests in Chromium too) against real PostgreSQL and NATS
 	$(UV) run --frozen pytest -n $(TEST_WORKERS) --dist load --durations=25 $(PYTEST_ARGS)
 
 .PHONY: test-browser

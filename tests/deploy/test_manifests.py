@@ -908,6 +908,52 @@ def test_nats_is_the_pinned_official_chart(overlay: str) -> None:
     assert values["serviceAccount"]["enabled"] is False
 
 
+PROBE_TEMPLATE = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: probe-{{ .Release.Name }}
+data:
+  values: {{ toJson .Values | quote }}
+"""
+
+
+def test_kustomize_hands_the_chart_exactly_its_values(overlay: str, tmp_path: Path) -> None:
+    """kustomize's real Helm chart generator and the pinned Helm (`make helm`), run on a probe
+    chart put where the official one is cached (same name and version; the probe renders the
+    values it receives): every chart entry parses, finds its chart home and its values file,
+    and reaches `helm template` as release "nats" with exactly the values of that file.
+    What the official chart makes of them is not tested here (see the module's doc)."""
+    tree = tmp_path / "deploy"
+    shutil.copytree(DEPLOY, tree, ignore=shutil.ignore_patterns("charts"))
+    directory = nats_dir(overlay)
+    (chart,) = yaml.safe_load((directory / "kustomization.yaml").read_text())["helmCharts"]
+    probe = tree / "base/nats/charts" / f"nats-{chart['version']}" / "nats"
+    (probe / "templates").mkdir(parents=True)
+    (probe / "Chart.yaml").write_text(f"apiVersion: v2\nname: nats\nversion: {chart['version']}\n")
+    (probe / "templates/probe.yaml").write_text(PROBE_TEMPLATE)
+    result = subprocess.run(
+        [
+            str(BIN / "kubectl"),
+            "kustomize",
+            "--enable-helm",
+            "--helm-command",
+            str(BIN / "helm"),
+            str(tree / kustomization_dir(overlay).relative_to(DEPLOY)),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    rendered = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    received = json.loads(named(rendered, "ConfigMap", "probe-nats")["data"]["values"])
+    assert received == nats_values(overlay)
+    # The rest of the overlay is what the tests above check without the chart.
+    assert len(rendered) == len(objects(overlay)) + 1
+
+
 def test_jetstream_keeps_its_streams_on_a_volume_per_node(overlay: str) -> None:
     """File storage on a PersistentVolumeClaim per pod, under the claim name of the
     StatefulSet the chart replaced (its volumes are kept), with the store capped below it."""
