@@ -25,7 +25,7 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,8 +93,12 @@ class Person:
     """The ack codes of commands sent again after a reconnect."""
     sent: set[str] = field(default_factory=set)
     """Every command_id sent (one per turn: a resend reuses it)."""
+    clock_seq: int = 0
+    """The highest seq of a ``clock`` received (sent live, to spectators too)."""
     on_sent: Callable[[Person, int], None] | None = None
     """Called after each card sent: (self, seq of the turn); the test's fault trigger."""
+    before_last_card: Callable[[int], Awaitable[None]] | None = None
+    """Awaited before the fourth card of a trick is sent: (seq of the turn)."""
 
     @property
     def seq(self) -> int:
@@ -150,6 +154,8 @@ class Person:
                 if self.pending is not None and body["command_id"] == self.pending[1]:
                     self.pending = None
                 self.acked_to = max(self.acked_to, body["seq"])
+            elif kind == "clock":
+                self.clock_seq = max(self.clock_seq, body["seq"])
             elif kind == "your_turn":
                 await self._on_turn(body)
 
@@ -168,6 +174,8 @@ class Person:
         if cards:
             self.asked.append((len(self.urls), seq, cards, list(self.hand or [])))
         command = choose_json(legal, self.hand or [])
+        if cards and self.in_trick == 3 and self.before_last_card is not None:
+            await self.before_last_card(seq)
         self.pending = (seq, str(uuid.uuid4()), command)
         await self._send(*self.pending)
         if command["type"] == "PlayCard" and self.on_sent is not None:
@@ -229,8 +237,24 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
         os.kill(a.proc.pid, signal.SIGKILL)
         killed.update(at=time.monotonic(), seq=seq, seat=sender.seat)
 
+    held_back: list[int] = []
+
+    async def spectators_one_trick_behind(seq: int) -> None:
+        """Hold the trick's last card until both spectators have been told the turn after its
+        third (a live clock): a card leaked early would be with them by then; none may be."""
+        await eventually(
+            lambda: all(w.clock_seq >= seq for w in watchers),
+            within=120,
+            what=f"both spectators' clock for seq {seq}",
+        )
+        for w in watchers:
+            early = [e["seq"] for e in w.bodies("event") if e["seq"] > seq - 3]
+            assert early == [], f"spectator on {w.client.url} got {early} mid-trick at {seq}"
+        held_back.append(seq)
+
     for p in everyone:
         await p.connect()
+        p.before_last_card = spectators_one_trick_behind
     for p in on_a:
         p.on_sent = kill_a if p.seat >= 0 else None
 
@@ -295,7 +319,10 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
         assert p.reconnect_seq is not None
         assert p.reconnect_seq < len(stored)
 
-    # spectators: no hand, and a card only once its trick is complete
+    # spectators: no hand, and a card only once its trick is complete (checked live before
+    # every trick's last card, and here against the time each trick was won)
+    tricks = sum(isinstance(e, wire.TrickWon) for e in decoded)
+    assert len(held_back) == tricks, (len(held_back), tricks)
     for p in watchers:
         assert p.bodies("view")[0]["view"]["hand"] == []
         for body in p.bodies("event"):
@@ -328,7 +355,7 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
         f" commands; gateway A killed after seat {killed['seat']}'s card at seq {killed['seq']};"
         f" resumed from {[p.reconnect_seq for p in on_a]}; commands sent again and answered:"
         f" {[p.resent for p in on_a]}; stale your_turns ignored:"
-        f" {[p.stale_turns for p in seats]}"
+        f" {[p.stale_turns for p in seats]}; tricks held for the spectators check: {len(held_back)}"
     )
 
 
