@@ -235,7 +235,7 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
         if killed or sender.in_trick == 0 or seq < 20:
             return
         os.kill(a.proc.pid, signal.SIGKILL)
-        killed.update(at=time.monotonic(), seq=seq, seat=sender.seat)
+        killed.update(at=time.time(), seq=seq, seat=sender.seat)
 
     held_back: list[int] = []
 
@@ -349,11 +349,23 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
     commands = {s.metadata.command_id for s in stored if s.metadata.actor in SEATS}
     assert len(commands) == sum(len(p.sent) for p in seats), (len(commands), handled)
     assert sum(handled) == len(commands), (handled, len(commands))
+    # how long the killed gateway's clients were without a game: kill to `subscribed` on B
+    back_after = [
+        next(
+            r.at
+            for r in p.client.received
+            if r.body["type"] == "subscribed" and r.at > killed["at"]
+        )
+        - killed["at"]
+        for p in on_a
+    ]
     print(
         f"\ngame {game_id} (partition {partition_of(game_id, PARTITIONS)}): {len(stored)} events,"
         f" {hands_dealt} hands; table replicas own {owned} partitions and handled {handled}"
-        f" commands; gateway A killed after seat {killed['seat']}'s card at seq {killed['seq']};"
-        f" resumed from {[p.reconnect_seq for p in on_a]}; commands sent again and answered:"
+        f" commands; gateway A killed after seat {killed['seat']}'s card"
+        f" (its turn at seq {killed['seq']});"
+        f" resumed from {[p.reconnect_seq for p in on_a]} after"
+        f" {', '.join(f'{t:.2f}' for t in back_after)} s; commands sent again and answered:"
         f" {[p.resent for p in on_a]}; stale your_turns ignored:"
         f" {[p.stale_turns for p in seats]}; tricks held for the spectators check: {len(held_back)}"
     )
