@@ -337,6 +337,21 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
                 )
                 assert at >= done.recorded_at.timestamp() - 0.05, (p.seat, seq, at)
 
+    # the turn and its deadline are facts of the game: both gateways tell everyone the same
+    told: dict[int, set[tuple[int, float]]] = {}
+    for p in everyone:
+        for clock in p.bodies("clock"):
+            told.setdefault(clock["seq"], set()).add((clock["seat"], clock["deadline"]))
+    assert {seq: t for seq, t in told.items() if len(t) > 1} == {}
+    for p in seats:
+        for turn in p.bodies("your_turn"):
+            assert told.get(turn["seq"], {(p.seat, turn["deadline"])}) == {
+                (p.seat, turn["deadline"])
+            }, (p.seat, turn)
+    for p in on_a:  # a watcher is told the clock when it subscribes, on B too
+        again = [r.body["type"] for r in p.client.received if r.at > killed["at"]]
+        assert "clock" in again[again.index("subscribed") :], (p.seat, again[:10])
+
     # both table replicas stayed up, each still owning partitions; the game's owner served it
     for proc in (*tables, relay, b.proc):
         assert proc.poll() is None, processes.log(proc)[-3000:]
