@@ -359,6 +359,10 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
     owned = [sample(t, "spades_partitions_owned") or 0 for t in texts]
     assert all(owned), owned
     assert sum(owned) == PARTITIONS, owned
+    # each replica claimed its leases, and neither was ever refused an append as a stale owner
+    for text in texts:
+        assert (sample(text, 'spades_lease_changes_total{event="claimed"}') or 0) > 0
+        assert (sample(text, 'spades_lease_changes_total{event="fenced"}') or 0) == 0
     handled = [command_total(t) for t in texts]
     # each turn's command was applied exactly once, whichever gateway carried it (or both)
     commands = {s.metadata.command_id for s in stored if s.metadata.actor in SEATS}
