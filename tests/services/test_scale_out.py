@@ -302,11 +302,14 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
 
     for p in seats:
         who = f"seat {p.seat}"
-        # every hand told is the true hand at that seq, before and after the reconnect
-        for body in p.bodies("event"):
-            if body.get("hand") is not None:
-                expected = list(wire.visible_hand(truth[body["seq"]], p.seat) or ())
-                assert body["hand"] == expected, (who, body["seq"])
+        # after every view and event, before and after the reconnect, the hand the client
+        # holds (the last one it was told) is the true hand at that seq
+        held: list[str] = []
+        for body in p.bodies("view") + p.bodies("event"):
+            hand = body["view"]["hand"] if body["type"] == "view" else body.get("hand")
+            held = held if hand is None else hand
+            expected = list(wire.visible_hand(truth[body["seq"]], p.seat) or ())
+            assert held == expected, (who, body["seq"], held, expected)
         # every card it was asked to play was in the hand it held
         assert p.asked, who
         for connection, seq, cards, held in p.asked:
