@@ -16,133 +16,40 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import Any
 
 import uvicorn
-from litestar import Litestar, Request
-from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
+from litestar import Litestar
 from litestar.datastructures import State
-from litestar.middleware.rate_limit import RateLimitConfig, get_remote_address
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
-from litestar.openapi.spec import Components, Schema, SecurityScheme
 
 from services.config import Settings, SettingsError
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
-from services.gateway.exports import Exports
 from services.gateway.feed import Feeds
 from services.gateway.guards import GatewayRequest, refuse_control_paths
-from services.gateway.handlers import (
-    Accounts,
-    Games,
-    Ladders,
-    Practice,
-    Queue,
-    Transcripts,
-    bearer_token,
-)
+from services.gateway.http import http_routes
+from services.gateway.http.limits import UNLIMITED, rate_limits
+from services.gateway.http.openapi import StrictStructs, openapi_config
+from services.gateway.http.security import bearer_auth
 from services.gateway.requestids import request_ids
 from services.gateway.state import Gateway
-from services.gateway.web import web_routes
 from services.gateway.ws import play
 from services.runtime import Runtime, run_service
-
-
-class StrictStructs(StructSchemaPlugin):
-    """Declare `additionalProperties: false` for request Structs that refuse unknown fields
-    (litestar's own plugin leaves it out, so the document would promise what we refuse)."""
-
-    def to_openapi_schema(self, field_definition: Any, schema_creator: Any) -> Schema:
-        schema = super().to_openapi_schema(field_definition, schema_creator)
-        config = getattr(field_definition.annotation, "__struct_config__", None)
-        if config is not None and config.forbid_unknown_fields:
-            schema.additional_properties = False
-        return schema
-
-
-AUTH_PATHS = frozenset({"/api/accounts", "/api/tokens", "/api/tokens/refresh"})
-# the client's page and files are not the API: loading them spends none of the request budget
-UNLIMITED = ["/schema", "^/$", "^/static/"]
-
-
-def _rate_limits(gateway: Gateway) -> list[RateLimitConfig]:
-    """Per address, per account (a valid token's player), and tight on register, login and
-    session renewal (a refresh token is a credential too)."""
-    config = gateway.config
-
-    def account_of(request: Request[Any, Any, Any]) -> str | None:
-        try:
-            return gateway.tokens.verify(bearer_token(request)).player_id
-        except Exception:
-            return None
-
-    def has_account(request: Request[Any, Any, Any]) -> bool:
-        return account_of(request) is not None
-
-    def is_auth(request: Request[Any, Any, Any]) -> bool:
-        return request.method == "POST" and request.url.path in AUTH_PATHS
-
-    return [
-        RateLimitConfig(
-            rate_limit=("minute", config.rate_per_minute),
-            identifier_for_request=lambda r: f"address:{get_remote_address(r)}",
-            exclude=UNLIMITED,
-        ),
-        RateLimitConfig(
-            rate_limit=("minute", config.rate_per_minute),
-            identifier_for_request=lambda r: f"account:{account_of(r)}",
-            check_throttle_handler=has_account,
-            exclude=UNLIMITED,
-        ),
-        RateLimitConfig(
-            rate_limit=("minute", config.auth_rate_per_minute),
-            identifier_for_request=lambda r: f"login:{get_remote_address(r)}",
-            check_throttle_handler=is_auth,
-        ),
-    ]
 
 
 def create_app(gateway: Gateway) -> Litestar:
     """Return the litestar application of one gateway replica."""
     return Litestar(
-        route_handlers=[
-            Accounts,
-            Queue,
-            Practice,
-            Ladders,
-            Games,
-            Transcripts,
-            Exports,
-            play,
-            *web_routes(),
-        ],
+        route_handlers=[*http_routes(), play],
         exception_handlers=EXCEPTION_HANDLERS,
         request_class=GatewayRequest,
-        middleware=[limit.middleware for limit in _rate_limits(gateway)],
+        # in this order: who is calling (request.user), then the budgets that count by it
+        middleware=[
+            bearer_auth(gateway.tokens, exclude=UNLIMITED),
+            *(limit.middleware for limit in rate_limits(gateway.config)),
+        ],
         request_max_body_size=MAX_BODY_BYTES,
         plugins=[StrictStructs()],
-        openapi_config=OpenAPIConfig(
-            title="Spades ladder gateway",
-            version="1.0.0",
-            description=(
-                "Accounts, queues, practice tables, ladders, game summaries and replays. "
-                "Play happens over the WebSocket at /ws (see PROTOCOL.md). Every error is "
-                '{"code": ..., "message": ...}.'
-            ),
-            path="/schema",
-            render_plugins=[JsonRenderPlugin(), YamlRenderPlugin()],
-            components=Components(
-                security_schemes={
-                    "BearerToken": SecurityScheme(
-                        type="http",
-                        scheme="bearer",
-                        bearer_format="JWT",
-                        description="the access_token of POST /api/tokens",
-                    )
-                }
-            ),
-        ),
+        openapi_config=openapi_config(),
         state=State(
             {
                 "gateway": gateway,

@@ -18,7 +18,7 @@ from events import transcript as tx
 from events.envelope import REGISTRY
 from events.game import stream_of
 from events.pgstore import PostgresEventStore
-from services.gateway.handlers import MAX_TRANSCRIPT_BYTES
+from services.gateway.http.games import MAX_TRANSCRIPT_BYTES
 from tests.gateway.conftest import register_and_login
 from tests.gateway.hidden import secret_cards, states
 from tests.gateway.test_ws_play import start_platform

@@ -69,8 +69,8 @@ def modules_of(package: str) -> set[str]:
     base = SERVICES / package
     found = {f"services.{package}"}
     for path in base.rglob("*.py"):
-        if path.name != "__init__.py":
-            found.add("services." + ".".join(path.relative_to(SERVICES).with_suffix("").parts))
+        module = path.parent if path.name == "__init__.py" else path.with_suffix("")
+        found.add("services." + ".".join(module.relative_to(SERVICES).parts))
     return found
 
 

@@ -14,7 +14,7 @@ from litestar.datastructures import CacheControlHeader
 from litestar.response import File
 from litestar.static_files import create_static_files_router
 
-WEB = Path(__file__).parent / "web"
+WEB = Path(__file__).parents[1] / "web"
 REVALIDATE = CacheControlHeader(no_cache=True)
 """Browsers keep the files but ask again each time (ETag/Last-Modified): an upgraded gateway's
 client is never mixed with an old module from the cache."""

@@ -1,0 +1,41 @@
+"""The gateway's HTTP API, one module per area; `services.gateway.app` assembles them.
+
+- `security`: who is calling. The bearer-token middleware (``request.user``) and the guard
+  of the routes that need an account.
+- `common`: what the areas share. The gateway's resources, services' refusals as HTTP errors.
+- `accounts`: `/api/accounts`, `/api/tokens` (login, renewal, logout), `/api/me`.
+- `queue`: `/api/queue`, the caller's place in a ladder's matchmaking queue.
+- `practice`: `/api/practice`, tables of the caller and bots.
+- `ladders`: `/api/ladders`, `/api/players/{player_id}`, `/api/games` (the live directory).
+- `games`: `/api/games/{game_id}/...` (summaries, events, states, transcripts, a seat's own
+  view) and `/api/transcripts` (a transcript replayed).
+- `exports`: the open database, a player's rated games and a finished month's.
+- `web`: the browser client's page and static files.
+- `limits`: the request budgets (per address, per account, on logins).
+- `openapi`: the document at `/schema`.
+
+Every path is under `/api` (the client's page at `/`); handlers hold no game state: games
+live in the table service, queues in matchmaking, ratings in the rating service, and the
+gateway reads finished games from the event log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.gateway.http.accounts import Accounts
+from services.gateway.http.exports import Exports
+from services.gateway.http.games import Games, Transcripts
+from services.gateway.http.ladders import Ladders
+from services.gateway.http.practice import Practice
+from services.gateway.http.queue import Queue
+from services.gateway.http.web import web_routes
+
+
+def http_routes() -> list[Any]:
+    """Return the route handlers of the HTTP API and the browser client, in the order the
+    OpenAPI document lists them."""
+    return [Accounts, Queue, Practice, Ladders, Games, Transcripts, Exports, *web_routes()]
+
+
+__all__ = ["http_routes"]

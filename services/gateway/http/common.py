@@ -1,0 +1,69 @@
+"""What the HTTP areas share: the gateway's resources, services' refusals as HTTP errors, the
+headers of answers that carry a token, and the OpenAPI security requirement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request
+from litestar.datastructures import ResponseHeader, State
+
+from services import fairplay
+from services.gateway.errors import ApiError
+from services.gateway.state import Gateway, Unavailable, ask
+
+BEARER: list[dict[str, list[str]]] = [{"BearerToken": []}]
+"""The OpenAPI security requirement of a route guarded by `security.account_required`."""
+
+NO_STORE = [
+    ResponseHeader(name="Cache-Control", value="no-store"),
+    ResponseHeader(name="Pragma", value="no-cache"),
+]
+"""Headers of every answer that carries a token (RFC 6749 5.1): no cache may keep a copy."""
+
+
+def gateway_of(state: State) -> Gateway:
+    """Return the gateway's resources (set on the app at start)."""
+    gateway: Gateway = state.gateway
+    return gateway
+
+
+async def sighted(gateway: Gateway, request: Request[Any, Any, Any], player_id: str) -> None:
+    """Record where ``player_id`` is (his address, his client's device token): accounts seen
+    at one never share a ranked table (`services.fairplay`)."""
+    address = request.client.host if request.client else None
+    device = request.headers.get(fairplay.DEVICE_HEADER)
+    await fairplay.record_sighting(gateway.pool, player_id, address, device)
+
+
+# HTTP status of each refusal code the services answer with
+_STATUS = {
+    "malformed": 400,
+    "invalid_ruleset": 400,
+    "wrong_player_count": 400,
+    "bot_not_allowed": 403,
+    "not_your_seat": 403,
+    "unknown_ladder": 404,
+    "unknown_game": 404,
+    "already_queued": 409,
+    "in_game": 409,
+    "not_queued": 409,
+    "unavailable": 503,
+}
+
+
+def refused(code: str, message: str) -> ApiError:
+    """Return the HTTP error for a service's refusal code."""
+    return ApiError(_STATUS.get(code, 400), code, message)
+
+
+async def asked(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
+    """Return a service's answer; 503 `unavailable` when it does not answer."""
+    try:
+        return await ask(gateway, subject, body)
+    except Unavailable:
+        raise ApiError(503, "unavailable", "the service did not answer: try again") from None
+
+
+__all__ = ["BEARER", "NO_STORE", "asked", "gateway_of", "refused", "sighted"]

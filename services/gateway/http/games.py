@@ -1,0 +1,191 @@
+"""Games and replays: public summaries, events, states and transcripts of any game (a game
+in progress only as a spectator sees it), a seat's own view, and transcripts replayed."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, MediaType, Request, get, post
+from litestar.datastructures import State
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.params import Parameter
+
+from events import game as wire
+from events import transcript as transcripts
+from events.game import stream_of
+from services.gateway.errors import ERROR_RESPONSES, ApiError
+from services.gateway.games import (
+    Game,
+    GameEventOut,
+    GameSummary,
+    StateAt,
+    TranscriptReplay,
+    replay_of,
+)
+from services.gateway.http.common import BEARER, gateway_of, refused
+from services.gateway.http.security import Caller, account_required
+from services.gateway.state import Unavailable, ask_table
+
+GAME_ID = Annotated[
+    str,
+    Parameter(
+        pattern=r"^[0-9A-Fa-f-]{1,64}$",
+        description="a game id (a UUID, as `game_id` everywhere else)",
+    ),
+]
+
+
+async def load_game(state: State, game_id: str) -> Game:
+    """Return a game's log, or 404."""
+    try:
+        uuid.UUID(game_id)
+    except ValueError:
+        raise ApiError(404, "unknown_game", f"no game {game_id!r}") from None
+    stored = await gateway_of(state).store.read(stream_of(game_id))
+    if not stored:
+        raise ApiError(404, "unknown_game", f"no game {game_id!r}")
+    return Game(game_id, stored)
+
+
+_ndjson = msgspec.json.Encoder()
+MAX_AT = 1_000_000
+
+
+class Games(Controller):
+    """Games: public summaries, replays of finished games, a seat's own view."""
+
+    path = "/api/games/{game_id:str}"
+    tags = ["games"]  # noqa: RUF012
+
+    @get("/", responses=ERROR_RESPONSES, summary="A game's public summary")
+    async def summary(self, game_id: GAME_ID, state: State) -> GameSummary:
+        """Players, rules, phase and scores; a game in progress as of its last whole trick."""
+        return (await load_game(state, game_id)).summary()
+
+    @get("/events", responses=ERROR_RESPONSES, summary="A game's events")
+    async def events(self, game_id: GAME_ID, state: State) -> list[GameEventOut]:
+        """Every event of a finished game, hands included (the deck seed never); a game in
+        progress only as a spectator sees it, up to its last completed trick."""
+        return list((await load_game(state, game_id)).events())
+
+    @get(
+        "/events.ndjson",
+        responses=ERROR_RESPONSES,
+        summary="A game's events, one JSON object a line",
+        media_type="application/x-ndjson",
+    )
+    async def events_ndjson(self, game_id: GAME_ID, state: State) -> bytes:
+        """The same events as `/events`, as NDJSON (one event a line)."""
+        events = (await load_game(state, game_id)).events()
+        return b"".join(_ndjson.encode(e) + b"\n" for e in events)
+
+    @get("/state", responses=ERROR_RESPONSES, summary="The state after event `at`")
+    async def state_at(
+        self,
+        game_id: GAME_ID,
+        state: State,
+        at: Annotated[int, Parameter(ge=0, le=MAX_AT)] = MAX_AT,
+    ) -> StateAt:
+        """Face up once the game is over; during play only public facts, no later than the
+        last completed trick. Without ``at``: the latest state."""
+        return (await load_game(state, game_id)).state_at(at)
+
+    @get(
+        "/transcript",
+        responses=ERROR_RESPONSES,
+        summary="A plain-text transcript",
+        media_type=MediaType.TEXT,
+    )
+    async def transcript(self, game_id: GAME_ID, state: State) -> str:
+        """Every hand, bid and trick of a finished game; during play, the public part only."""
+        return (await load_game(state, game_id)).transcript()
+
+    @get(
+        "/view",
+        responses=ERROR_RESPONSES,
+        summary="The caller's own seat view",
+        security=BEARER,
+        guards=[account_required],
+    )
+    async def view(self, game_id: GAME_ID, request: Caller, state: State) -> wire.SeatViewWire:
+        """The caller's view of a game he sits at (403 `not_your_seat` otherwise)."""
+        player = request.user
+        game = await load_game(state, game_id)
+        if player.player_id not in game.opened.players:
+            raise ApiError(403, "not_your_seat", "you have no seat at this game")
+        try:
+            reply = await ask_table(
+                gateway_of(state),
+                game_id,
+                wire.GetView(game_id=game_id, player_id=player.player_id),
+            )
+        except Unavailable:
+            raise ApiError(503, "unavailable", "the table did not answer: try again") from None
+        if not reply.ok or reply.view is None:
+            raise refused(reply.code or "unavailable", reply.message or "no view")
+        return reply.view
+
+
+# -- transcripts -----------------------------------------------------------------------------------
+
+MAX_TRANSCRIPT_BYTES = 512 * 1024
+"""Largest transcript accepted (413 beyond): a whole game is 25 to 50 KiB, one that reaches
+the 50-hand cap about 250 KiB."""
+
+
+@dataclass
+class _TranscriptBody(Operation):
+    """The operation of `POST /api/transcripts`: its body is plain text, which litestar cannot
+    declare from a handler's signature (the handler reads the raw body)."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            required=True,
+            description="a transcript as `GET /api/games/{game_id}/transcript` writes it",
+            content={
+                "text/plain": OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.STRING, max_length=MAX_TRANSCRIPT_BYTES)
+                )
+            },
+        )
+
+
+class Transcripts(Controller):
+    """Replays of transcripts: what a text says, checked by the rules engine."""
+
+    path = "/api/transcripts"
+    tags = ["games"]  # noqa: RUF012
+
+    @post(
+        "/",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Replay a transcript",
+        operation_class=_TranscriptBody,
+        request_max_body_size=MAX_TRANSCRIPT_BYTES,
+    )
+    async def replay(self, request: Request[Any, Any, Any]) -> TranscriptReplay:
+        """Read a finished game's plain-text transcript back and replay it with the rules
+        engine: the game's events (as `/api/games/{game_id}/events` shows them) and its final
+        state. Only the text is replayed: no game is looked up, nothing is stored. A line
+        that is not a legal continuation is refused with a code (`malformed_line`,
+        `truncated`, `face_down`, `unknown_rule`, `invalid_ruleset`, `invalid_deal`,
+        `mismatch`, `bad_step`, or the rule broken: `must_follow_suit`, `card_not_in_hand`
+        ...) and a message naming the line."""
+        body = await request.body()
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ApiError(400, "malformed", "a transcript is UTF-8 text") from None
+        try:
+            read = await asyncio.to_thread(transcripts.parse, text)
+        except transcripts.TranscriptError as exc:
+            raise ApiError(400, exc.code, str(exc)) from None
+        return replay_of(read)
+
+
+__all__ = ["MAX_TRANSCRIPT_BYTES", "Games", "Transcripts", "load_game"]
