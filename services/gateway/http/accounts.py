@@ -8,6 +8,7 @@ import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import JSONBody
 
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError, ErrorBody
@@ -102,7 +103,7 @@ class Accounts(Controller):
     tags = ["accounts"]  # noqa: RUF012 - litestar reads a class attribute
 
     @post("/accounts", responses=ERROR_RESPONSES, status_code=201, summary="Register an account")
-    async def register(self, data: Register, state: State) -> auth.Account:
+    async def register(self, data: JSONBody[Register], state: State) -> auth.Account:
         """Create an account (409 `name_taken` when the name is in use, ignoring case)."""
         if not auth.valid_name(data.name):  # the schema's `$` lets a final newline through
             raise ApiError(400, "malformed", f"{data.name!r} is not a name: {auth.NAME_RULE}")
@@ -121,7 +122,9 @@ class Accounts(Controller):
         summary="Log in: get an access token",
         response_headers=NO_STORE,
     )
-    async def login(self, data: Login, request: Request[Any, Any, Any], state: State) -> Token:
+    async def login(
+        self, data: JSONBody[Login], request: Request[Any, Any, Any], state: State
+    ) -> Token:
         """Return an access token for a name and password (401 `invalid_credentials`), and
         the refresh token of a new session."""
         gateway = gateway_of(state)
@@ -143,7 +146,7 @@ class Accounts(Controller):
         summary="Renew a session: a new access token and refresh token",
         response_headers=NO_STORE,
     )
-    async def refresh(self, data: Refresh, state: State) -> Token:
+    async def refresh(self, data: JSONBody[Refresh], state: State) -> Token:
         """Trade a refresh token for a new access token and the session's next refresh token.
         Each refresh token works once (the one a renewal replaced is still taken for
         `SPADES_SESSION_REUSE_SECONDS`, 30, for two tabs or a retry): 401 `refresh_invalid` for
@@ -163,7 +166,7 @@ class Accounts(Controller):
         return token_of(gateway, session)
 
     @delete("/tokens", responses=ERROR_RESPONSES, status_code=204, summary="Log out")
-    async def logout(self, data: Refresh, state: State) -> None:
+    async def logout(self, data: JSONBody[Refresh], state: State) -> None:
         """End the session of a refresh token: none of its refresh tokens works any more.
         Idempotent: a session already ended, or a token that is no session's, is answered
         204 too. Access tokens already issued stay valid until they expire."""

@@ -7,6 +7,7 @@ import uuid
 import msgspec
 from litestar import Controller, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
 
 from events import game as wire
 from events.game import stream_of
@@ -48,7 +49,7 @@ class Practice(Controller):
         summary="Open a practice table with bots",
         security=BEARER,
     )
-    async def open(self, data: PracticeRequest, request: Caller, state: State) -> Opened:
+    async def open(self, data: JSONBody[PracticeRequest], request: Caller, state: State) -> Opened:
         """Open an unrated table: the caller at seat 0, bots at the others, these rules.
         An account has at most `SPADES_LIVE_TABLES_PER_ACCOUNT` (3) unfinished practice or
         casual tables: 409 `too_many_tables` beyond (a retry of one already opened, same

@@ -7,6 +7,7 @@ from typing import Annotated
 import msgspec
 from litestar import Controller, delete, get, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
 
 from events import matchmaking as mm
 from events.game import game_id_of_match
@@ -68,7 +69,7 @@ class Queue(Controller):
         summary="Join a ladder's queue",
         security=BEARER,
     )
-    async def join(self, data: QueueJoin, request: Caller, state: State) -> QueueAnswer:
+    async def join(self, data: JSONBody[QueueJoin], request: Caller, state: State) -> QueueAnswer:
         """Queue the caller; the match arrives by `GET /api/queue` (match_id, then game)."""
         player_id = request.user.player_id
         await sighted(gateway_of(state), request, player_id)
