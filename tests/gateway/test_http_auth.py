@@ -87,6 +87,11 @@ async def test_routes_need_a_token_exactly_where_the_document_says(
                 assert error["message"], where
             elif answer.status_code >= 400 and "json" in answer.headers["content-type"]:
                 assert answer.json()["code"] not in TOKEN_CODES | {"internal"}, where
+    # litestar's automatic OPTIONS answer says which methods a path takes, to anyone
+    for template in {template for _, template in routes}:
+        answer = await http.options(concrete(template))
+        assert answer.status_code == 204, (template, answer.text)
+        assert "OPTIONS" in answer.headers["allow"], template
 
 
 async def test_a_route_that_needs_an_account_refuses_before_reading_the_body(

@@ -23,7 +23,7 @@ from typing import Any
 from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
-from litestar.enums import ScopeType
+from litestar.enums import HttpMethod, ScopeType
 from litestar.handlers.base import BaseRouteHandler
 from litestar.middleware import AbstractAuthenticationMiddleware, AuthenticationResult
 from litestar.middleware.base import DefineMiddleware
@@ -81,6 +81,11 @@ def bearer_auth(tokens: auth.Tokens, exclude: list[str]) -> DefineMiddleware:
 
 def account_required(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """Guard: let only a request with a valid access token through (401 with the reason)."""
+    if connection.scope.get("method") == HttpMethod.OPTIONS:
+        # litestar's automatic OPTIONS answer (the Allow header) inherits a controller's
+        # guards; it tells nothing of anyone, and a CORS preflight never carries credentials
+        # (the middleware skips OPTIONS for that reason too)
+        return
     if not isinstance(connection.user, auth.Claims):
         refusal = connection.auth if isinstance(connection.auth, Refusal) else NO_TOKEN
         raise ApiError(401, refusal.code, refusal.message)
