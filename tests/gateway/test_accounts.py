@@ -177,7 +177,7 @@ async def test_the_openapi_document_lists_the_api(http: httpx.AsyncClient) -> No
 
 async def test_logins_are_rate_limited_per_address(processes: Processes) -> None:
     gateway = await start_gateway(processes, SPADES_AUTH_RATE_PER_MINUTE="3")
-    async with httpx.AsyncClient(base_url=gateway.url) as client:
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as client:
         codes = [
             (
                 await client.post("/api/tokens", json={"name": "x", "password": "whatever1"})
@@ -193,7 +193,7 @@ async def test_logins_are_rate_limited_per_address(processes: Processes) -> None
 
 async def test_requests_are_rate_limited_per_account(processes: Processes) -> None:
     gateway = await start_gateway(processes, SPADES_RATE_PER_MINUTE="6")
-    async with httpx.AsyncClient(base_url=gateway.url) as client:
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as client:
         token = await register_and_login(client, "fay")
         auth = {"Authorization": f"Bearer {token}"}
         # the address limit (6) has 2 used by register and login; the account's has none used
@@ -204,7 +204,7 @@ async def test_requests_are_rate_limited_per_account(processes: Processes) -> No
 async def test_ops_probes_answer_and_sigterm_stops_the_gateway(
     gateway: GatewayProcess, processes: Processes
 ) -> None:
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(timeout=30) as client:
         ready = await client.get(f"http://127.0.0.1:{gateway.ops_port}/readyz")
         assert ready.status_code == 200, ready.text
     gateway.proc.send_signal(signal.SIGTERM)
