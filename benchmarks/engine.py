@@ -14,12 +14,11 @@ legal cards, the engine's scoring), ``engine.public_hands_per_cpu_s`` (the same 
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Callable
-from pathlib import Path
 
+from benchmarks import artifact
 from engine import (
     Event,
     GameState,
@@ -118,9 +117,6 @@ def open_spiel_rate(seconds: float) -> tuple[float, float] | None:
     return hands / (time.perf_counter() - start), hands / (time.process_time() - cpu)
 
 
-ARTIFACT = Path("artifacts/bench.json")
-
-
 def fast_rate(seconds: float) -> tuple[float, float]:
     """Return random hands per wall and CPU second through the private fast path."""
     rng = random.Random(1)
@@ -156,19 +152,9 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q / 100 * len(values)))]
 
 
-def record(figures: dict[str, float]) -> None:
-    """Merge ``figures`` into artifacts/bench.json (other benchmarks keep their keys)."""
-    ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        data = json.loads(ARTIFACT.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        data = {}
-    data.update({k: round(v, 3) for k, v in figures.items()})
-    ARTIFACT.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-
-
 def main() -> None:
     """Print the engine's figures (per wall second and per CPU second of this process)."""
+    meta = artifact.run_metadata()
     figures: dict[str, float] = {}
     fast_wall, fast_cpu = fast_rate(SECONDS)
     print(
@@ -202,7 +188,7 @@ def main() -> None:
     theirs = open_spiel_rate(SECONDS)
     if theirs is None:
         print("open_spiel: not installed (make bench installs it: uv sync --group bench)")
-        record(figures)
+        print(f"wrote {artifact.record('engine', figures, meta)}")
         return
     print(f"open_spiel:   {theirs[0]:7,.0f} hands/s wall, {theirs[1]:7,.0f} per CPU s (spades)")
     print(
@@ -212,7 +198,7 @@ def main() -> None:
     figures["engine.openspiel_hands_per_cpu_s"] = theirs[1]
     figures["engine.openspiel_ratio"] = fast_cpu / theirs[1]
     figures["engine.public_openspiel_ratio"] = cpu / theirs[1]
-    record(figures)
+    print(f"wrote {artifact.record('engine', figures, meta)}")
 
 
 if __name__ == "__main__":
