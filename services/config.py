@@ -17,6 +17,7 @@
 | SPADES_REPLICA_ID | host:pid:random | this replica's name in lease groups (the pod's name) |
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
 | SPADES_FAIRPLAY_DAYS | 7 | days an address or device links accounts (never at one ranked table) |
+| SPADES_EVENT_LOOP | auto | auto (uvloop when installed), uvloop, or asyncio (`services.loop`) |
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Settings:
     replica_id: str = ""
     jwt_secret: str = ""
     fairplay_days: NonNegative = 7.0
+    event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

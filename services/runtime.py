@@ -26,6 +26,7 @@ from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
 from services import logs, ops
 from services.config import Settings, SettingsError
+from services.loop import current_loop_name
 
 
 @dataclass
@@ -98,7 +99,7 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
         store = PostgresEventStore(pool)
         checks = {"postgres": ops.postgres_check(pool), "nats": ops.nats_check(nc)}
         async with ops.ops_server(settings.ops_port, checks) as server:
-            log.info("service started", ops_port=server.port)
+            log.info("service started", ops_port=server.port, event_loop=current_loop_name())
             rt = Runtime(name, settings, subjects, pool, store, nc, js, stop, log, checks)
             await main(rt)
             log.info("service stopping")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 
+from services import loop
 from services.runtime import Runtime, ServiceMain, run_service
 
 # service name -> module whose `main(rt)` runs it under services.runtime
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     service_main: ServiceMain = (
         _relay if name == "relay" else importlib.import_module(_MAINS[name]).main
     )
-    asyncio.run(run_service(name, service_main))
+    loop.run(run_service(name, service_main))
     return 0
 
 

@@ -21,6 +21,7 @@ import uvicorn
 from litestar import Litestar
 from litestar.datastructures import State
 
+from services import loop
 from services.config import Settings, SettingsError
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
@@ -93,7 +94,8 @@ async def serve(rt: Runtime) -> None:
             log_config=None,
             access_log=False,
             lifespan="on",
-            ws="websockets",
+            ws=config.ws,
+            http=config.http,
             ws_max_size=HARD_FRAME_BYTES,
             # Our frames are small JSON (most under 300 bytes): per-message deflate saves little
             # of them, yet it was the gateway's largest single cost under load (14% of its CPU
@@ -128,7 +130,7 @@ def main() -> int:
     except (ConfigError, SettingsError) as exc:
         print(f"spades gateway: {exc}", file=sys.stderr)
         return 2
-    asyncio.run(run_service("gateway", serve))
+    loop.run(run_service("gateway", serve))
     return 0
 
 

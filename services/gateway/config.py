@@ -12,6 +12,8 @@
 | SPADES_AUTH_RATE_PER_MINUTE | 20 | register/login/refresh attempts per minute per address |
 | SPADES_TRUSTED_PROXIES | (empty) | proxies (IPs, CIDR ranges) whose X-Forwarded-* is believed |
 | SPADES_LIVE_TABLES_PER_ACCOUNT | 3 | unfinished practice/casual tables an account may have |
+| SPADES_GATEWAY_WS | websockets | uvicorn WebSocket code: websockets, websockets-sansio, wsproto |
+| SPADES_GATEWAY_HTTP | auto | uvicorn's HTTP parser: auto (httptools if there), httptools, h11 |
 
 Client addresses: with SPADES_TRUSTED_PROXIES empty (the default) the client's address is the
 TCP peer's, whatever headers say, so nobody can pick his own address for the rate limits or
@@ -28,7 +30,7 @@ import ipaddress
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
 from msgspec import Meta
 
@@ -42,6 +44,12 @@ MAX_FRAME_BYTES = 4 * 1024
 """Largest WebSocket message the protocol accepts; larger ones get a `frame_too_large` error."""
 HARD_FRAME_BYTES = 64 * 1024
 """Frames beyond this are refused by the server itself (close code 1009), unread."""
+
+
+WsImplementation = Literal["websockets", "websockets-sansio", "wsproto"]
+"""uvicorn's WebSocket implementations (`benchmarks/gateway.py` compares them)."""
+HttpImplementation = Literal["auto", "httptools", "h11"]
+DEFAULT_WS: WsImplementation = "websockets"
 
 
 class ConfigError(ValueError):
@@ -61,6 +69,8 @@ class _GatewayEnv:
     auth_rate_per_minute: AtLeastOne = 20
     trusted_proxies: str = ""  # comma-separated addresses or CIDR ranges (parse_proxies)
     live_tables_per_account: AtLeastOne = 3
+    gateway_ws: WsImplementation = DEFAULT_WS
+    gateway_http: HttpImplementation = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +87,8 @@ class GatewayConfig:
     auth_rate_per_minute: int = 20
     trusted_proxies: tuple[str, ...] = ()
     live_tables_per_account: int = 3
+    ws: WsImplementation = DEFAULT_WS
+    http: HttpImplementation = "auto"
 
     @classmethod
     def from_env(
@@ -108,6 +120,8 @@ class GatewayConfig:
             auth_rate_per_minute=env.auth_rate_per_minute,
             trusted_proxies=parse_proxies(env.trusted_proxies),
             live_tables_per_account=env.live_tables_per_account,
+            ws=env.gateway_ws,
+            http=env.gateway_http,
         )
 
 

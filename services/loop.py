@@ -1,0 +1,64 @@
+"""The event loop every long-running service runs on: uvloop where it is installed.
+
+`spades serve NAME` runs its service through `run`, which picks the loop SPADES_EVENT_LOOP
+names (`services.config`): ``auto`` (the default) takes uvloop when it imports and asyncio's own
+loop otherwise (a platform without uvloop wheels still runs, only slower); ``uvloop`` insists on
+it; ``asyncio`` is the standard library's loop (for comparing, or ruling uvloop out).
+
+Why uvloop: the gateway and the table spend most of their time in the loop's socket and
+callback machinery; `python -m benchmarks gateway` measures each service's CPU per card play on
+both loops in the same run (see README.md, "Benchmarks").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from services.config import Settings, SettingsError
+
+T = TypeVar("T")
+
+
+class LoopUnavailable(RuntimeError):
+    """SPADES_EVENT_LOOP=uvloop, and uvloop does not import on this machine."""
+
+    code = "event_loop_unavailable"
+
+
+def loop_factory(choice: str) -> tuple[str, Callable[[], asyncio.AbstractEventLoop] | None]:
+    """Return (name of the loop, factory for asyncio.Runner; None for asyncio's own loop)."""
+    if choice == "asyncio":
+        return "asyncio", None
+    try:
+        import uvloop
+    except ImportError:
+        if choice == "uvloop":
+            raise LoopUnavailable(
+                "SPADES_EVENT_LOOP=uvloop, but uvloop is not installed on this machine "
+                "(set SPADES_EVENT_LOOP=asyncio or auto)"
+            ) from None
+        return "asyncio", None
+    return "uvloop", uvloop.new_event_loop
+
+
+def run(main: Coroutine[Any, Any, T], settings: Settings | None = None) -> T:
+    """Return what ``main`` returns, run to completion on the configured event loop."""
+    try:
+        choice = (settings or Settings.from_env()).event_loop
+    except SettingsError:
+        choice = "auto"  # `main` (run_service) reports the unusable variable by its name
+    try:
+        _, factory = loop_factory(choice)
+    except LoopUnavailable:
+        main.close()  # never awaited: close it so Python does not warn about it
+        raise
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main)
+
+
+def current_loop_name() -> str:
+    """Return ``uvloop`` or ``asyncio``: the kind of loop running now (for the start log)."""
+    module = type(asyncio.get_running_loop()).__module__
+    return "uvloop" if module.startswith("uvloop") else "asyncio"
