@@ -59,13 +59,15 @@ def pct(values: list[float], q: float) -> float:
 
 @contextlib.contextmanager
 def servers() -> Iterator[dict[str, str]]:
-    """Yield URLs of PostgreSQL and NATS: from the environment, else an embedded stack."""
+    """Yield URLs of PostgreSQL and NATS: from the environment, else an embedded stack (then
+    also ``nats_pid``, the NATS server's process id)."""
     if os.environ.get("SPADES_DATABASE_URL") and os.environ.get("SPADES_NATS_URL"):
         yield {k: os.environ[k] for k in ("SPADES_DATABASE_URL", "SPADES_NATS_URL")}
         return
     home = Path(tempfile.mkdtemp(prefix="bench-e2e-", dir=REPO / ".spades"))
     with embedded_stack(home, durable=False) as stack:
-        yield stack.env()
+        pid = stack.nats.pid()  # the gateway bench reads its memory
+        yield stack.env() | ({"nats_pid": str(pid)} if pid is not None else {})
 
 
 async def fresh_database(url: str) -> str:
