@@ -32,6 +32,7 @@ import msgspec
 
 import engine
 import engine.bot
+from benchmarks import artifact
 from events import game as wire
 from events.bus import close_nats, connect, ensure_streams
 from events.envelope import REGISTRY, Metadata, StoredEvent
@@ -255,6 +256,8 @@ async def raw_baseline(db_url: str, nats_url: str, subjects: Subjects, tables: i
 
 async def bench(urls: dict[str, str]) -> None:
     """Start the services, run every concurrency level, print the table."""
+    meta = artifact.run_metadata()
+    recorded: dict[str, Any] = {}
     db_url = await fresh_database(urls["SPADES_DATABASE_URL"])
     prefix = f"bench{os.getpid()}"
     subjects = Subjects(prefix)
@@ -290,9 +293,20 @@ async def bench(urls: dict[str, str]) -> None:
                 f"raw in-process {raw:.0f} plays/s "
                 f"(ratio {figures['plays_per_s'] / raw if raw else 0:.2f})"
             )
+            recorded[f"e2e.tables_{tables}"] = {
+                "plays_per_s": figures["plays_per_s"],
+                "commands_per_s": figures["commands_per_s"],
+                "reply_p50_ms": figures["ack_p50"],
+                "reply_p99_ms": figures["ack_p99"],
+                "event_p50_ms": figures["event_p50"],
+                "event_p99_ms": figures["event_p99"],
+                "raw_plays_per_s": raw,
+            }
     finally:
         await close_nats(nc)
         await terminate(procs)
+        if recorded:
+            print(f"wrote {artifact.record('e2e', recorded, meta)}")
 
 
 async def terminate(procs: list[Any]) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import os
 import tempfile
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import asyncpg
 
+from benchmarks import artifact
 from benchmarks.store import _servers
 from events.migrations import migrate
 from events.pgstore import create_pool
@@ -26,7 +26,6 @@ from services.fairness import verify
 from services.simulated_month import add_games
 
 GAMES = int(os.environ.get("SPADES_BENCH_GAMES", "1000"))
-ARTIFACT = Path("artifacts") / "bench.json"
 
 
 async def _run(database_url: str) -> dict[str, float | int | str]:
@@ -69,6 +68,7 @@ async def _run(database_url: str) -> dict[str, float | int | str]:
 
 def main() -> None:
     """Print the export figures and merge them into artifacts/bench.json."""
+    meta = artifact.run_metadata()
     with _servers() as (database_url, _nats):
         figures = asyncio.run(_run(database_url))
     print(
@@ -81,10 +81,7 @@ def main() -> None:
         f"verify every game: {figures['verify_seconds']} s"
         f" ({figures['verified_hands_per_second']} hands/s, reading included)"
     )
-    ARTIFACT.parent.mkdir(exist_ok=True)
-    merged = json.loads(ARTIFACT.read_text()) if ARTIFACT.exists() else {}
-    merged["export"] = figures
-    ARTIFACT.write_text(json.dumps(merged, indent=2) + "\n")
+    print(f"wrote {artifact.record('export', {'export': figures}, meta)}")
 
 
 if __name__ == "__main__":

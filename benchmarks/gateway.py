@@ -365,7 +365,9 @@ class Run:
 async def connect_seat(url: str, player: str) -> ClientConnection:
     """Return a WebSocket of the gateway, authenticated as ``player``; no client pings (a
     browser sends none: the server's keepalive is the one measured)."""
-    ws = await ws_connect(url, max_size=2**20, ping_interval=None, compression=None)
+    ws = await ws_connect(
+        url, max_size=2**20, ping_interval=None, compression=None, open_timeout=120
+    )
     token, _ = Tokens(SECRET, 3600).issue(player, False)
     await ws.send(_json.encode({"type": "auth", "token": token}).decode())
     return ws
@@ -413,16 +415,22 @@ async def play_seat(ws: ClientConnection, game_id: str, run: Run, act: bool) -> 
             raise RuntimeError(f"the gateway refused a bench message: {body}")
 
 
-async def table_slot(nc: Any, stack: Stack, run: Run, slot: str, act: bool) -> None:
+async def table_slot(
+    nc: Any, stack: Stack, run: Run, slot: str, act: bool, gate: asyncio.Semaphore
+) -> None:
     """Keep one table of four connected seats playing (a finished game gets a successor)."""
     players = tuple(f"{slot}s{s}" for s in range(4))
-    sockets = [await connect_seat(stack.url, player) for player in players]
+    sockets: list[ClientConnection] = []
     try:
-        while True:
+        async with gate:  # the connection storm in bounded gulps
+            for player in players:
+                sockets.append(await connect_seat(stack.url, player))
             game_id = await open_table(nc, stack.subjects, players)
+        while True:
             await asyncio.gather(*(play_seat(ws, game_id, run, act) for ws in sockets))
             if not act:
                 return
+            game_id = await open_table(nc, stack.subjects, players)
     finally:
         for ws in sockets:
             with contextlib.suppress(Exception):
@@ -435,23 +443,23 @@ async def open_tables(
     """Start ``tables`` table slots (their connections opened a few dozen at a time); return
     once every seat has its view, with the seconds that took."""
     run = Run(seats=4 * tables)
-    gate = asyncio.Semaphore(64)
-
-    async def slot(index: int) -> None:
-        async with gate:  # the connection storm in bounded gulps
-            await asyncio.sleep(0)
-        await table_slot(nc, stack, run, f"b{label}x{index}", act)
-
+    gate = asyncio.Semaphore(16)
     opening = time.perf_counter()
-    tasks = [asyncio.create_task(slot(i)) for i in range(tables)]
+    tasks = [
+        asyncio.create_task(table_slot(nc, stack, run, f"b{label}x{i}", act, gate))
+        for i in range(tables)
+    ]
     waiter = asyncio.create_task(run.all_viewed.wait())
     done, _ = await asyncio.wait({waiter, *tasks}, timeout=600, return_when="FIRST_COMPLETED")
     while waiter not in done:
         failed = [t for t in done if t is not waiter and t.exception() is not None]
-        if failed:
+        if failed or not done:
             waiter.cancel()
-            raise RuntimeError("a bench table failed while opening") from failed[0].exception()
-        if not done:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if failed:
+                raise RuntimeError("a bench table failed while opening") from failed[0].exception()
             raise RuntimeError(f"{run.viewed}/{run.seats} seats had their view after 600 s")
         pending = {waiter, *(t for t in tasks if not t.done())}
         done, _ = await asyncio.wait(pending, timeout=600, return_when="FIRST_COMPLETED")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import time
 import uuid
@@ -24,6 +25,7 @@ from pathlib import Path
 import asyncpg
 import msgspec
 
+from benchmarks import artifact
 from events.bus import close_nats, connect, ensure_streams
 from events.envelope import Metadata, NewEvent
 from events.migrations import migrate
@@ -229,6 +231,7 @@ async def _bus_runs(
 
 
 async def _main() -> None:
+    meta = artifact.run_metadata()
     with _servers() as (admin_url, nats_url):
         name = f"spades_bench_{uuid.uuid4().hex[:8]}"
         admin = await asyncpg.connect(admin_url)
@@ -274,6 +277,13 @@ async def _main() -> None:
     print(
         f"goal: batched appends within 2x of raw unnest: {verdict} ({unnest / worst:.2f}x slower)"
     )
+    named = {f"store.{_slug(label)}_events_per_s": rate for label, rate in figures.items()}
+    print(f"wrote {artifact.record('store', named, meta | {'rounds': ROUNDS})}")
+
+
+def _slug(label: str) -> str:
+    """Return a figure name for a printed label ("raw js.publish loop" -> raw_js_publish_loop)."""
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
 def main() -> None:

@@ -149,3 +149,26 @@ async def test_the_gateway_bench_writes_every_figure_of_issue_12(
     assert meta["cpu_count"] >= 1
     assert len(meta["load_average_start"]) == 3
     assert meta["services"]["ws"] in {"websockets", "websockets-sansio", "wsproto"}
+
+
+async def test_the_relay_bench_writes_its_figures_beside_the_others(
+    bench_json: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import wsrelay
+
+    for name, value in {
+        "WINDOW": 0.5,
+        "ROOMS": 2,
+        "ROUNDS": 1,
+        "RELAY_VARIANTS": ("asyncio_websockets", "uvloop_sansio"),
+    }.items():
+        monkeypatch.setattr(wsrelay, name, value)
+    artifact.record("engine", {"engine.hands_per_cpu_s": 1000.0}, {})
+    await wsrelay.bench()
+    data = _read(bench_json)
+    for variant in ("asyncio_websockets", "uvloop_sansio"):
+        _positive(data, f"ws_relay.{variant}.msgs_per_s")
+        _positive(data, f"ws_relay.{variant}.server_cpu_us_per_msg")
+    _positive(data, "ws_relay.uvloop_sansio.ratio_to_asyncio_websockets.server_cpu_us_per_msg")
+    assert artifact.lookup(data, "engine.hands_per_cpu_s") == 1000.0
+    assert "wsrelay" in data["meta"]
