@@ -24,7 +24,9 @@ of its own:
 Then, unless SPADES_BENCH_COMPARE is empty, **fast parts**: the 100-table level again for each
 named variant of the services' event loop and uvicorn's WebSocket/HTTP implementations
 (`VARIANTS`), back to back, SPADES_BENCH_ROUNDS (1) times interleaved, so each change is a ratio
-measured on the same machine minutes apart. Default: every variant.
+measured on the same machine minutes apart. Default: main before the fast parts
+(asyncio_websockets) against today's defaults (uvloop_sansio); `wsrelay` compares every
+variant of the bare server.
 
 Figures go to the printout and to `artifacts/bench.json` (`benchmarks.artifact`):
 ``full_stack.tables_N.*``, ``full_stack.raw_baseline_plays_per_s``, ``idle.tables_N.*``,
@@ -101,9 +103,13 @@ VARIANTS: dict[str, tuple[str, str, str]] = {
     "uvloop_wsproto": ("uvloop", "wsproto", "httptools"),
     "asyncio_sansio": ("asyncio", "websockets-sansio", "h11"),
 }
+# by default main before this branch against the services' defaults now (uvloop_sansio);
+# benchmarks/wsrelay.py compares every variant of the server alone
 COMPARE = tuple(
     name
-    for name in os.environ.get("SPADES_BENCH_COMPARE", ",".join(VARIANTS)).split(",")
+    for name in os.environ.get("SPADES_BENCH_COMPARE", "asyncio_websockets,uvloop_sansio").split(
+        ","
+    )
     if name.strip()
 )
 

@@ -9,7 +9,7 @@ once, for SPADES_BENCH_SECONDS (15) per variant. Per variant of `VARIANTS` (even
 uvicorn WebSocket implementation, the HTTP parser beside): relayed messages per second and the
 server's CPU µs per relayed message (utime + stime from /proc: a cost that holds still when
 other work shares the machine, unlike the rate). Variants run interleaved for
-SPADES_BENCH_ROUNDS (2) rounds; the median of each is kept.
+SPADES_BENCH_RELAY_ROUNDS (2) rounds; the median of each is kept.
 
 Figures: ``ws_relay.<variant>.{msgs_per_s,server_cpu_us_per_msg}`` and each variant's ratio
 to the first (``ratio_to_<first>``) in `artifacts/bench.json`.
@@ -34,9 +34,9 @@ from benchmarks import artifact
 from benchmarks.e2e import REPO
 from benchmarks.gateway import VARIANTS, CpuWindow, load1
 
-WINDOW = float(os.environ.get("SPADES_BENCH_SECONDS", "15"))
+WINDOW = float(os.environ.get("SPADES_BENCH_RELAY_SECONDS", "10"))
 ROOMS = int(os.environ.get("SPADES_BENCH_RELAY_ROOMS", "100"))
-ROUNDS = int(os.environ.get("SPADES_BENCH_ROUNDS", "2"))
+ROUNDS = int(os.environ.get("SPADES_BENCH_RELAY_ROUNDS", "2"))
 RELAY_VARIANTS = tuple(
     name
     for name in os.environ.get(

@@ -94,6 +94,8 @@ async def serve(rt: Runtime) -> None:
             log_config=None,
             access_log=False,
             lifespan="on",
+            # websockets-sansio by default: the legacy `websockets` one is deprecated by uvicorn
+            # and cost more CPU per relayed frame (benchmarks/wsrelay.py, benchmarks/gateway.py)
             ws=config.ws,
             http=config.http,
             ws_max_size=HARD_FRAME_BYTES,

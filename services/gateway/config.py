@@ -12,7 +12,7 @@
 | SPADES_AUTH_RATE_PER_MINUTE | 20 | register/login/refresh attempts per minute per address |
 | SPADES_TRUSTED_PROXIES | (empty) | proxies (IPs, CIDR ranges) whose X-Forwarded-* is believed |
 | SPADES_LIVE_TABLES_PER_ACCOUNT | 3 | unfinished practice/casual tables an account may have |
-| SPADES_GATEWAY_WS | websockets | uvicorn WebSocket code: websockets, websockets-sansio, wsproto |
+| SPADES_GATEWAY_WS | websockets-sansio | uvicorn WebSocket code; also websockets, wsproto |
 | SPADES_GATEWAY_HTTP | auto | uvicorn's HTTP parser: auto (httptools if there), httptools, h11 |
 
 Client addresses: with SPADES_TRUSTED_PROXIES empty (the default) the client's address is the
@@ -49,7 +49,7 @@ HARD_FRAME_BYTES = 64 * 1024
 WsImplementation = Literal["websockets", "websockets-sansio", "wsproto"]
 """uvicorn's WebSocket implementations (`benchmarks/gateway.py` compares them)."""
 HttpImplementation = Literal["auto", "httptools", "h11"]
-DEFAULT_WS: WsImplementation = "websockets"
+DEFAULT_WS: WsImplementation = "websockets-sansio"
 
 
 class ConfigError(ValueError):
