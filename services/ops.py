@@ -366,6 +366,8 @@ class OpsServer:
                 log_config=None,
                 access_log=False,
                 # A probe's request is one line and a few headers; anything larger is not one.
+                # h11, not httptools (installed for the gateway): only h11 enforces this bound.
+                http="h11",
                 h11_max_incomplete_event_size=_MAX_REQUEST_BYTES,
                 timeout_keep_alive=_READ_TIMEOUT_SECONDS,
                 timeout_graceful_shutdown=2,

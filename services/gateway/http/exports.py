@@ -22,6 +22,7 @@ from services import export
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import gateway_of
+from services.gateway.http.ladders import PLAYER_ID
 
 ALL_TIME = (dt.datetime(2000, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 1, 1, tzinfo=dt.UTC))
 
@@ -38,9 +39,7 @@ class Exports(Controller):
         summary="A player's finished rated games, one JSON object a line",
         media_type="application/x-ndjson",
     )
-    async def player_games(
-        self, name: Annotated[str, Parameter(min_length=1, max_length=200)], state: State
-    ) -> Stream:
+    async def player_games(self, name: PLAYER_ID, state: State) -> Stream:
         """Every finished rated game ``name`` played, oldest first: players and ratings, rules,
         result and every event with the deals and the revealed seed (404 for nobody)."""
         pool = gateway_of(state).pool
