@@ -22,7 +22,7 @@ import msgspec
 import engine
 import engine.audience
 import engine.fairness
-from events.envelope import REGISTRY
+from events.envelope import REGISTRY, StoredEvent
 
 Card = str
 """A card by name: rank 23456789TJQKA then suit CDHS ("QS", "TH"), or "LJ" / "BJ"."""
@@ -78,8 +78,23 @@ def hints_allowed(opened: TableOpened) -> bool:
 
 
 def turn_deadline(opened: TableOpened, since: float) -> float | None:
-    """Return when a person's turn that began at ``since`` runs out (None: untimed table)."""
+    """Return when a person's turn that began at ``since`` runs out (None: untimed table).
+
+    The table calls it once, when it appends, and writes the answer in the log
+    (`Metadata.deadline`); everybody else reads it there (`deadline_of`)."""
     return since + opened.turn_seconds if opened.turn_seconds > 0 else None
+
+
+def deadline_of(stored: StoredEvent, opened: TableOpened) -> float | None:
+    """Return the turn deadline the log records with ``stored`` (None: untimed table).
+
+    Events recorded before the table wrote deadlines carry none: for them it is what the
+    table's timer did then, a full turn from when the event was recorded."""
+    if opened.turn_seconds <= 0:
+        return None
+    if stored.metadata.deadline > 0:
+        return stored.metadata.deadline
+    return turn_deadline(opened, stored.recorded_at.timestamp())
 
 
 class TurnTimedOut(GameEvent, frozen=True, kw_only=True):

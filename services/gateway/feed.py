@@ -104,7 +104,7 @@ class GameFeed:
         self.opened: wire.TableOpened | None = None
         self.state: engine.GameState | None = None
         self.version = 0
-        self.last_time = 0.0
+        self.deadline: float | None = None
         self.bots: frozenset[int] = frozenset()
         self.after: dict[int, engine.GameState] = {}
         self.messages: dict[tuple[int, int], bytes] = {}
@@ -117,7 +117,7 @@ class GameFeed:
         self,
         version: int,
         state: engine.GameState,
-        last_time: float,
+        deadline: float | None,
         opened: wire.TableOpened,
         bots: frozenset[int],
     ) -> bool:
@@ -126,7 +126,7 @@ class GameFeed:
         if version <= self.version:
             return False
         self.opened, self.state, self.version = opened, state, version
-        self.last_time, self.bots = last_time, bots
+        self.deadline, self.bots = deadline, bots
         clock = self._retime()
         if clock is not None:
             self.broadcast(clock)
@@ -146,7 +146,7 @@ class GameFeed:
             self.state, self.version = None, 0
             return None
         self.version = stored.version
-        self.last_time = stored.recorded_at.timestamp()
+        self.deadline = wire.deadline_of(stored, self.opened)
         if isinstance(event, wire.SeatAbandoned):
             self.bots = self.bots | {event.seat}
         self.after[self.version] = self.state
@@ -174,7 +174,7 @@ class GameFeed:
                 self.clock = None
                 self._arm()
             return None
-        deadline = wire.turn_deadline(opened, self.last_time)
+        deadline = self.deadline
         if old is not None and (old.seat, old.deadline) == (state.turn, deadline):
             return None
         self.clock = Clock(

@@ -346,7 +346,7 @@ class Watch:
         self.held: list[bytes] = []
         self.released_state = self.state
         self.released_version = 0
-        self.last_time = 0.0
+        self.deadline: float | None = None
         self.signalled = -1
         self.abandoned = False
         self.bots = frozenset(opened.bots)
@@ -366,7 +366,7 @@ class Watch:
             if engine_event is not None:
                 self.state = engine.apply(self.state, engine_event)
         self.version = stored.version
-        self.last_time = stored.recorded_at.timestamp()
+        self.deadline = wire.deadline_of(stored, self.opened)
         if isinstance(event, wire.SeatAbandoned):
             self.bots = self.bots | {event.seat}
             if event.seat == self.seat:
@@ -379,7 +379,7 @@ class Watch:
         """Seed the feed with this fold if it is ahead; return whether a clock went out."""
         if self.feed is None or self.version <= self.feed.version:
             return False
-        return self.feed.offer(self.version, self.state, self.last_time, self.opened, self.bots)
+        return self.feed.offer(self.version, self.state, self.deadline, self.opened, self.bots)
 
     def step(self, stored: StoredEvent, event: wire.GameEvent) -> list[bytes]:
         """Fold one event and return the messages it gives this seat (spectators: batched)."""
@@ -417,7 +417,7 @@ class Watch:
             game_id=self.game_id,
             seq=self.version,
             seat=state.turn,
-            deadline=wire.turn_deadline(self.opened, self.last_time),
+            deadline=self.deadline,
             now=time.time(),
             bot=state.turn in self.bots,
         )
@@ -461,7 +461,7 @@ class Watch:
             game_id=self.game_id,
             seq=self.version,
             legal=legal,
-            deadline=wire.turn_deadline(self.opened, self.last_time),
+            deadline=self.deadline,
             suggestion=suggestion,
         )
 

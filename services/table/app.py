@@ -241,11 +241,13 @@ class TableService:
     ) -> None:
         """Append ``events`` after the table's version, fenced by the partition's lease."""
         fence = self._owner_fence(table.game_id)
+        states = table.states_after(events)
         metadata = Metadata(
             command_id=command_id,
             correlation_id=uuid.UUID(table.game_id),
             actor=actor,
             epoch=fence.epoch,
+            deadline=table.deadline_after(states[-1], time.time()),
         )
         new = [
             REGISTRY.new_event(event, metadata, event_id=event_id)
@@ -271,8 +273,8 @@ class TableService:
             await self._fenced_off(table.game_id)
             raise
         ops.APPEND_LATENCY.labels(outcome="ok").observe(time.perf_counter() - started)
-        for s, event in zip(stored, events, strict=True):
-            table.fold(s, event)
+        for s, event, after in zip(stored, events, states, strict=True):
+            table.fold(s, event, after)
 
     def _owner_fence(self, game_id: str) -> Fence:
         """Return the fence for ``game_id``; raise `Rejected` ``unavailable`` if not the owner."""
@@ -467,7 +469,15 @@ class TableService:
                 contributors=humans if window else (),
                 **how,
             )
-            metadata = Metadata(correlation_id=uuid.UUID(game_id), actor="table", epoch=fence.epoch)
+            opening = Table(game_id)
+            opening.opened = events[0]  # type: ignore[assignment]
+            after = opening.states_after(events)[-1]
+            metadata = Metadata(
+                correlation_id=uuid.UUID(game_id),
+                actor="table",
+                epoch=fence.epoch,
+                deadline=opening.deadline_after(after, time.time()),
+            )
             new = [
                 REGISTRY.new_event(e, metadata, event_id=i)
                 for e, i in zip(events, event_ids(f"open:{game_id}", len(events)), strict=True)
@@ -515,7 +525,13 @@ class TableService:
         if not is_bot and table.opened is not None and table.opened.turn_seconds <= 0:
             return  # an untimed table: the person takes as long as he likes
         if delay is None:
-            delay = self.bot_delay if is_bot else self.settings.turn_seconds
+            # a person's timer runs to the deadline the log recorded (and every watcher was
+            # told); a game recorded before deadlines were: a full turn from now
+            recorded = table.deadline - time.time() if table.deadline > 0 else None
+            delay = self.bot_delay if is_bot else recorded
+            if delay is None:
+                delay = self.settings.turn_seconds
+            delay = max(0.0, delay)
         self.timers[table.game_id] = asyncio.create_task(
             self._fire(table.game_id, table.version, seat, is_bot, delay)
         )

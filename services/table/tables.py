@@ -64,14 +64,20 @@ class Table:
     """Command id -> version right after its events: a retried id gets the same answer."""
     streaks: dict[int, int] = field(default_factory=dict)
     abandoned: set[int] = field(default_factory=set)
+    deadline: float = 0.0
+    """The turn timer the log recorded with the last event (`Metadata.deadline`), 0 if none."""
 
     # -- folding ------------------------------------------------------------------------------
 
-    def fold(self, stored: StoredEvent, event: wire.GameEvent) -> None:
-        """Fold one stored event of this game's stream into the table."""
+    def fold(
+        self, stored: StoredEvent, event: wire.GameEvent, after: engine.GameState | None = None
+    ) -> None:
+        """Fold one stored event of this game's stream into the table (``after``: the engine
+        state the event leads to, when the caller computed it already)."""
         if stored.version != self.version + 1:
             raise ValueError(f"game {self.game_id}: event {stored.version} after {self.version}")
         self.version = stored.version
+        self.deadline = stored.metadata.deadline
         command_id = stored.metadata.command_id
         if command_id is not None:
             self.results[command_id] = stored.version
@@ -83,9 +89,12 @@ class Table:
             case wire.SeatAbandoned(seat=seat):
                 self.abandoned.add(seat)
             case _:
-                engine_event = wire.to_engine(event)
-                if engine_event is not None:
-                    self.state = engine.apply(self.state, engine_event)
+                if after is not None:
+                    self.state = after
+                else:
+                    engine_event = wire.to_engine(event)
+                    if engine_event is not None:
+                        self.state = engine.apply(self.state, engine_event)
                 actor = stored.metadata.actor
                 if actor is not None and actor in self.players:
                     self.streaks[self.players.index(actor)] = 0
@@ -119,6 +128,23 @@ class Table:
     def close_seeding_events(self) -> list[wire.GameEvent]:
         """Return the first deal, made with the contributions in (the window ran out)."""
         return self._engine_events(engine.CloseSeeding())
+
+    def states_after(self, events: list[wire.GameEvent]) -> list[engine.GameState]:
+        """Return the engine state after each of ``events`` (not yet appended)."""
+        state, out = self.state, []
+        for event in events:
+            engine_event = wire.to_engine(event)
+            if engine_event is not None:
+                state = engine.apply(state, engine_event)
+            out.append(state)
+        return out
+
+    def deadline_after(self, state: engine.GameState, now: float) -> float:
+        """Return the turn deadline to record with an append leaving the game at ``state``:
+        a full turn from ``now`` while somebody is on turn at a timed table, else 0."""
+        if self.opened is None or state.phase == "over" or state.turn < 0:
+            return 0.0
+        return wire.turn_deadline(self.opened, now) or 0.0
 
     def seat_to_act(self) -> int | None:
         """Return the seat the game waits for, or None when it waits for nobody."""
