@@ -478,7 +478,19 @@ class OpenMatch(TableRequest, frozen=True, kw_only=True):
     seats: tuple[str, ...]
 
 
-AnyTableRequest = SubmitCommand | OpenPractice | OpenCasual | GetView | OpenMatch
+class Catchup(TableRequest, frozen=True, kw_only=True):
+    """Gateway to the game's owner: what ``player_id`` (a spectator if he has no seat) is to
+    be sent: the view when ``after`` is None, else every event message after seq ``after``;
+    and the current ``your_turn`` (``hints``: with the searching bot's suggestion, at a
+    practice table only) and clock. Answered with an `events.audience.CatchupReply`."""
+
+    game_id: str
+    player_id: str = ""
+    after: int | None = None
+    hints: bool = False
+
+
+AnyTableRequest = SubmitCommand | OpenPractice | OpenCasual | GetView | OpenMatch | Catchup
 
 
 class TableReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 import engine
 import engine.search
 from events import game as wire
+from events.audience import Frame
 from events.envelope import StoredEvent
 
 ABANDONED = "abandoned"
@@ -36,6 +38,8 @@ BOT_ACTOR = "bot"
 TIMEOUT_ACTOR = "timeout"
 BOT_SECONDS = 0.15
 """The strong bot's time cap per move on a table replica (its event loop waits)."""
+RECENT_FRAMES = 32
+"""Frames a table keeps in memory for catch-ups (beyond them it reads the log)."""
 EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
 
 
@@ -66,6 +70,16 @@ class Table:
     abandoned: set[int] = field(default_factory=set)
     deadline: float = 0.0
     """The turn timer the log recorded with the last event (`Metadata.deadline`), 0 if none."""
+    turn_deadline: float | None = None
+    """The deadline watchers are told (`events.game.deadline_of`: None at an untimed table)."""
+    released: int = 0
+    """Spectators are kept one trick behind: the last seq they may see."""
+    released_state: engine.GameState = field(default_factory=engine.initial_state)
+    """The game as spectators may see it: at ``released``."""
+    unreleased: list[tuple[int, wire.GameEvent]] = field(default_factory=list)
+    """The events after ``released`` (spectators get them with the next completed trick)."""
+    recent: deque[Frame] = field(default_factory=lambda: deque(maxlen=RECENT_FRAMES))
+    """The last frames published (`services.table.audiences`), for a gateway's catch-up."""
 
     # -- folding ------------------------------------------------------------------------------
 
@@ -98,6 +112,13 @@ class Table:
                 actor = stored.metadata.actor
                 if actor is not None and actor in self.players:
                     self.streaks[self.players.index(actor)] = 0
+        if self.opened is not None:
+            self.turn_deadline = wire.deadline_of(stored, self.opened)
+        if wire.releases_spectators(event):
+            self.released, self.released_state = stored.version, self.state
+            self.unreleased = []
+        else:
+            self.unreleased.append((stored.version, event))
 
     # -- who sits where -----------------------------------------------------------------------
 
@@ -139,12 +160,16 @@ class Table:
             out.append(state)
         return out
 
-    def deadline_after(self, state: engine.GameState, now: float) -> float:
-        """Return the turn deadline to record with an append leaving the game at ``state``:
-        a full turn from ``now`` while somebody is on turn at a timed table, else 0."""
-        if self.opened is None or state.phase == "over" or state.turn < 0:
+    def deadline_after(
+        self, events: list[wire.GameEvent], state: engine.GameState, now: float
+    ) -> float:
+        """Return the turn deadline to record with an append of ``events`` leaving the game
+        at ``state``: a full turn from ``now`` while somebody is on turn at a timed table,
+        else 0."""
+        opened = self.opened or next((e for e in events if isinstance(e, wire.TableOpened)), None)
+        if opened is None or state.phase == "over" or state.turn < 0:
             return 0.0
-        return wire.turn_deadline(self.opened, now) or 0.0
+        return wire.turn_deadline(opened, now) or 0.0
 
     def seat_to_act(self) -> int | None:
         """Return the seat the game waits for, or None when it waits for nobody."""
