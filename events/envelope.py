@@ -56,6 +56,12 @@ class Metadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     actor: str | None = None
     epoch: int | None = None
     """The writer's lease epoch when the append was fenced (`events.leases`): an audit trail."""
+    deadline: float = 0.0
+    """A game's turn timer (unix seconds): when the table acts for the seat on turn after the
+    append that wrote this event, unless it acts first (every event of the append carries the
+    same value). The table writes it, runs its timer to it, and every watcher is told it:
+    nobody computes it again. 0: none (nobody on turn, an untimed table, or an event recorded
+    before deadlines were: `events.game.deadline_of` reads those)."""
 
 
 class NewEvent(msgspec.Struct, frozen=True, kw_only=True):

@@ -20,8 +20,9 @@ from typing import Any
 import msgspec
 
 import engine
+import engine.audience
 import engine.fairness
-from events.envelope import REGISTRY
+from events.envelope import REGISTRY, StoredEvent
 
 Card = str
 """A card by name: rank 23456789TJQKA then suit CDHS ("QS", "TH"), or "LJ" / "BJ"."""
@@ -77,8 +78,23 @@ def hints_allowed(opened: TableOpened) -> bool:
 
 
 def turn_deadline(opened: TableOpened, since: float) -> float | None:
-    """Return when a person's turn that began at ``since`` runs out (None: untimed table)."""
+    """Return when a person's turn that began at ``since`` runs out (None: untimed table).
+
+    The table calls it once, when it appends, and writes the answer in the log
+    (`Metadata.deadline`); everybody else reads it there (`deadline_of`)."""
     return since + opened.turn_seconds if opened.turn_seconds > 0 else None
+
+
+def deadline_of(stored: StoredEvent, opened: TableOpened) -> float | None:
+    """Return the turn deadline the log records with ``stored`` (None: untimed table).
+
+    Events recorded before the table wrote deadlines carry none: for them it is what the
+    table's timer did then, a full turn from when the event was recorded."""
+    if opened.turn_seconds <= 0:
+        return None
+    if stored.metadata.deadline > 0:
+        return stored.metadata.deadline
+    return turn_deadline(opened, stored.recorded_at.timestamp())
 
 
 class TurnTimedOut(GameEvent, frozen=True, kw_only=True):
@@ -462,7 +478,19 @@ class OpenMatch(TableRequest, frozen=True, kw_only=True):
     seats: tuple[str, ...]
 
 
-AnyTableRequest = SubmitCommand | OpenPractice | OpenCasual | GetView | OpenMatch
+class Catchup(TableRequest, frozen=True, kw_only=True):
+    """Gateway to the game's owner: what ``player_id`` (a spectator if he has no seat) is to
+    be sent: the view when ``after`` is None, else every event message after seq ``after``;
+    and the current ``your_turn`` (``hints``: with the searching bot's suggestion, at a
+    practice table only) and clock. Answered with an `events.audience.CatchupReply`."""
+
+    game_id: str
+    player_id: str = ""
+    after: int | None = None
+    hints: bool = False
+
+
+AnyTableRequest = SubmitCommand | OpenPractice | OpenCasual | GetView | OpenMatch | Catchup
 
 
 class TableReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -638,67 +666,60 @@ SeatEvent = (
 """Everything a seat or spectator may receive about one event of a game."""
 
 
+_SEAT_FORMS: dict[type, Any] = {
+    engine.audience.SeatHandDealt: SeatHandDealt,
+    engine.audience.SeatCardDrawn: SeatCardDrawn,
+    engine.audience.SeatCardsPassed: SeatCardsPassed,
+}
+_PUBLIC = frozenset(
+    _WIRE_EVENTS[cls.__name__] for cls in engine.audience.PUBLIC_EVENTS
+) | frozenset({TableOpened, TurnTimedOut, SeatAbandoned})
+"""The wire events every audience receives as they are: the engine's public events and the
+table's facts about seats (which the engine never sees)."""
+
+
+def told_to_wire(told: engine.audience.Told) -> SeatEvent:
+    """Return the wire form of what `engine.audience.redact` told a seat (cards by name)."""
+    if isinstance(told, engine.audience.SeatGameStarted):
+        return SeatGameStarted(
+            rules=told.ruleset.to_dict(),
+            dealer=told.dealer,
+            scheme=told.scheme,
+            commitment=told.commitment,
+            contributors=told.contributors,
+        )
+    form = _SEAT_FORMS.get(type(told))
+    if form is None:
+        return to_wire(told)  # type: ignore[arg-type,return-value]
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(told):
+        value = getattr(told, f.name)
+        if f.name in _CARD_DEPTH and value == engine.audience.NO_CARD:
+            continue  # left out: the struct's default (None) says "not told"
+        values[f.name] = _to_names(f.name, value)
+    result: SeatEvent = form(**values)
+    return result
+
+
 def redact(event: GameEvent, seat: int) -> SeatEvent:
     """Return what ``seat`` (-1: a spectator) may know of ``event``: no seed, no hand, no card
-    of another seat that has not been played."""
-    match event:
-        case GameStarted():
-            return SeatGameStarted(
-                rules=event.rules,
-                dealer=event.dealer,
-                scheme=event.scheme,
-                commitment=event.commitment,
-                contributors=event.contributors,
-            )
-        case HandDealt():
-            return SeatHandDealt(
-                hand=event.hand,
-                dealer=event.dealer,
-                hand_sizes=tuple(len(h) for h in event.hands),
-                stock_size=len(event.stock),
-                face_up=event.face_up,
-            )
-        case CardDrawn():
-            if event.seat == seat:
-                return SeatCardDrawn(seat=seat, kept=event.kept, discarded=event.discarded)
-            return SeatCardDrawn(seat=event.seat)
-        case CardsPassed():
-            told = seat in (event.seat, event.to_seat)
-            return SeatCardsPassed(
-                seat=event.seat,
-                to_seat=event.to_seat,
-                count=len(event.cards),
-                cards=event.cards if told else (),
-            )
-        case SeedRevealed():
-            # only ever appended with GameFinished: the game is over when anyone sees it
-            return event
-        case (
-            TableOpened()
-            | SeedContributed()
-            | TurnTimedOut()
-            | SeatAbandoned()
-            | BlindNilDeclared()
-            | BlindNilDeclined()
-            | BidPlaced()
-            | CardPlayed()
-            | TrickWon()
-            | HandScored()
-            | GameFinished()
-        ):
-            return event
-    raise TypeError(f"no redaction for {type(event).__name__}")
+    of another seat that has not been played. The rule is the engine's
+    (`engine.audience.redact`); this carries it to the wire forms."""
+    if type(event) in _PUBLIC:
+        return event  # type: ignore[return-value]
+    engine_event = to_engine(event)
+    if engine_event is None:
+        raise TypeError(f"no redaction for {type(event).__name__}")
+    return told_to_wire(engine.audience.redact(engine_event, seat))
 
 
 def visible_hand(state: engine.GameState, seat: int) -> tuple[Card, ...] | None:
-    """Return the cards ``seat`` holds and may see, or None (a spectator, no deal yet, or a
-    blind candidate who has not chosen)."""
-    if seat < 0 or seat >= len(state.hands) or not state.seen[seat]:
-        return None
-    return tuple(engine.card_str(c) for c in state.hands[seat])
+    """Return the cards ``seat`` holds and may see (`engine.audience.visible_hand`), by name."""
+    hand = engine.audience.visible_hand(state, seat)
+    return None if hand is None else tuple(engine.card_str(c) for c in hand)
 
 
 def releases_spectators(event: GameEvent) -> bool:
     """Return whether spectators may now see everything up to ``event``: they are kept one
-    trick behind, so they learn a trick (and the bids before it) once it is complete."""
+    trick behind (`engine.audience.releases_spectators`; the wire events share its names)."""
     return isinstance(event, TrickWon | GameFinished)

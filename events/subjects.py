@@ -7,6 +7,7 @@ traffic; the default prefix comes from `$SPADES_NATS_PREFIX` (empty in productio
 Layout:
 
     {p}ev.{category}.{id}.{Type}    an event of stream `{category}-{id}` (JetStream EVENTS)
+    {p}aud.{part}.{game_id}         what each audience of a game is sent (core NATS, by its owner)
     {p}cmd.table.{part}.{game_id}   request/reply: a command for the replica owning that partition
     {p}cmd.table.open               request/reply: open a practice table (any replica)
     {p}cmd.matchmaking.join|leave|status   request/reply: queue requests (any replica)
@@ -124,6 +125,21 @@ class Subjects:
     def ratings_updated(self) -> str:
         """RatingsUpdated of every player (matchmaking consumes it)."""
         return self.category_events("rating", "RatingsUpdated")
+
+    # -- what each audience of a game is sent (core NATS, from the game's owner) ---------------
+
+    def audiences(self, game_id: str, partitions: int) -> str:
+        """Subject of a game's `events.audience.Frame`s, under its partition."""
+        partition = partition_of(game_id, partitions)
+        return f"{self._p}aud.{partition}.{_token(game_id, 'game id')}"
+
+    def partition_audiences(self, partition: int) -> str:
+        """The frames of every game of one partition."""
+        return f"{self._p}aud.{int(partition)}.*"
+
+    def all_audiences(self) -> str:
+        """The frames of every game (a gateway takes them all, with one subscription)."""
+        return f"{self._p}aud.>"
 
     # -- commands (core NATS request/reply) ----------------------------------------------------
 

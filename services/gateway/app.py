@@ -25,13 +25,13 @@ from services import loop
 from services.config import Settings, SettingsError
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
-from services.gateway.feed import Feeds
 from services.gateway.guards import GatewayRequest, refuse_control_paths
 from services.gateway.http import http_routes
 from services.gateway.http.limits import UNLIMITED, rate_limits
 from services.gateway.http.openapi import StrictStructs, openapi_config
 from services.gateway.http.security import bearer_auth
 from services.gateway.requestids import request_ids
+from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway
 from services.gateway.ws import play
 from services.runtime import Runtime, run_service
@@ -54,7 +54,7 @@ def create_app(gateway: Gateway) -> Litestar:
         state=State(
             {
                 "gateway": gateway,
-                "feeds": Feeds(gateway.js, gateway.subjects, gateway.log),
+                "rooms": Rooms(gateway.nc, gateway.js, gateway.subjects, gateway.log),
             }
         ),
         debug=False,

@@ -13,7 +13,8 @@ import nats.errors
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
-from events.game import TableReply, TableRequest
+from events.audience import CatchupReply, catchup_decoder
+from events.game import Catchup, TableReply, TableRequest
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.config import Settings
@@ -80,6 +81,34 @@ async def ask_table(gateway: Gateway, game_id: str, request: TableRequest) -> Ta
             raise Unavailable(type(exc).__name__) from None
         else:
             reply = _table_reply.decode(msg.data)
+            if reply.code != "unavailable" or loop.time() + pause > deadline:
+                return reply
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 1.0)
+
+
+async def ask_catchup(gateway: Gateway, request: Catchup) -> CatchupReply:
+    """Ask the owner of a game what an audience is to be sent (`events.audience`); raise
+    Unavailable when no owner answers within the failover wait."""
+    subject = _table_subject(gateway.subjects, request.game_id, gateway.settings.table_partitions)
+    body = _encoder.encode(request)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FAILOVER_WAIT
+    pause = 0.05
+    while True:
+        try:
+            msg = await gateway.nc.request(subject, body, timeout=REQUEST_TIMEOUT)
+        except nats.errors.NoRespondersError:
+            if loop.time() + pause > deadline:
+                raise Unavailable("NoRespondersError") from None
+        except nats.errors.TimeoutError as exc:
+            raise Unavailable(type(exc).__name__) from None
+        else:
+            try:
+                reply = catchup_decoder.decode(msg.data)
+            except msgspec.DecodeError:  # a refusal before the table read the request
+                refused = _table_reply.decode(msg.data)
+                reply = CatchupReply(ok=False, code=refused.code, message=refused.message)
             if reply.code != "unavailable" or loop.time() + pause > deadline:
                 return reply
         await asyncio.sleep(pause)

@@ -43,6 +43,7 @@ from nats.aio.subscription import Subscription
 import engine
 import engine.search
 from events import game as wire
+from events.audience import FRAMES, CatchupReply, Frame
 from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
 from events.game import game_id_of_match, stream_of
@@ -54,6 +55,7 @@ from events.subjects import partition_of
 from services import logs, ops
 from services.ladders import UnknownLadder, ruleset_of
 from services.runtime import Runtime
+from services.table import audiences
 from services.table.tables import (
     BOT_ACTOR,
     TIMEOUT_ACTOR,
@@ -197,6 +199,7 @@ class TableService:
                 table = await self._load(game_id, fresh=True)
                 if table is not None:
                     self._schedule(table)
+                    await self._publish(table, audiences.nudge(table))
                     resumed += 1
         if resumed:
             self.log.info("games resumed", games=resumed, partitions=sorted(partitions))
@@ -241,11 +244,13 @@ class TableService:
     ) -> None:
         """Append ``events`` after the table's version, fenced by the partition's lease."""
         fence = self._owner_fence(table.game_id)
+        states = table.states_after(events)
         metadata = Metadata(
             command_id=command_id,
             correlation_id=uuid.UUID(table.game_id),
             actor=actor,
             epoch=fence.epoch,
+            deadline=table.deadline_after(events, states[-1], time.time()),
         )
         new = [
             REGISTRY.new_event(event, metadata, event_id=event_id)
@@ -271,8 +276,24 @@ class TableService:
             await self._fenced_off(table.game_id)
             raise
         ops.APPEND_LATENCY.labels(outcome="ok").observe(time.perf_counter() - started)
-        for s, event in zip(stored, events, strict=True):
-            table.fold(s, event)
+        held, released = list(table.unreleased), table.released
+        steps = []
+        for s, event, after in zip(stored, events, states, strict=True):
+            steps.append((s.version, event, table.state, after))
+            table.fold(s, event, after)
+        await self._publish(table, audiences.frame(table, steps, held, released, time.time()))
+
+    async def _publish(self, table: Table, frame: Frame) -> None:
+        """Publish what each audience is sent of a commit (core NATS, buffered: no flush per
+        message). Never fails the command: a gateway that misses a frame sees the gap in the
+        next one (or the nudge of a new owner) and asks for the rest."""
+        if frame.last >= frame.first:
+            table.recent.append(frame)
+        subject = self.rt.subjects.audiences(table.game_id, self.settings.table_partitions)
+        try:
+            await self.rt.nc.publish(subject, FRAMES.encode(frame))
+        except Exception as exc:  # NATS away: the frame is lost, the log is not
+            self.log.warning("frame not published", error=type(exc).__name__)
 
     def _owner_fence(self, game_id: str) -> Fence:
         """Return the fence for ``game_id``; raise `Rejected` ``unavailable`` if not the owner."""
@@ -301,6 +322,14 @@ class TableService:
             return
         if isinstance(request, OpenRequest):
             await self._reply(msg, await self._open_here(request))
+            return
+        if isinstance(request, wire.Catchup):
+            with logs.work(None, game_id=request.game_id):
+                async with self._lock(request.game_id):
+                    answer = await self._catchup(request)
+            if msg.reply:
+                with contextlib.suppress(Exception):
+                    await msg.respond(FRAMES.encode(answer))
             return
         request_id = str(request.command_id) if isinstance(request, wire.SubmitCommand) else None
         with logs.work(request_id, game_id=request.game_id):
@@ -388,6 +417,46 @@ class TableService:
             retry=False,
         )
 
+    async def _catchup(self, request: wire.Catchup) -> CatchupReply:
+        """Answer a gateway: the view or the messages after a seq, the turn and the clock."""
+        try:
+            self._owner_fence(request.game_id)
+            table = await self._load(request.game_id)
+        except Rejected as exc:
+            return CatchupReply(ok=False, code=exc.code, message=str(exc))
+        except Exception as exc:  # the database away: the gateway asks again
+            self.log.warning("catch-up failed", error=type(exc).__name__)
+            return CatchupReply(ok=False, code="unavailable", message="the table could not read")
+        if table is None or table.opened is None:
+            return CatchupReply(ok=False, code="unknown_game", message="no such game")
+        seat = table.seat_of(request.player_id)
+        seat = -1 if seat is None else seat
+        after = request.after
+        if after is not None and after > table.version:
+            return CatchupReply(
+                ok=False, code="malformed", message=f"last_seq {after} is past the last event"
+            )
+        upto = table.version if seat >= 0 else table.released
+        messages: tuple[bytes, ...] = ()
+        if after is not None and after < upto:
+            found = audiences.recent_messages(table, seat, after)
+            if found is None:
+                stored = await self.rt.store.read(stream_of(table.game_id))
+                found = audiences.replayed_messages(table.game_id, stored, seat, after, upto)
+            messages = found
+        return CatchupReply(
+            ok=True,
+            version=table.version,
+            released=table.released,
+            seat=seat,
+            players=table.players,
+            view=audiences.view_message(table, request.player_id) if after is None else b"",
+            messages=messages,
+            turn=audiences.turn_message(table, seat, hints=request.hints),
+            clock=audiences.clock_message(table, time.time()),
+            hints=wire.hints_allowed(table.opened),
+        )
+
     async def on_open(self, msg: Msg) -> None:
         """Open an unrated table (practice or casual) on the replica owning its partition."""
         try:
@@ -467,7 +536,14 @@ class TableService:
                 contributors=humans if window else (),
                 **how,
             )
-            metadata = Metadata(correlation_id=uuid.UUID(game_id), actor="table", epoch=fence.epoch)
+            opening = Table(game_id)
+            after = opening.states_after(events)[-1]
+            metadata = Metadata(
+                correlation_id=uuid.UUID(game_id),
+                actor="table",
+                epoch=fence.epoch,
+                deadline=opening.deadline_after(events, after, time.time()),
+            )
             new = [
                 REGISTRY.new_event(e, metadata, event_id=i)
                 for e, i in zip(events, event_ids(f"open:{game_id}", len(events)), strict=True)
@@ -483,6 +559,7 @@ class TableService:
             table = await self._load(game_id, fresh=True)
             if table is not None:
                 self._schedule(table)
+                await self._publish(table, audiences.nudge(table))  # a match's waiters look
 
     async def _reply(self, msg: Msg, reply: wire.TableReply) -> None:
         if msg.reply:
@@ -515,7 +592,13 @@ class TableService:
         if not is_bot and table.opened is not None and table.opened.turn_seconds <= 0:
             return  # an untimed table: the person takes as long as he likes
         if delay is None:
-            delay = self.bot_delay if is_bot else self.settings.turn_seconds
+            # a person's timer runs to the deadline the log recorded (and every watcher was
+            # told); a game recorded before deadlines were: a full turn from now
+            recorded = table.deadline - time.time() if table.deadline > 0 else None
+            delay = self.bot_delay if is_bot else recorded
+            if delay is None:
+                delay = self.settings.turn_seconds
+            delay = max(0.0, delay)
         self.timers[table.game_id] = asyncio.create_task(
             self._fire(table.game_id, table.version, seat, is_bot, delay)
         )

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 import engine
 import engine.search
 from events import game as wire
+from events.audience import Frame
 from events.envelope import StoredEvent
 
 ABANDONED = "abandoned"
@@ -36,6 +38,8 @@ BOT_ACTOR = "bot"
 TIMEOUT_ACTOR = "timeout"
 BOT_SECONDS = 0.15
 """The strong bot's time cap per move on a table replica (its event loop waits)."""
+RECENT_FRAMES = 32
+"""Frames a table keeps in memory for catch-ups (beyond them it reads the log)."""
 EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
 
 
@@ -64,14 +68,30 @@ class Table:
     """Command id -> version right after its events: a retried id gets the same answer."""
     streaks: dict[int, int] = field(default_factory=dict)
     abandoned: set[int] = field(default_factory=set)
+    deadline: float = 0.0
+    """The turn timer the log recorded with the last event (`Metadata.deadline`), 0 if none."""
+    turn_deadline: float | None = None
+    """The deadline watchers are told (`events.game.deadline_of`: None at an untimed table)."""
+    released: int = 0
+    """Spectators are kept one trick behind: the last seq they may see."""
+    released_state: engine.GameState = field(default_factory=engine.initial_state)
+    """The game as spectators may see it: at ``released``."""
+    unreleased: list[tuple[int, wire.GameEvent]] = field(default_factory=list)
+    """The events after ``released`` (spectators get them with the next completed trick)."""
+    recent: deque[Frame] = field(default_factory=lambda: deque(maxlen=RECENT_FRAMES))
+    """The last frames published (`services.table.audiences`), for a gateway's catch-up."""
 
     # -- folding ------------------------------------------------------------------------------
 
-    def fold(self, stored: StoredEvent, event: wire.GameEvent) -> None:
-        """Fold one stored event of this game's stream into the table."""
+    def fold(
+        self, stored: StoredEvent, event: wire.GameEvent, after: engine.GameState | None = None
+    ) -> None:
+        """Fold one stored event of this game's stream into the table (``after``: the engine
+        state the event leads to, when the caller computed it already)."""
         if stored.version != self.version + 1:
             raise ValueError(f"game {self.game_id}: event {stored.version} after {self.version}")
         self.version = stored.version
+        self.deadline = stored.metadata.deadline
         command_id = stored.metadata.command_id
         if command_id is not None:
             self.results[command_id] = stored.version
@@ -83,12 +103,22 @@ class Table:
             case wire.SeatAbandoned(seat=seat):
                 self.abandoned.add(seat)
             case _:
-                engine_event = wire.to_engine(event)
-                if engine_event is not None:
-                    self.state = engine.apply(self.state, engine_event)
+                if after is not None:
+                    self.state = after
+                else:
+                    engine_event = wire.to_engine(event)
+                    if engine_event is not None:
+                        self.state = engine.apply(self.state, engine_event)
                 actor = stored.metadata.actor
                 if actor is not None and actor in self.players:
                     self.streaks[self.players.index(actor)] = 0
+        if self.opened is not None:
+            self.turn_deadline = wire.deadline_of(stored, self.opened)
+        if wire.releases_spectators(event):
+            self.released, self.released_state = stored.version, self.state
+            self.unreleased = []
+        else:
+            self.unreleased.append((stored.version, event))
 
     # -- who sits where -----------------------------------------------------------------------
 
@@ -119,6 +149,27 @@ class Table:
     def close_seeding_events(self) -> list[wire.GameEvent]:
         """Return the first deal, made with the contributions in (the window ran out)."""
         return self._engine_events(engine.CloseSeeding())
+
+    def states_after(self, events: list[wire.GameEvent]) -> list[engine.GameState]:
+        """Return the engine state after each of ``events`` (not yet appended)."""
+        state, out = self.state, []
+        for event in events:
+            engine_event = wire.to_engine(event)
+            if engine_event is not None:
+                state = engine.apply(state, engine_event)
+            out.append(state)
+        return out
+
+    def deadline_after(
+        self, events: list[wire.GameEvent], state: engine.GameState, now: float
+    ) -> float:
+        """Return the turn deadline to record with an append of ``events`` leaving the game
+        at ``state``: a full turn from ``now`` while somebody is on turn at a timed table,
+        else 0."""
+        opened = self.opened or next((e for e in events if isinstance(e, wire.TableOpened)), None)
+        if opened is None or state.phase == "over" or state.turn < 0:
+            return 0.0
+        return wire.turn_deadline(opened, now) or 0.0
 
     def seat_to_act(self) -> int | None:
         """Return the seat the game waits for, or None when it waits for nobody."""

@@ -8,6 +8,7 @@ from typing import Any
 import engine
 from events import game as wire
 from events.envelope import REGISTRY, StoredEvent
+from tests.engine.hidden import secret_numbers
 from tests.gateway.wsclient import Received
 
 CARD = re.compile(r'"((?:[2-9TJQKA][CDHS])|LJ|BJ)"')
@@ -26,26 +27,9 @@ def states(stored: list[StoredEvent]) -> list[engine.GameState]:
 
 
 def secret_cards(state: engine.GameState, seat: int) -> set[str]:
-    """Return the cards ``seat`` must not know at ``state``: other seats' unplayed cards (bar
-    those it gave them in an exchange), its own while a blind choice is pending, the stock
-    (bar its top card while this seat is the one to draw), other seats' draw discards; power
-    checks (face-up cards) are public while their holder keeps them."""
-    secret: set[int] = set(state.stock)
-    if state.phase == "draw" and state.turn == seat and state.stock:
-        secret.discard(state.stock[0])  # the drawer looks at the top card
-    for other, hand in enumerate(state.hands):
-        if other != seat or not state.seen[other]:
-            secret |= set(hand)
-    for other, discards in enumerate(state.discards):
-        if other != seat:
-            secret |= set(discards)
-    for giver, _receiver, cards in state.passed:
-        if giver == seat:
-            secret -= set(cards)
-    # power checks: dealt face up, every seat sees them while their holder keeps them
-    for holder, up in enumerate(state.face_up):
-        secret -= {c for c in up if c in state.hands[holder]}
-    return {engine.card_str(c) for c in secret}
+    """Return the cards ``seat`` must not know at ``state``, by name (the rule:
+    `tests.engine.hidden.secret_numbers`)."""
+    return {engine.card_str(c) for c in secret_numbers(state, seat)}
 
 
 def leaks(

@@ -14,8 +14,8 @@ import pytest
 
 import engine
 from events import game as wire
+from events.public import shown
 from services.fairness import bot_game
-from services.gateway.games import shown
 
 MODULE = Path(__file__).resolve().parents[2] / "services" / "gateway" / "web" / "js" / "fairness.js"
 CHECK = """

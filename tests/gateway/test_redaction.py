@@ -80,7 +80,7 @@ def test_the_checker_flags_an_unredacted_deal_and_the_seed() -> None:
 
 
 def test_a_public_state_shows_power_checks_and_moe_bids_but_no_hand_before_the_end() -> None:
-    from services.gateway.games import state_at_of
+    from events.public import state_at_of
 
     rules = engine.Ruleset(power_checks=2, moe=True)
     state = engine.replay(engine.decide(engine.initial_state(), engine.StartGame(rules, 4)))

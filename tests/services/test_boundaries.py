@@ -79,10 +79,27 @@ def test_each_packages_ruff_config_bans_every_other_service_module(package: str)
     config = tomllib.loads((SERVICES / package / "ruff.toml").read_text())
     assert config["extend"] == "../../pyproject.toml"
     assert config["lint"]["per-file-ignores"] == {}, "the root ignores TID251 outside engine/"
-    banned = set(config["lint"]["flake8-tidy-imports"]["banned-api"])
+    banned = set(config["lint"]["flake8-tidy-imports"]["banned-api"]) - FORBIDDEN_TO.get(
+        package, set()
+    )
     others = set().union(*(modules_of(p) for p in PACKAGES if p != package))
     assert others - banned == set(), f"add them to services/{package}/ruff.toml"
     assert banned - others == set(), f"services/{package}/ruff.toml bans modules that are gone"
+
+
+FORBIDDEN_TO = {"gateway": {"engine", "engine.bot", "engine.search", "engine.audience"}}
+"""Beyond other services: the gateway forwards what the table built for each audience
+(`events.audience`), so it never folds a game, redacts or computes a turn: no engine."""
+
+
+def test_the_gateway_imports_no_engine() -> None:
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in sorted((SERVICES / "gateway").rglob("*.py"))
+        for line, module in imports_of(path)
+        if module == "engine" or module.startswith("engine.")
+    ]
+    assert bad == [], "the gateway forwards bytes the table built (events.audience)"
 
 
 def test_the_import_walker_sees_every_import_form(tmp_path: Path) -> None:
@@ -100,6 +117,9 @@ def test_the_import_walker_sees_every_import_form(tmp_path: Path) -> None:
     [
         ("services/rating/probe.py", "from services.table.app import main\n", True),
         ("services/gateway/probe.py", "import services.matchmaking.pairing\n", True),
+        ("services/gateway/probe.py", "import engine.search\n", True),
+        ("services/gateway/probe.py", "from engine import view\n", True),
+        ("services/table/probe.py", "import engine.search\n", False),
         ("services/table/probe.py", "from events.game import stream_of\n", False),
         ("services/matchmaking/probe.py", "from services.skill import Rating\n", False),
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import uuid
@@ -155,6 +156,15 @@ async def test_a_silent_seat_times_out_is_played_by_the_bot_then_taken_over(
     assert final.abandoned == (0,)
     refused = await client.send(game_id, wire.PlaceBid(tricks=1))
     assert refused.code in ("seat_abandoned", "game_over")
+    # the deadline is a fact in the log: the table wrote it with each append that left ann
+    # on turn, and timed her out no earlier than that number (its timer runs to it)
+    stored = await event_store.read(stream_of(game_id))
+    for before, s in itertools.pairwise(stored):
+        if isinstance(REGISTRY.decode(s), wire.TurnTimedOut):
+            assert before.metadata.deadline > 0
+            assert s.recorded_at.timestamp() >= before.metadata.deadline - 0.01
+            # a full turn (0.2 s) from the append that started it
+            assert before.metadata.deadline - before.recorded_at.timestamp() <= 0.2
 
     # the timed game ran out three turns and was played to its end; bea still has all the time
     untimed = await game_events(event_store, untimed_id)

@@ -17,8 +17,7 @@ from litestar.params import Parameter
 from events import game as wire
 from events import transcript as transcripts
 from events.game import stream_of
-from services.gateway.errors import ERROR_RESPONSES, ApiError
-from services.gateway.games import (
+from events.public import (
     Game,
     GameEventOut,
     GameSummary,
@@ -26,6 +25,7 @@ from services.gateway.games import (
     TranscriptReplay,
     replay_of,
 )
+from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, gateway_of, refused
 from services.gateway.http.security import Caller, account_required
 from services.gateway.state import Unavailable, ask_table

@@ -1,0 +1,207 @@
+"""The WebSocket protocol's messages (services/gateway/PROTOCOL.md): what a client may send,
+and what the gateway itself says. Both directions are msgspec Structs, so what this module
+declares is exactly what is accepted and sent.
+
+The messages that carry a game (`view`, `event`, `your_turn`, `clock`) are not built here:
+the table builds and encodes them once per audience (`events.audience`), and the gateway
+forwards their bytes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import msgspec
+
+from events import game as wire
+from events.audience import Clock, Event, View, YourTurn
+
+COMMAND_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-00000000a7e5")
+
+# -- client -> server ---------------------------------------------------------------------------
+
+
+class _In(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base of the client's messages."""
+
+
+class Auth(_In, tag="auth"):
+    """Authenticate with an access token."""
+
+    token: str
+
+
+class Subscribe(_In, tag="subscribe"):
+    """Watch a game (as its seat, or a spectator); resume after ``last_seq`` if given."""
+
+    game_id: str
+    last_seq: int | None = None
+    hints: bool = False
+
+
+class Unsubscribe(_In, tag="unsubscribe"):
+    """Stop watching a game."""
+
+    game_id: str
+
+
+class Command(_In, tag="command"):
+    """Act at one's seat; ``command`` is a seat command (see the module docstring)."""
+
+    game_id: str
+    command_id: uuid.UUID
+    command: dict[str, Any]
+
+
+class ViewRequest(_In, tag="view"):
+    """Ask for a fresh snapshot of a watched game."""
+
+    game_id: str
+
+
+class Ping(_In, tag="ping"):
+    """Ask for a pong."""
+
+
+ClientMessage = Auth | Subscribe | Unsubscribe | Command | ViewRequest | Ping
+CLIENT_TYPES = frozenset({"auth", "subscribe", "unsubscribe", "command", "view", "ping"})
+
+# -- server -> client ---------------------------------------------------------------------------
+
+
+class _Out(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Base of the server's messages."""
+
+
+class Welcome(_Out, tag="welcome"):
+    """Authenticated as ``player_id`` until ``expires_at`` (unix seconds)."""
+
+    player_id: str
+    bot: bool
+    expires_at: float
+
+
+class Subscribed(_Out, tag="subscribed"):
+    """Watching ``game_id`` as ``role`` ("seat" or "spectator") at ``seat`` (-1: none)."""
+
+    game_id: str
+    role: str
+    seat: int
+    players: tuple[str, ...]
+
+
+class Ack(_Out, tag="ack"):
+    """A command was applied (``applied``), or had been already (``already_applied``)."""
+
+    game_id: str
+    command_id: uuid.UUID
+    seq: int
+    code: str
+
+
+class Error(_Out, tag="error"):
+    """Something was refused or went wrong; ``code`` names the reason."""
+
+    code: str
+    message: str
+    game_id: str | None = None
+    command_id: uuid.UUID | None = None
+
+
+class Unsubscribed(_Out, tag="unsubscribed"):
+    """No longer watching ``game_id``."""
+
+    game_id: str
+
+
+class Pong(_Out, tag="pong"):
+    """The answer to a ping."""
+
+
+class MatchReady(_Out, tag="match_found"):
+    """The player was matched: ``game_id`` is his ranked game, at ``seat`` of ``players``."""
+
+    game_id: str
+    match_id: str
+    ladder: str
+    seat: int
+    players: tuple[str, ...]
+
+
+ServerMessage = (
+    Welcome
+    | Subscribed
+    | View
+    | Event
+    | YourTurn
+    | Clock
+    | MatchReady
+    | Ack
+    | Error
+    | Unsubscribed
+    | Pong
+)
+
+_decoder = msgspec.json.Decoder(ClientMessage)
+_encoder = msgspec.json.Encoder()
+_COMMAND_FIELDS = {
+    cls.__name__: set(cls.__struct_fields__)
+    for cls in (
+        wire.PlaceBid,
+        wire.DeclareBlindNil,
+        wire.DeclineBlindNil,
+        wire.PassCards,
+        wire.PlayCard,
+        wire.DrawCard,
+        wire.Contribute,
+    )
+}
+
+
+def parse(data: str | bytes) -> ClientMessage | Error:
+    """Return the client message in a frame, or the Error that answers it."""
+    try:
+        message: ClientMessage = _decoder.decode(data)
+    except msgspec.ValidationError as exc:  # JSON, but not a message (a DecodeError subclass)
+        try:
+            raw = msgspec.json.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            raw = None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and kind not in CLIENT_TYPES:
+            return Error(
+                code="unknown_type",
+                message=f"unknown message type {kind!r}: one of {sorted(CLIENT_TYPES)}",
+            )
+        return Error(code="malformed", message=str(exc))
+    except msgspec.DecodeError as exc:
+        return Error(code="malformed", message=f"not JSON: {exc}")
+    except RecursionError:  # deeper than the decoder goes: a crafted frame, not a message
+        return Error(code="malformed", message="the message is nested too deeply")
+    return message
+
+
+def seat_command(body: dict[str, Any]) -> wire.AnySeatCommand:
+    """Return the seat command of a ``command`` message; raise ValueError saying what is wrong.
+
+    Unknown fields are refused rather than ignored: a ``seat`` field in particular, since a
+    command always acts for the sender's own seat.
+    """
+    fields = _COMMAND_FIELDS.get(body.get("type", ""))
+    if fields is None:
+        raise ValueError(f"unknown command {body.get('type')!r}: one of {sorted(_COMMAND_FIELDS)}")
+    extra = set(body) - fields - {"type"}
+    if extra:
+        raise ValueError(f"unknown field(s) {sorted(extra)}: a command acts for your own seat")
+    try:
+        command: wire.AnySeatCommand = msgspec.convert(body, wire.AnySeatCommand)
+    except msgspec.ValidationError as exc:
+        raise ValueError(str(exc)) from None
+    return command
+
+
+def scoped_command_id(player_id: str, game_id: str, command_id: uuid.UUID) -> uuid.UUID:
+    """Return the command id the table sees: the client's, scoped to its player and game, so
+    no client can collide with (or pre-empt) another's ids."""
+    return uuid.uuid5(COMMAND_NAMESPACE, f"{player_id}\n{game_id}\n{command_id}")

@@ -1,0 +1,466 @@
+"""One WebSocket connection: authentication, subscriptions, commands, one writer.
+
+The protocol is described in `services.gateway.ws` and PROTOCOL.md; the messages are in
+`services.gateway.protocol`; each watched game is a `services.gateway.watch.Watch`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from typing import Any
+
+import msgspec
+import structlog
+from litestar import WebSocket
+from litestar.exceptions import WebSocketDisconnect
+
+from events import game as wire
+from events import matchmaking as mm
+from events.envelope import REGISTRY
+from events.game import game_id_of_match, stream_of
+from services import ops
+from services.gateway import auth
+from services.gateway.config import MAX_FRAME_BYTES
+from services.gateway.protocol import (
+    Ack,
+    Auth,
+    ClientMessage,
+    Command,
+    Error,
+    MatchReady,
+    Ping,
+    Pong,
+    Subscribe,
+    Unsubscribe,
+    Unsubscribed,
+    ViewRequest,
+    Welcome,
+    _Out,
+    parse,
+    scoped_command_id,
+    seat_command,
+)
+from services.gateway.rooms import Rooms
+from services.gateway.state import Gateway, Unavailable, ask, ask_table
+from services.gateway.watch import Refused, Watch
+
+AUTH_SECONDS = 10.0
+MAX_OUTBOX = 2000
+"""Messages waiting for a client before it is judged too slow and disconnected."""
+RATE_PER_SECOND = 50.0
+RATE_BURST = 200.0
+MATCH_WAIT = 30.0
+"""Seconds a match_found waits for the table to open the game before it is given up."""
+ANONYMOUS_WATCHES = 3
+"""Games one connection without an account may watch at once (spectators only)."""
+
+_encoder = msgspec.json.Encoder()
+_mm_reply = msgspec.json.Decoder(mm.Reply)
+
+
+class Session:
+    """One WebSocket connection: authentication, subscriptions, commands, one writer.
+
+    Every line logged while a client message is handled carries ``request_id`` (the client's
+    ``command_id`` for a command, a fresh id otherwise), ``connection_id`` and, for a message
+    about a game, ``game_id`` (structlog context variables); a watch keeps those of the
+    ``subscribe`` that started it.
+    """
+
+    def __init__(self, gateway: Gateway, rooms: Rooms, socket: WebSocket[Any, Any, Any]) -> None:
+        self.gateway = gateway
+        self.rooms = rooms
+        self.socket = socket
+        self.connection_id = uuid.uuid4().hex
+        self.claims: auth.Claims | None = None
+        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.close_code, self.close_reason = 1013, "too slow: resume with last_seq"
+        self.watches: dict[str, Watch] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.background: set[asyncio.Task[None]] = set()
+        self.matched: set[str] = set()
+        self.allowance = RATE_BURST
+        self.checked = time.monotonic()
+        self.role = ""
+        self.log = gateway.log
+        self.closing = False
+
+    # -- output --------------------------------------------------------------------------------
+
+    def send(self, message: _Out) -> None:
+        """Queue a message for the client (the writer sends them in order)."""
+        self.send_raw(_encoder.encode(message))
+
+    def send_raw(self, data: bytes) -> None:
+        """Queue an encoded message for the client."""
+        if self.closing:
+            return
+        if self.outbox.qsize() >= MAX_OUTBOX:
+            self.closing = True
+            self.outbox.put_nowait(None)  # the writer closes: the client resumes later
+            return
+        self.outbox.put_nowait(data)
+
+    async def _writer(self) -> None:
+        while True:
+            data = await self.outbox.get()
+            if data is None:
+                with contextlib.suppress(Exception):
+                    await self.socket.close(code=self.close_code, reason=self.close_reason)
+                return
+            await self.socket.send_data(data.decode(), mode="text")
+
+    # -- the connection ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve the connection until the client leaves (or must be let go)."""
+        with structlog.contextvars.bound_contextvars(connection_id=self.connection_id):
+            await self._run()
+
+    async def _run(self) -> None:
+        await self.socket.accept()
+        writer = asyncio.create_task(self._writer())
+        deadline = time.monotonic() + AUTH_SECONDS
+        try:
+            while not writer.done():
+                watching = bool(self.tasks)  # an anonymous spectator needs no token
+                timeout = None if self.claims or watching else max(0.0, deadline - time.monotonic())
+                try:
+                    frame = await asyncio.wait_for(self.socket.receive(), timeout)
+                except TimeoutError:
+                    self.send(Error(code="auth_timeout", message="authenticate within 10 s"))
+                    # 1008 policy violation: not 1013 "try again later", which invites a retry
+                    self.close_code, self.close_reason = 1008, "auth_timeout"
+                    self.outbox.put_nowait(None)
+                    await writer
+                    return
+                if frame["type"] == "websocket.disconnect":
+                    return
+                data = frame.get("text")
+                if data is None:
+                    self.send(Error(code="binary_frame", message="send JSON in text frames"))
+                    continue
+                await self._on_frame(data)
+        except WebSocketDisconnect:
+            return
+        finally:
+            if self.claims is not None:
+                self.rooms.matches.unregister(self.claims.player_id, self._on_match)
+            tasks = [*self.tasks.values(), *self.background]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            writer.cancel()
+            await asyncio.gather(writer, return_exceptions=True)
+            if self.role:
+                ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).dec()
+
+    def _allowed(self) -> bool:
+        now = time.monotonic()
+        self.allowance = min(RATE_BURST, self.allowance + (now - self.checked) * RATE_PER_SECOND)
+        self.checked = now
+        if self.allowance < 1:
+            return False
+        self.allowance -= 1
+        return True
+
+    async def _on_frame(self, data: str) -> None:
+        if not self._allowed():
+            self.send(Error(code="rate_limited", message=f"at most {RATE_PER_SECOND:.0f}/s"))
+            return
+        if len(data) > MAX_FRAME_BYTES:
+            self.send(
+                Error(
+                    code="frame_too_large", message=f"messages are at most {MAX_FRAME_BYTES} bytes"
+                )
+            )
+            return
+        message = parse(data)
+        ids: dict[str, str] = {}
+        if isinstance(message, Command):
+            ids["request_id"] = str(message.command_id)
+        else:
+            ids["request_id"] = uuid.uuid4().hex
+        game_id = getattr(message, "game_id", None)
+        if game_id is not None:
+            ids["game_id"] = game_id
+        with structlog.contextvars.bound_contextvars(**ids):
+            await self._dispatch(message)
+
+    async def _dispatch(self, message: ClientMessage | Error) -> None:
+        match message:
+            case Error():
+                self.send(message)
+            case Auth():
+                await self._on_auth(message)
+            case Ping():
+                self.send(Pong())
+            case Command() if self.claims is None:
+                self.send(
+                    Error(
+                        code="unauthenticated",
+                        message="send auth {token} first: watching needs no account, playing does",
+                    )
+                )
+            case Subscribe() if self.claims is None and not self._may_watch_anonymously(message):
+                self.send(
+                    Error(
+                        code="unauthenticated",
+                        message=f"without an account, watch at most {ANONYMOUS_WATCHES} games"
+                        " at once: send auth {token} for more",
+                        game_id=message.game_id,
+                    )
+                )
+            case _ if self.claims is not None and self.claims.expires_at <= time.time():
+                # an expired token only re-authenticates: it opens no watch and reads no view
+                self.send(
+                    Error(
+                        code="token_expired",
+                        message="the access token expired: send auth with a fresh one",
+                        game_id=getattr(message, "game_id", None),
+                        command_id=getattr(message, "command_id", None),
+                    )
+                )
+            case Subscribe():
+                await self._on_subscribe(message)
+            case Unsubscribe():
+                await self._unsubscribe(message.game_id)
+                self.send(Unsubscribed(game_id=message.game_id))
+            case Command():
+                await self._on_command(message)
+            case ViewRequest():
+                await self._on_view(message)
+
+    def _may_watch_anonymously(self, message: Subscribe) -> bool:
+        """An anonymous connection may watch a few games; the first one counts it a spectator."""
+        if message.game_id not in self.tasks and len(self.tasks) >= ANONYMOUS_WATCHES:
+            return False
+        if not self.role:
+            self.role = "spectator"
+            ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).inc()
+        return True
+
+    async def _on_auth(self, message: Auth) -> None:
+        try:
+            claims = self.gateway.tokens.verify(message.token)
+        except auth.TokenError as exc:
+            self.log.info("auth refused", code=exc.code)
+            self.send(Error(code=exc.code, message=str(exc)))
+            return
+        if self.claims is not None and claims.player_id != self.claims.player_id:
+            self.send(Error(code="account_mismatch", message="a connection stays with one account"))
+            return
+        first = self.claims is None
+        if first:
+            if self.role:  # it watched anonymously before: counted as a spectator until now
+                ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).dec()
+            self.role = "bot" if claims.bot else "player"
+            ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).inc()
+        self.claims = claims
+        self.send(Welcome(player_id=claims.player_id, bot=claims.bot, expires_at=claims.expires_at))
+        if first and not claims.bot:  # ranked games never seat bots
+            structlog.contextvars.bind_contextvars(player_id=claims.player_id)
+            await self.rooms.matches.register(claims.player_id, self._on_match)
+            self._spawn(self._live_match(claims.player_id))
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.create_task(work)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    # -- matches -------------------------------------------------------------------------------
+
+    def _announce(
+        self, match_id: str, ladder: str, players: tuple[str, ...], game_id: str | None = None
+    ) -> None:
+        """Send match_found once per game on this connection."""
+        assert self.claims is not None
+        player = self.claims.player_id
+        game_id = game_id or game_id_of_match(match_id)
+        if game_id in self.matched or player not in players:
+            return
+        self.matched.add(game_id)
+        self.log.info("match found", game_id=game_id, match_id=match_id)
+        self.send(
+            MatchReady(
+                game_id=game_id,
+                match_id=match_id,
+                ladder=ladder,
+                seat=players.index(player),
+                players=players,
+            )
+        )
+
+    def _on_match(self, match: mm.MatchFound) -> None:
+        # MatchFound is appended before the table opens the game: announce it once the game
+        # exists, so a client that subscribes on match_found is never told `unknown_game`.
+        self._spawn(self._announce_when_open(match.match_id))
+
+    async def _live_match(self, player: str) -> None:
+        """Announce the ranked game the player is seated in, if any: a player who connects
+        after his match was found learns it too (the answer GET /api/queue gives)."""
+        try:
+            reply = _mm_reply.decode(
+                await ask(
+                    self.gateway,
+                    self.gateway.subjects.matchmaking_status(),
+                    mm.QueueStatus(player_id=player),
+                )
+            )
+        except Unavailable:
+            self.log.info("matchmaking did not answer: no match lookup")
+            return
+        if not reply.ok or reply.code != "in_game" or not reply.match_id:
+            return
+        await self._announce_when_open(reply.match_id)
+
+    async def _announce_when_open(self, match_id: str) -> None:
+        """Announce the match's game once the table has opened it (up to MATCH_WAIT s)."""
+        game_id = game_id_of_match(match_id)
+        if game_id in self.matched:
+            return
+        _, queue = await self.rooms.join(game_id)
+        try:
+            stored = await self.gateway.store.read(stream_of(game_id))
+            if not stored:  # the table has not opened the game yet: wait for its first frame
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(queue.get(), MATCH_WAIT)
+                stored = await self.gateway.store.read(stream_of(game_id))
+        finally:
+            self.rooms.leave(game_id, queue)
+        if not stored:
+            self.log.warning("matched game did not open", game_id=game_id)
+            return
+        opened = REGISTRY.decode(stored[0])
+        if isinstance(opened, wire.TableOpened) and opened.match_id == match_id:
+            self._announce(match_id, opened.ladder, opened.players, game_id)
+
+    # -- subscriptions -------------------------------------------------------------------------
+
+    async def _on_subscribe(self, message: Subscribe) -> None:
+        """Replace any watch of the same game by a new one (`services.gateway.watch`): its
+        room is joined before the table is asked, so nothing falls between the two."""
+        game_id = message.game_id
+
+        def refuse(code: str, text: str) -> None:
+            self.log.info("subscribe refused", code=code)
+            self.send(Error(code=code, message=text, game_id=game_id))
+
+        if message.last_seq is not None and message.last_seq < 0:
+            refuse("malformed", "last_seq is >= 0")
+            return
+        try:
+            uuid.UUID(game_id)
+        except ValueError:
+            refuse("unknown_game", "no such game")
+            return
+        room, queue = await self.rooms.join(game_id)
+        # without an account: "" sits nowhere, so the watch is a spectator's
+        player = self.claims.player_id if self.claims else ""
+        watch = Watch(
+            self.gateway, room, queue, player, self.send_raw, self.send, hints=message.hints
+        )
+        try:
+            reply, held = await watch.prepare(message.last_seq)
+        except Refused as exc:
+            self.rooms.leave(game_id, queue)
+            refuse(exc.code, str(exc))  # a refused subscribe leaves any watch of it as it was
+            return
+        except BaseException:
+            self.rooms.leave(game_id, queue)
+            raise
+        await self._unsubscribe(game_id)
+        watch.begin(reply, held, message.last_seq)
+        self.log.info("subscribed", role=watch.role, seat=watch.seat, last_seq=message.last_seq)
+        self.watches[game_id] = watch
+        self.tasks[game_id] = asyncio.create_task(self._watch(watch))
+
+    async def _unsubscribe(self, game_id: str) -> None:
+        task = self.tasks.pop(game_id, None)
+        self.watches.pop(game_id, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _watch(self, watch: Watch) -> None:
+        game_id = watch.game_id
+        try:
+            await watch.follow()
+        except asyncio.CancelledError:
+            raise
+        except Refused as exc:  # the table refused a catch-up: subscribe again
+            self.log.info("watch ended", code=exc.code)
+            self.send(Error(code=exc.code, message=str(exc), game_id=game_id))
+        except Exception as exc:
+            self.log.exception("watch failed", error=type(exc).__name__)
+            self.send(Error(code="internal", message="watching failed", game_id=game_id))
+        finally:
+            self.rooms.leave(game_id, watch.queue)
+            if self.watches.get(game_id) is watch:
+                del self.watches[game_id]
+                if self.tasks.get(game_id) is asyncio.current_task():
+                    del self.tasks[game_id]
+
+    async def _on_view(self, message: ViewRequest) -> None:
+        watch = self.watches.get(message.game_id)
+        if watch is None:
+            self.send(
+                Error(code="not_subscribed", message="subscribe first", game_id=message.game_id)
+            )
+            return
+        try:
+            reply = await watch.ask_view()
+        except Refused as exc:
+            self.send(Error(code=exc.code, message=str(exc), game_id=message.game_id))
+            return
+        self.send_raw(reply)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    async def _on_command(self, message: Command) -> None:
+        assert self.claims is not None
+        game_id, command_id = message.game_id, message.command_id
+
+        def refuse(code: str, text: str) -> None:
+            self.log.info("command refused", code=code)
+            self.send(Error(code=code, message=text, game_id=game_id, command_id=command_id))
+
+        if self.claims.expires_at <= time.time():
+            refuse("token_expired", "the access token expired: send auth with a fresh one")
+            return
+        if game_id not in self.watches:
+            refuse("not_subscribed", "subscribe to the game before sending commands to it")
+            return
+        try:
+            command = seat_command(message.command)
+        except ValueError as exc:
+            refuse("malformed", str(exc))
+            return
+        player = self.claims.player_id
+        request = wire.SubmitCommand(
+            game_id=game_id,
+            player_id=player,
+            command_id=scoped_command_id(player, game_id, command_id),
+            command=command,
+        )
+        try:
+            reply = await ask_table(self.gateway, game_id, request)
+        except Unavailable:
+            self.log.warning("table did not answer", command=type(command).__name__)
+            refuse("unavailable", "the table did not answer: send it again, same command_id")
+            return
+        if not reply.ok:
+            refuse(reply.code, reply.message)
+            return
+        self.log.debug("command applied", command=type(command).__name__, seq=reply.version)
+        self.send(
+            Ack(
+                game_id=game_id,
+                command_id=command_id,
+                seq=reply.version,
+                code="already_applied" if reply.retry else "applied",
+            )
+        )
