@@ -31,6 +31,7 @@ cards this seat cannot see give it the same view, hence the same decision
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -39,11 +40,9 @@ from collections.abc import Callable
 from engine import bot
 from engine.cards import CLUBS, SPADES
 from engine.fast import Table, outcome
-from engine.state import first_leader
-import dataclasses
-
 from engine.model import Command, PlaceBid, PlayCard
 from engine.rules import Tables, tables
+from engine.state import first_leader
 from engine.view import SeatView
 
 PLAYOUTS = 400
