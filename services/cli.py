@@ -62,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--seconds", type=float, default=None, help="strong bot: time cap per decision"
     )
+    sim.add_argument(
+        "--jobs", type=int, default=1, help="processes playing games at once (default 1)"
+    )
+    sim.add_argument(
+        "--log", default=None, metavar="FILE", help="append one JSON line per finished game"
+    )
 
     dev = sub.add_parser("dev", help="run the whole platform locally on embedded servers")
     dev.add_argument("--no-demo", action="store_true", help="do not play the demo game")

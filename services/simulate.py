@@ -11,12 +11,16 @@ a named variant of the rule book (several: one row each).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import math
+import multiprocessing
 import random
 import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from rich.console import Console
 from rich.progress import Progress
@@ -254,6 +258,56 @@ def _timed(act: Player, times: list[float]) -> Player:
     return timed
 
 
+def period(seats: tuple[str, ...]) -> int:
+    """Return the smallest seat rotation that gives back the same seating (1..players)."""
+    n = len(seats)
+    return next(k for k in range(1, n + 1) if all(seats[(s - k) % n] == seats[s] for s in range(n)))
+
+
+def seating(seats: tuple[str, ...], i: int, seed: int) -> tuple[tuple[str, ...], int]:
+    """Return game ``i``'s levels per seat and its seed (duplicate rotation).
+
+    Each seed is played once per distinct rotation of the seats, one after the other:
+    the same deals with the levels moved round the table, so the luck of the cards
+    cancels out between the games of a seed, and any run of whole seeds is balanced.
+    """
+    n = len(seats)
+    k = period(seats)
+    shift = i % k
+    return tuple(seats[(s - shift) % n] for s in range(n)), seed + i // k
+
+
+_BOTS: dict[tuple[str, int, float | None], Player] = {}
+
+
+def play_one(
+    rules: Ruleset,
+    i: int,
+    seed: int,
+    seats: tuple[str, ...],
+    playouts: int,
+    seconds: float | None,
+) -> tuple[list[Event], tuple[str, ...], int, dict[str, list[float]]]:
+    """Return one game's events, levels per seat, winner and decision times per level."""
+    levels, game_seed = seating(seats, i, seed)
+    rng = random.Random(f"{seed + i}/bots")
+    times: dict[str, list[float]] = defaultdict(list)
+    players = []
+    for level in levels:
+        key = (level, playouts, seconds)
+        if key not in _BOTS:
+            _BOTS[key] = player(level, playouts=playouts, seconds=seconds)  # type: ignore[assignment]
+        players.append(_timed(_with_rng(_BOTS[key], rng), times[level]))
+    events, state = play_game(rules, game_seed, players)
+    return events, levels, state.winner, dict(times)
+
+
+def _play_star(
+    args: tuple[Ruleset, int, int, tuple[str, ...], int, float | None],
+) -> tuple[list[Event], tuple[str, ...], int, dict[str, list[float]]]:
+    return play_one(*args)
+
+
 def simulate(
     rules: Ruleset,
     games: int,
@@ -263,30 +317,45 @@ def simulate(
     seats: tuple[str, ...] = (),
     playouts: int = PLAYOUTS,
     seconds: float | None = None,
+    jobs: int = 1,
+    log: TextIO | None = None,
 ) -> Summary:
-    """Return the summary of ``games`` bot games of ``rules`` from seeds ``seed``, ``seed+1``...
+    """Return the summary of ``games`` bot games of ``rules``.
 
-    ``seats`` names each seat's bot level (default: the baseline everywhere); they rotate
-    by one seat every games/players games.
+    ``seats`` names each seat's bot level (default: the baseline everywhere). Each seed
+    from ``seed`` on is played once per distinct rotation of the seats (`seating`), so
+    with four players ``strong,baseline,strong,baseline`` plays every deal once from
+    each side. ``jobs`` > 1 plays games in that many processes (results are added in
+    game order, so the summary does not depend on it); ``log`` gets one JSON line per
+    finished game, so a long run read while it goes gives every prefix's result.
     """
     seats = seats or ("baseline",) * rules.players
     summary = Summary(rules, seats=seats)
-    bots = {level: player(level, playouts=playouts, seconds=seconds) for level in set(seats)}
-    n = rules.players
     task = progress.add_task("playing", total=games) if progress else None
-    for i in range(games):
-        # Rotate the seats by one every games/players games: every level plays every
-        # seat (and with four players both partnerships) as often as the others.
-        shift = i * n // max(games, 1)
-        levels = tuple(seats[(s - shift) % n] for s in range(n))
-        rng = random.Random(f"{seed + i}/bots")
-        players = [_timed(_with_rng(bots[level], rng), summary.times[level]) for level in levels]
-        events, state = play_game(rules, seed + i, players)
-        summary.add(events)
-        summary.add_lineup(levels, state.winner)
-        if progress and task is not None:
-            progress.advance(task)
+    work = [(rules, i, seed, seats, playouts, seconds) for i in range(games)]
+    pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
+    try:
+        results = pool.imap(_play_star, work) if pool else map(_play_star, work)
+        for i, (events, levels, winner, times) in enumerate(results):
+            summary.add(events)
+            summary.add_lineup(levels, winner)
+            for level, values in times.items():
+                summary.times[level] += values
+            if log is not None:
+                _log_game(log, summary, i, levels, winner)
+            if progress and task is not None:
+                progress.advance(task)
+    finally:
+        if pool:
+            pool.terminate()
     return summary
+
+
+def _log_game(log: TextIO, summary: Summary, i: int, levels: tuple[str, ...], winner: int) -> None:
+    rates = {name: [summary.lineup_wins[name], played] for name, played in summary.lineups.items()}
+    line = {"game": i, "levels": levels, "winner": winner, "wins_games": rates}
+    log.write(json.dumps(line) + "\n")
+    log.flush()
 
 
 def report_variants(summaries: dict[str, Summary], console: Console) -> None:
@@ -327,7 +396,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"spades simulate: {error}", file=sys.stderr)
         return 2
     summaries: dict[str, Summary] = {}
-    with Progress(console=console, disable=args.no_progress, transient=True) as progress:
+    log = open(args.log, "a", encoding="utf-8") if args.log else None  # noqa: SIM115
+    with (
+        log or contextlib.nullcontext(),
+        Progress(console=console, disable=args.no_progress, transient=True) as progress,
+    ):
         for name, rules in chosen.items():
             summaries[name] = simulate(
                 rules,
@@ -337,6 +410,8 @@ def run(args: argparse.Namespace) -> int:
                 seats=seats[name],
                 playouts=args.playouts or PLAYOUTS,
                 seconds=args.seconds,
+                jobs=max(1, args.jobs),
+                log=log,
             )
     if len(summaries) > 1:
         report_variants(summaries, console)

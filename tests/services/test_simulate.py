@@ -3,12 +3,24 @@ seats, win rates with intervals, refusals."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from engine import Ruleset
 from services import cli
 from services.cli import build_parser
-from services.simulate import VARIANTS, parse_seats, pct, run, simulate, variant_rules, wilson
+from services.simulate import (
+    VARIANTS,
+    parse_seats,
+    pct,
+    run,
+    seating,
+    simulate,
+    variant_rules,
+    wilson,
+)
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -114,3 +126,30 @@ def test_percentiles_are_nearest_rank() -> None:
     assert pct(values, 50) == 50.0
     assert pct(values, 99) == 99.0
     assert pct(values, 100) == 100.0
+
+
+def test_each_seed_is_played_from_every_side_before_the_next() -> None:
+    seats = ("strong", "baseline", "strong", "baseline")
+    games = [seating(seats, i, 10) for i in range(4)]
+    # Partnerships repeat every two seats: each deal once per side, then the next deal.
+    assert [seed for _, seed in games] == [10, 10, 11, 11]
+    assert games[0][0] == seats
+    assert games[1][0] == ("baseline", "strong", "baseline", "strong")
+    three = [seating(("strong", "baseline", "baseline"), i, 0) for i in range(3)]
+    assert [levels.index("strong") for levels, _ in three] == [0, 1, 2]
+    assert {seed for _, seed in three} == {0}
+
+
+def test_processes_and_the_log_do_not_change_the_result(tmp_path: Path) -> None:
+    rules = Ruleset(players=2, blind_nil=False, target=200)
+    seats = ("baseline", "baseline")
+    alone = simulate(rules, games=4, seed=5, seats=seats)
+    path = tmp_path / "games.jsonl"
+    with path.open("w") as log:
+        shared = simulate(rules, games=4, seed=5, seats=seats, jobs=2, log=log)
+    assert shared.wins == alone.wins
+    assert shared.reasons == alone.reasons
+    assert shared.hands == alone.hands
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["game"] for line in lines] == [0, 1, 2, 3]
+    assert lines[-1]["wins_games"]["baseline"][1] == 8  # two sides a game, four games
