@@ -157,3 +157,13 @@ def test_heads_up_bids_add_up_to_about_the_tricks_of_a_hand() -> None:
             state = replay(decide(state, choose(view(state, state.turn))), state)
         totals.append(sum(state.bids))
     assert 9 <= sum(totals) / len(totals) <= 13, totals
+
+
+def test_five_player_games_end_by_the_target() -> None:
+    # Five hands share ten tricks: bidding one with a weak hand scored +10 a hand and
+    # games ran into the 50-hand cap (five with jokers: 24 of 40). A weak hand bids nil.
+    for jokers in (False, True):
+        rules = Ruleset(players=5, jokers=jokers)
+        reasons = [play_game(rules, seed)[1].reason for seed in range(20)]
+        # 95% and 97% over 60 games (`spades simulate --variant five --games 60`).
+        assert reasons.count("target") >= 17, (jokers, reasons)
