@@ -84,6 +84,43 @@ def test_the_decision_depends_on_the_view_only() -> None:
     assert differed == 6
 
 
+@PROFILE
+@given(rulesets(max_hands=1), st.integers(0, 2**32))
+def test_the_strong_bot_bids_legally_in_every_variant(rules: Ruleset, seed: int) -> None:
+    for state, _ in play(rules, seed):
+        if state.phase == "bid":
+            v = view(state, state.turn)
+            assert choose(v, playouts=FAST) in v.legal
+
+
+def test_the_bid_depends_on_the_view_only_and_is_searched() -> None:
+    # The bid is searched over sampled deals: re-dealing the other hands (nothing of
+    # them is seen before the play) leaves it unchanged; and it is not always the
+    # baseline's bid (the search can overrule the trick-count estimate).
+    overruled = 0
+    for seed in range(8):
+        state = start(Ruleset(), hand=seed + 1, dealer=seed % 4)
+        for _ in range(seed % 4):
+            state = replay(decide(state, baseline(view(state, state.turn))), state)
+        seat = state.turn
+        unseen = [c for s in range(4) if s != seat for c in state.hands[s]]
+        random.Random(seed).shuffle(unseen)
+        hands_ = list(state.hands)
+        for s in range(4):
+            if s != seat:
+                hands_[s], unseen = tuple(sorted(unseen[:13])), unseen[13:]
+        other = state._replace(hands=tuple(hands_))
+        assert other.hands != state.hands
+        v = view(state, seat)
+        assert view(other, seat) == v
+        bid = choose(v, playouts=120)
+        assert isinstance(bid, PlaceBid)
+        assert bid in v.legal
+        assert choose(view(other, seat), playouts=120) == bid
+        overruled += bid != baseline(v)
+    assert overruled >= 1
+
+
 def test_sampled_deals_respect_everything_the_seat_has_seen() -> None:
     for seed in range(10):
         state = mid_hand(seed, tricks=6)
