@@ -353,7 +353,17 @@ def simulate(
 
 def _log_game(log: TextIO, summary: Summary, i: int, levels: tuple[str, ...], winner: int) -> None:
     rates = {name: [summary.lineup_wins[name], played] for name, played in summary.lineups.items()}
-    line = {"game": i, "levels": levels, "winner": winner, "wins_games": rates}
+    times = {}
+    for level, values in summary.times.items():
+        ms = sorted(t * 1e3 for t in values)
+        times[level] = [round(pct(ms, q), 2) for q in (50, 90, 99)]
+    line = {
+        "game": i,
+        "levels": levels,
+        "winner": winner,
+        "wins_games": rates,
+        "decision_ms_p50_p90_p99": times,
+    }
     log.write(json.dumps(line) + "\n")
     log.flush()
 

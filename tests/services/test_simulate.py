@@ -153,3 +153,5 @@ def test_processes_and_the_log_do_not_change_the_result(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [line["game"] for line in lines] == [0, 1, 2, 3]
     assert lines[-1]["wins_games"]["baseline"][1] == 8  # two sides a game, four games
+    p50, p90, p99 = lines[-1]["decision_ms_p50_p90_p99"]["baseline"]
+    assert 0 < p50 <= p90 <= p99
