@@ -276,11 +276,19 @@ def choose_bid(
         hands = sampler.sample(rng)
         weight = sampler.bid_weight(hands)
         leader = first_leader(rules, tuple(tuple(h) for h in hands), view.dealer)
+        # The seats still to bid answer only whether this seat went nil (a nil beside a
+        # nil is never bid): their modelled bids are worked out once per deal and case.
+        modelled: dict[bool, list[int]] = {}
         for bid in candidates:
-            bids = list(view.bids)
+            nil = bid == 0
+            if nil not in modelled:
+                bids = list(view.bids)
+                bids[view.seat] = bid
+                for s in later:
+                    bids[s] = _model_bid(view, s, hands[s], bids)
+                modelled[nil] = bids
+            bids = modelled[nil][:]
             bids[view.seat] = bid
-            for s in later:
-                bids[s] = _model_bid(view, s, hands[s], bids)
             table = Table(rules, hands, leader, bids=bids, blind=view.blind)
             taken = table.play_out(rollout)
             pts, bags = outcome(
