@@ -13,8 +13,13 @@ baseline's bidding model), and only one card of each run of equivalent cards is
 searched. Every candidate card is tried in the same sampled deals (common random
 numbers), so the comparison between cards is not swamped by the luck of the deal.
 This is perfect-information Monte Carlo (PIMC), the method of GIB and of the first
-Monte-Carlo Spades programs; bids, blind choices, exchanges and draws are the
-baseline's (`engine.bot`).
+Monte-Carlo Spades programs. The bid is searched the same way (`choose_bid`): the
+baseline's bid, its neighbours and nil are each played out in the same sampled deals
+(the seats still to bid bid as the baseline would) and the best mean margin wins; a
+partner's intact nil winning the trick is always overtaken when it can be. Blind
+choices, exchanges, draws and the bids of variants whose bid is more than a number
+(blind bids, Moe, suicide, Boston, 10-for-200, team minimums, the nil exchange, the
+draw deal) are the baseline's (`engine.bot`).
 
 It reads nothing but the `SeatView` it is given: two games that differ only in
 cards this seat cannot see give it the same view, hence the same decision
