@@ -317,7 +317,7 @@ def _model_bid(view: SeatView, seat: int, hand: list[int], bids: list[int]) -> i
 
 
 class Sampler:
-    """Deals of the unseen cards consistent with one seat's view."""
+    """Deals of the unseen cards consistent with one seat's view (face-up cards included)."""
 
     def __init__(self, view: SeatView, t: Tables) -> None:
         n = t.players
@@ -355,6 +355,10 @@ class Sampler:
         if view.given and n == 4:
             partner = (me + 2) % 4
             fixed[partner] = [c for c in view.given if c not in played]
+        for s, up in enumerate(view.face_up):
+            # Power checks: cards dealt face up are seen in their holder's hand.
+            if s != me:
+                fixed[s] += [c for c in up if c not in played and c not in fixed[s]]
         known = played | set(view.hand) | set(view.discards)
         for hand in fixed:
             known.update(hand)

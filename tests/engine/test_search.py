@@ -342,3 +342,21 @@ def test_equivalent_cards_are_searched_once() -> None:
                         for x in t.deck
                         if x not in gone
                     )
+
+
+def test_sampled_deals_keep_face_up_cards_with_their_holders() -> None:
+    # Power checks: the cards dealt face up are seen by everyone until played, so every
+    # sampled deal must leave them where they are.
+    rules = Ruleset(power_checks=3)
+    for seed in range(4):
+        state = start(rules, hand=seed + 1)
+        while state.phase != "play" or len(state.tricks) < 2:
+            state = replay(decide(state, baseline(view(state, state.turn))), state)
+        seat = state.turn
+        v = view(state, seat)
+        assert any(v.face_up[s] for s in range(4) if s != seat)
+        sampler = Sampler(v, state.tables)
+        for k in range(10):
+            dealt = sampler.sample(random.Random(k))
+            for s in range(4):
+                assert set(v.face_up[s]) <= set(dealt[s])
