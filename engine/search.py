@@ -455,18 +455,20 @@ def _modes(table: Table) -> list[int]:
     taken, nil, bids = table.taken, table.nil, table.bids
     left = t.tricks - table.done
     needs = [sum(bids[s] - taken[s] for s in members if not nil[s]) for members in t.members]
+    # A side wants tricks while it needs some, or while another side can still be set.
+    settable = [0 < n <= left for n in needs]
+    count = settable.count(True)
+    want = [n > 0 or count > settable[side] for side, n in enumerate(needs)]
+    team = t.team
+    four = t.players == 4
     modes = []
     for seat in range(t.players):
-        partner = (seat + 2) % 4 if t.players == 4 else seat
-        me = t.team[seat]
         if nil[seat] and taken[seat] == 0:
             modes.append(NIL)
-        elif partner != seat and nil[partner] and taken[partner] == 0:
+        elif four and nil[(seat + 2) % 4] and taken[(seat + 2) % 4] == 0:
             modes.append(COVER)
-        elif needs[me] > 0 or any(0 < n <= left for side, n in enumerate(needs) if side != me):
-            modes.append(WANT)
         else:
-            modes.append(DUCK)
+            modes.append(WANT if want[team[seat]] else DUCK)
     return modes
 
 
