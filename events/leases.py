@@ -219,8 +219,13 @@ class LeaseGroup:
             while not stop.is_set():
                 try:
                     async with asyncio.timeout(max(self.interval * 2, 1.0)):
-                        await self._tick(claim=not settle)
+                        gained = await self._tick(claim=not settle)
                     settle = False
+                    # Outside the tick's timeout: a slow take-over (the service loading the
+                    # partitions' work on a busy machine) must not be cancelled half-done
+                    # while the leases stay held, or that work is never picked up again.
+                    if gained:
+                        await self._take_on(gained)
                     if failing:
                         self.log.info("leases reachable again", group=self.group)
                         failing = False
@@ -250,7 +255,8 @@ class LeaseGroup:
             except Exception as exc:
                 self.log.warning("lease rows not ready", error=type(exc).__name__)
 
-    async def _tick(self, *, claim: bool) -> None:
+    async def _tick(self, *, claim: bool) -> dict[str, Fence]:
+        """Renew, rebalance and (with ``claim``) claim; return the leases newly claimed."""
         snapshot = {name: held.epoch for name, held in self.held.items()}
         started = time.monotonic()
         async with self.pool.acquire() as conn:
@@ -286,10 +292,10 @@ class LeaseGroup:
                 await self._drop(surplus, "rebalanced")  # stop serving before freeing the row
                 await conn.execute(_RELEASE, list(surplus), self.member, epochs)
             if not claim:
-                return
+                return {}
             wanted = [row["name"] for row in await conn.fetch(_FREE, sorted(mine - set(self.held)))]
             if not wanted:
-                return
+                return {}
             started = time.monotonic()
             claimed = await conn.fetch(_CLAIM, wanted, self.member, self.ttl)
         gained: dict[str, Fence] = {}
@@ -304,11 +310,15 @@ class LeaseGroup:
                 leases=sorted(gained),
                 epochs=sorted({f.epoch for f in gained.values()}),
             )
-            try:
-                await self._on_gain(gained)
-            except Exception as exc:
-                self.log.warning("could not take leases on", error=type(exc).__name__)
-                await self._release(set(gained))
+        return gained
+
+    async def _take_on(self, gained: dict[str, Fence]) -> None:
+        """Hand newly claimed leases to the service; give them back if it cannot take them."""
+        try:
+            await self._on_gain(gained)
+        except Exception as exc:
+            self.log.warning("could not take leases on", error=type(exc).__name__)
+            await self._release(set(gained))
 
     async def _watchdog(self, stop: asyncio.Event) -> None:
         """Stop serving each lease the moment its validity runs out (renewals failing)."""

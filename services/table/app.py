@@ -72,6 +72,8 @@ FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its partition's owner
 FORWARD_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0)
 # A timer that failed (database or NATS away): run it again, up to every 5 s, never give up.
 TIMER_BACKOFF = Backoff(first=0.2, factor=2.5, most=5.0, jitter=0.1)
+# Loading a gained partition's games that failed: again, up to every 2 s, while it is ours.
+RESUME_BACKOFF = Backoff(first=0.2, factor=2.0, most=2.0, jitter=0.1)
 # A command that lost the race for the game's next version: judge it again on the new state;
 # the jittered pause lets two replicas that keep colliding (a failover) fall out of step.
 CONFLICT_BACKOFF = Backoff(first=0.005, factor=4.0, most=0.08, jitter=0.5)
@@ -162,7 +164,12 @@ class TableService:
         self.log.info("partitions claimed", partitions=sorted(gained), owned=len(self.owned))
         ops.PARTITIONS_OWNED.set(len(self.owned))
         ops.LEASE_CHANGES.labels(event="claimed").inc(len(gained))
-        await self._resume(gained)
+        # Loading the games is retried in the background until it succeeds: a take-over
+        # right after a database restart meets broken connections, and a game left unloaded
+        # in a partition we hold would wait for a timer nobody armed.
+        task = asyncio.create_task(self._resume(gained))
+        self.inflight.add(task)
+        task.add_done_callback(self.inflight.discard)
 
     async def _on_lose(self, names: set[str], why: str) -> None:
         """Stop serving partitions at once: no subscription, no timer, no game in memory."""
@@ -188,7 +195,25 @@ class TableService:
         self.retries.pop(game_id, None)
 
     async def _resume(self, partitions: set[int]) -> None:
-        """Load the live games of newly owned partitions so their timers run again."""
+        """Load the live games of newly owned partitions so their timers run again; retry
+        until it is done, the partitions are gone, or the replica stops."""
+        with logs.work(f"resume:{','.join(map(str, sorted(partitions)))}"):
+            async for attempt in RESUME_BACKOFF.attempts(stop=self.rt.stop):
+                ours = {p for p in partitions if self.leases.fence(lease_name(p)) is not None}
+                if not ours:
+                    return
+                try:
+                    resumed = await self._resume_once(ours)
+                except Exception as exc:  # the database or NATS away: try again
+                    self.log.warning(
+                        "games not resumed yet, retrying", error=type(exc).__name__, attempt=attempt
+                    )
+                    continue
+                if resumed:
+                    self.log.info("games resumed", games=resumed, partitions=sorted(ours))
+                return
+
+    async def _resume_once(self, partitions: set[int]) -> int:
         unfinished = await self.rt.store.open_streams("game", "GameFinished")
         resumed = 0
         for stream_id in unfinished:
@@ -201,8 +226,7 @@ class TableService:
                     self._schedule(table)
                     await self._publish(table, audiences.nudge(table))
                     resumed += 1
-        if resumed:
-            self.log.info("games resumed", games=resumed, partitions=sorted(partitions))
+        return resumed
 
     def _spawn(self, handler: Callable[[Msg], Awaitable[None]]) -> Callable[[Msg], Awaitable[None]]:
         """Return a NATS callback that runs ``handler`` as a tracked task (drained on stop)."""

@@ -120,7 +120,9 @@ def test_the_assignment_is_balanced_shared_by_everyone_and_moves_little() -> Non
 class Member:
     """A LeaseGroup member that records when it gained and lost each lease."""
 
-    def __init__(self, pool: asyncpg.Pool, name: str, names: list[str]) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, name: str, names: list[str], *, ttl: float = 2.0
+    ) -> None:
         self.gained: dict[str, float] = {}
         self.lost: dict[str, float] = {}
         self.stop = asyncio.Event()
@@ -132,7 +134,7 @@ class Member:
             on_gain=self.on_gain,
             on_lose=self.on_lose,
             log=LOG,
-            ttl=2.0,
+            ttl=ttl,
             interval=0.4,
         )
         self.task = asyncio.create_task(self.group.run(self.stop))
@@ -211,3 +213,36 @@ async def test_a_member_cut_off_from_the_database_stops_before_another_claims(
         first.task.cancel()
         if second is not None:
             await second.close()
+
+
+class SlowMember(Member):
+    """A member whose take-over outlasts a renewal's timeout (a busy machine loading games)."""
+
+    def __init__(self, pool: asyncpg.Pool, name: str, names: list[str], slow: float) -> None:
+        self.slow = slow
+        self.taken_on: set[str] = set()
+        super().__init__(pool, name, names, ttl=6.0)  # the lease outlives the take-over
+
+    async def on_gain(self, fences: Mapping[str, Fence]) -> None:
+        await super().on_gain(fences)
+        await asyncio.sleep(self.slow)
+        self.taken_on |= set(fences)
+
+
+async def test_a_slow_take_over_is_finished_not_cut_off_by_the_renewal_timeout(
+    pg_pool: asyncpg.Pool,
+) -> None:
+    """Were on_gain cancelled half-way while the lease stays held, the partition's work
+    (a table's games and timers) would never be picked up: games stopped for good."""
+    names = [f"slow/{uuid.uuid4().hex[:8]}"]
+    member = SlowMember(pg_pool, "slow", names, slow=2.5)  # the tick's timeout is 1 s
+    assert max(member.group.interval * 2, 1.0) < member.slow
+    try:
+        deadline = time.monotonic() + 30
+        while member.taken_on != set(names):
+            assert time.monotonic() < deadline, "the take-over never finished"
+            await asyncio.sleep(0.05)
+        assert member.holding() == set(names)
+        assert member.lost == {}
+    finally:
+        await member.close()
