@@ -158,9 +158,12 @@ async def test_a_seat_dropping_mid_trick_at_the_default_timer_still_acts_itself(
         opened = decoded[0]
         assert isinstance(opened, wire.TableOpened)
         assert opened.turn_seconds == 25.0  # the default timer
-        assert not [e for e in decoded if isinstance(e, wire.TurnTimedOut | wire.SeatAbandoned)]
-        played = decoded[due]  # the event after seq `due`
+        # His turn was not timed out while he was away: the event after seq `due` is his
+        # own card. (A turn elsewhere in the game may run out on a very busy machine: that
+        # is the timer doing its work, not what this test is about.)
+        played = decoded[due]
         assert played == wire.CardPlayed(seat=0, card=card["card"])
+        assert not [e for e in decoded if isinstance(e, wire.SeatAbandoned)]
         assert stored[due].metadata.actor == NAMES[0]  # his own command, not the bot's
         seqs = [e["seq"] for e in back.events(game_id)]
         assert seqs == list(range(last + 1, last + 1 + len(seqs)))

@@ -245,7 +245,7 @@ async def test_a_database_crash_under_two_replicas_leaves_every_game_finishing(
     playing = asyncio.gather(*(p.play() for p in players))
 
     await eventually(  # every game under way before the crash
-        lambda: all_beyond(world.store, game_ids, 12), within=120, what="games under way"
+        lambda: all_beyond(world.store, game_ids, 12), within=300, what="games under way"
     )
     port = ops_port(world.processes, tables[0])
     assert readyz(port) == 200
@@ -296,7 +296,7 @@ async def test_a_replica_cut_off_by_a_database_restart_never_serves_beside_its_s
     game_ids = [p.game_id for p in players]
     await eventually(lambda: len_owned_by_one(world.pool), within=60, what="one replica owning all")
     playing = asyncio.gather(*(p.play() for p in players))
-    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=120, what="under way")
+    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
     await world.restart_database()
     second = world.start("table")
 
@@ -325,7 +325,7 @@ async def test_a_killed_replica_s_games_resume_on_the_other_two(
     players = await open_games(nc, subjects, 12)
     game_ids = [p.game_id for p in players]
     playing = asyncio.gather(*(p.play() for p in players))
-    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=120, what="under way")
+    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
     held = await owners(world.pool)
     victim_member = held[partition_of(game_ids[0], PARTITIONS)]
     pid = int(victim_member.split(":")[2])
@@ -428,7 +428,7 @@ async def test_a_nats_restart_under_two_replicas_leaves_every_game_finishing(
         players = await open_games(nc, subjects, 6)
         game_ids = [p.game_id for p in players]
         playing = asyncio.gather(*(p.play() for p in players))
-        await eventually(lambda: all_beyond(world.store, game_ids, 12), within=120, what="play")
+        await eventually(lambda: all_beyond(world.store, game_ids, 12), within=300, what="play")
         await asyncio.to_thread(private_nats.stop)
         await asyncio.sleep(3)  # the fault itself: NATS away for 3 s
         await asyncio.to_thread(private_nats.start)
