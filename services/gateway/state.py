@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 import msgspec
@@ -16,6 +16,7 @@ from nats.js import JetStreamContext
 from events.audience import CatchupReply, catchup_decoder
 from events.game import Catchup, TableReply, TableRequest
 from events.pgstore import PostgresEventStore
+from events.retry import Backoff
 from events.subjects import Subjects
 from services.config import Settings
 from services.gateway.auth import Tokens
@@ -64,55 +65,54 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
 FAILOVER_WAIT = 8.0
 
 
-async def ask_table(gateway: Gateway, game_id: str, request: TableRequest) -> TableReply:
-    """Send a request to the table replica owning ``game_id`` and return its reply."""
+# The pauses between two sends of a table request while its partition changes hands.
+OWNER_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0)
+
+Reply = TypeVar("Reply", TableReply, CatchupReply)
+
+
+async def _ask_owner(
+    gateway: Gateway, game_id: str, request: TableRequest, decode: Callable[[bytes], Reply]
+) -> Reply:
+    """Send ``request`` to the table replica owning ``game_id`` until one answers with
+    anything but ``unavailable`` or `FAILOVER_WAIT` runs out; raise `Unavailable` when the
+    last try found no replica listening or one timed out."""
     subject = _table_subject(gateway.subjects, game_id, gateway.settings.table_partitions)
     body = _encoder.encode(request)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + FAILOVER_WAIT
-    pause = 0.05
-    while True:
+    reply: Reply | None = None
+    async for _attempt in OWNER_BACKOFF.attempts(within=FAILOVER_WAIT):
         try:
             msg = await gateway.nc.request(subject, body, timeout=REQUEST_TIMEOUT)
         except nats.errors.NoRespondersError:
-            if loop.time() + pause > deadline:
-                raise Unavailable("NoRespondersError") from None
+            reply = None
+            continue
         except nats.errors.TimeoutError as exc:
             raise Unavailable(type(exc).__name__) from None
-        else:
-            reply = _table_reply.decode(msg.data)
-            if reply.code != "unavailable" or loop.time() + pause > deadline:
-                return reply
-        await asyncio.sleep(pause)
-        pause = min(pause * 2, 1.0)
+        reply = decode(msg.data)
+        if reply.code != "unavailable":
+            return reply
+    if reply is None:
+        raise Unavailable("NoRespondersError")
+    return reply
+
+
+async def ask_table(gateway: Gateway, game_id: str, request: TableRequest) -> TableReply:
+    """Send a request to the table replica owning ``game_id`` and return its reply."""
+    return await _ask_owner(gateway, game_id, request, _table_reply.decode)
+
+
+def _catchup_reply(data: bytes) -> CatchupReply:
+    try:
+        return catchup_decoder.decode(data)
+    except msgspec.DecodeError:  # a refusal before the table read the request
+        refused = _table_reply.decode(data)
+        return CatchupReply(ok=False, code=refused.code, message=refused.message)
 
 
 async def ask_catchup(gateway: Gateway, request: Catchup) -> CatchupReply:
     """Ask the owner of a game what an audience is to be sent (`events.audience`); raise
     Unavailable when no owner answers within the failover wait."""
-    subject = _table_subject(gateway.subjects, request.game_id, gateway.settings.table_partitions)
-    body = _encoder.encode(request)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + FAILOVER_WAIT
-    pause = 0.05
-    while True:
-        try:
-            msg = await gateway.nc.request(subject, body, timeout=REQUEST_TIMEOUT)
-        except nats.errors.NoRespondersError:
-            if loop.time() + pause > deadline:
-                raise Unavailable("NoRespondersError") from None
-        except nats.errors.TimeoutError as exc:
-            raise Unavailable(type(exc).__name__) from None
-        else:
-            try:
-                reply = catchup_decoder.decode(msg.data)
-            except msgspec.DecodeError:  # a refusal before the table read the request
-                refused = _table_reply.decode(msg.data)
-                reply = CatchupReply(ok=False, code=refused.code, message=refused.message)
-            if reply.code != "unavailable" or loop.time() + pause > deadline:
-                return reply
-        await asyncio.sleep(pause)
-        pause = min(pause * 2, 1.0)
+    return await _ask_owner(gateway, request.game_id, request, _catchup_reply)
 
 
 @functools.lru_cache(maxsize=65536)
