@@ -208,3 +208,31 @@ def test_ten_for_two_games_recorded_before_the_decision_keep_their_per_trick_sco
     plain = wire.to_engine(wire.GameStarted(rules=dict(list(old.items())[:1]), seed=1, dealer=0))
     assert isinstance(plain, engine.GameStarted)
     assert plain.ruleset == engine.Ruleset()
+
+
+def test_fold_skips_the_table_facts_and_ends_where_the_engine_does() -> None:
+    events = _played_game(5, engine.ranked_default())
+    opened = wire.TableOpened(game_id="g", ladder="standard", rated=True, players=("a",) * 4)
+    timed_out = wire.TurnTimedOut(seat=1, streak=1)
+    stream = [opened, *map(wire.to_wire, events[:9]), timed_out]
+    stream += map(wire.to_wire, events[9:])
+    assert wire.fold(stream) == engine.replay(events)
+    # from a state part-way through: the rest of the stream lands at the same end
+    half = len(stream) // 2
+    assert wire.fold(stream[half:], wire.fold(stream[:half])) == engine.replay(events)
+    assert wire.fold([]) == engine.initial_state()
+
+
+def test_steps_give_each_event_its_engine_event_and_the_state_after_it() -> None:
+    events = _played_game(6, engine.Ruleset(moe=True, power_checks=3))
+    opened = wire.TableOpened(game_id="g", ladder="standard", rated=True, players=("a",) * 4)
+    stream = [opened, *map(wire.to_wire, events)]
+    yielded = list(wire.steps(stream))
+    assert [event for event, _, _ in yielded] == stream
+    assert yielded[0][1] is None
+    assert yielded[0][2] == engine.initial_state()
+    state = engine.initial_state()
+    for (_, engine_event, after), event in zip(yielded[1:], events, strict=True):
+        state = engine.apply(state, event)
+        assert engine_event == event
+        assert after == state
