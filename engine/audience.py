@@ -91,7 +91,8 @@ class SeatHandDealt:
 
 @dataclass(frozen=True, slots=True)
 class SeatCardDrawn:
-    """`CardDrawn`: only the drawer is told what it kept and discarded (else `NO_CARD`)."""
+    """`CardDrawn`: only the drawer is told what it kept and discarded (else `NO_CARD`:
+    None on the wire)."""
 
     seat: int
     kept: Card = NO_CARD

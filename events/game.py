@@ -25,7 +25,6 @@ import msgspec
 
 import engine
 import engine.audience
-import engine.fairness
 from events.envelope import REGISTRY, StoredEvent
 from events.game_wire import (
     CARD_DEPTH,
@@ -52,7 +51,11 @@ from events.game_wire import (
     PlaceBid,
     PlayCard,
     RuleValue,
+    SeatCardDrawn,
+    SeatCardsPassed,
     SeatCommand,
+    SeatGameStarted,
+    SeatHandDealt,
     SeedContributed,
     SeedRevealed,
     TrickWon,
@@ -81,7 +84,11 @@ __all__ = [
     "PlaceBid",
     "PlayCard",
     "RuleValue",
+    "SeatCardDrawn",
+    "SeatCardsPassed",
     "SeatCommand",
+    "SeatGameStarted",
+    "SeatHandDealt",
     "SeedContributed",
     "SeedRevealed",
     "TrickWon",
@@ -482,46 +489,6 @@ def _is_start(command: engine.Command) -> bool:
 # whenever they change (the deal, a blind candidate's choice, the exchange, a card played).
 
 
-class SeatGameStarted(msgspec.Struct, frozen=True, kw_only=True, tag="GameStarted"):
-    """The game started with these rules and this first dealer (the seed stays secret; a
-    committed game shows the seed's SHA-256 and which seats may contribute)."""
-
-    rules: dict[str, RuleValue]
-    dealer: int
-    scheme: str = engine.fairness.LEGACY
-    commitment: str = ""
-    contributors: tuple[int, ...] = ()
-
-
-class SeatHandDealt(msgspec.Struct, frozen=True, kw_only=True, tag="HandDealt"):
-    """A hand was dealt: how many cards each seat holds (the cards themselves stay secret,
-    except the power checks, dealt face up for every seat to see)."""
-
-    hand: int
-    dealer: int
-    hand_sizes: tuple[int, ...]
-    stock_size: int = 0
-    face_up: tuple[tuple[Card, ...], ...] = ()
-
-
-class SeatCardDrawn(msgspec.Struct, frozen=True, kw_only=True, tag="CardDrawn"):
-    """Two-player draw deal: a seat drew; only the drawer is told what it kept and discarded."""
-
-    seat: int
-    kept: Card | None = None
-    discarded: Card | None = None
-
-
-class SeatCardsPassed(msgspec.Struct, frozen=True, kw_only=True, tag="CardsPassed"):
-    """Blind-nil exchange: ``count`` cards went from ``seat`` to ``to_seat``; only those two
-    seats are told which."""
-
-    seat: int
-    to_seat: int
-    count: int
-    cards: tuple[Card, ...] = ()
-
-
 SeatEvent = (
     TableOpened
     | TurnTimedOut
@@ -543,20 +510,10 @@ SeatEvent = (
 """Everything a seat or spectator may receive about one event of a game."""
 
 
-def _told_plan(told: type, form: type[msgspec.Struct]) -> _Plan:
-    """Return how to carry a redacted form to the wire: its cards sit as in the event it stands
-    for (whose name is the form's tag)."""
-    event = form.__struct_config__.tag
-    return form, tuple(
-        (f.name, f.name, _cards(depth, engine.card_str) if depth else None)
-        for f in dataclasses.fields(told)
-        for depth in (CARD_DEPTH.get((str(event), f.name), 0),)
-    )
-
-
 _SEAT_FORMS: dict[type, _Plan] = {
-    told: _told_plan(told, form)
+    told: _plans(told, form)[0]
     for told, form in (
+        (engine.audience.SeatGameStarted, SeatGameStarted),
         (engine.audience.SeatHandDealt, SeatHandDealt),
         (engine.audience.SeatCardDrawn, SeatCardDrawn),
         (engine.audience.SeatCardsPassed, SeatCardsPassed),
@@ -571,14 +528,6 @@ table's facts about seats (which the engine never sees)."""
 
 def told_to_wire(told: engine.audience.Told) -> SeatEvent:
     """Return the wire form of what `engine.audience.redact` told a seat (cards by name)."""
-    if isinstance(told, engine.audience.SeatGameStarted):
-        return SeatGameStarted(
-            rules=told.ruleset.to_dict(),
-            dealer=told.dealer,
-            scheme=told.scheme,
-            commitment=told.commitment,
-            contributors=told.contributors,
-        )
     plan = _SEAT_FORMS.get(type(told))
     if plan is None:
         return to_wire(told)  # type: ignore[arg-type,return-value]

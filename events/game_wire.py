@@ -1,10 +1,10 @@
-"""The engine's events and seat commands on the wire: msgspec Structs, cards by name.
+"""The engine's events, seat commands and redacted forms on the wire: Structs, cards by name.
 
-Generated from engine/model.py by `python -m events.wiregen`; do not edit. The engine's
-dataclasses are the one declaration; `events.wiregen` lists what the wire does differently,
-and `events.game` re-exports these classes and bridges them to the engine.
+Generated from engine/model.py and engine/audience.py by `python -m events.wiregen`; do not
+edit. The engine's dataclasses are the one declaration; `events.wiregen` lists what the wire
+does differently, and `events.game` re-exports these classes and bridges them to the engine.
 """
-# Generated from engine/model.py by `python -m events.wiregen`; do not edit.
+# Generated from engine/model.py and engine/audience.py by `python -m events.wiregen`; do not edit.
 
 from __future__ import annotations
 
@@ -169,6 +169,49 @@ EngineEvent = (
 """Every event the engine decides (in its order)."""
 
 
+# -- what a seat may be told of an event that holds secrets ---------------------------------------
+
+
+class SeatGameStarted(msgspec.Struct, frozen=True, kw_only=True, tag="GameStarted"):
+    """`GameStarted` without its seeds: the rules, the first dealer, a committed game's
+    public SHA-256 ``commitment`` and the seats that may contribute."""
+
+    rules: dict[str, RuleValue]
+    dealer: int
+    scheme: str = "cpython-mt-v0"
+    commitment: str = ""
+    contributors: tuple[int, ...] = ()
+
+
+class SeatHandDealt(msgspec.Struct, frozen=True, kw_only=True, tag="HandDealt"):
+    """`HandDealt` without the cards: how many each seat holds (and the stock), plus the
+    power checks, dealt face up for everyone to see."""
+
+    hand: int
+    dealer: int
+    hand_sizes: tuple[int, ...]
+    stock_size: int = 0
+    face_up: tuple[tuple[Card, ...], ...] = ()
+
+
+class SeatCardDrawn(msgspec.Struct, frozen=True, kw_only=True, tag="CardDrawn"):
+    """`CardDrawn`: only the drawer is told what it kept and discarded (else `NO_CARD`:
+    None on the wire)."""
+
+    seat: int
+    kept: Card | None = None
+    discarded: Card | None = None
+
+
+class SeatCardsPassed(msgspec.Struct, frozen=True, kw_only=True, tag="CardsPassed"):
+    """`CardsPassed`: everyone learns how many cards went; only the two seats which."""
+
+    seat: int
+    to_seat: int
+    count: int
+    cards: tuple[Card, ...] = ()
+
+
 # -- seat commands ---------------------------------------------------------------------------------
 
 
@@ -228,6 +271,10 @@ CARD_DEPTH: dict[tuple[str, str], int] = {
     ("CardsPassed", "cards"): 2,
     ("CardPlayed", "card"): 1,
     ("TrickWon", "cards"): 2,
+    ("SeatHandDealt", "face_up"): 3,
+    ("SeatCardDrawn", "kept"): 1,
+    ("SeatCardDrawn", "discarded"): 1,
+    ("SeatCardsPassed", "cards"): 2,
     ("PassCards", "cards"): 2,
     ("PlayCard", "card"): 1,
 }
@@ -235,5 +282,6 @@ CARD_DEPTH: dict[tuple[str, str], int] = {
 
 WIRE_NAMES: dict[tuple[str, str], str] = {
     ("GameStarted", "ruleset"): "rules",
+    ("SeatGameStarted", "ruleset"): "rules",
 }
 """(class, engine field) -> its wire field, where the names differ."""

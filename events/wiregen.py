@@ -1,7 +1,8 @@
 """Generate `events/game_wire.py`: the wire Structs of the engine's events and seat commands.
 
-The engine's frozen dataclasses (`engine/model.py`) are the one declaration of every event and
-seat command. This reads their source (names, annotations, defaults, docstrings, in order) and
+The engine's frozen dataclasses are the one declaration of every event and seat command
+(`engine/model.py`) and of the redacted forms a seat may be told (`engine/audience.py`). This
+reads their source (names, annotations, defaults, docstrings, in order) and
 writes each one's msgspec twin, cards by name, so the two cannot drift apart; a test fails when
 the checked-in module differs from what this writes now.
 
@@ -10,8 +11,9 @@ the checked-in module differs from what this writes now.
 
 What the wire does differently from the engine is the small table below, and nothing else:
 a `Card` annotation stays `Card` (on the wire a name, "QS"), the seat commands lose ``seat``
-(the seat is whoever asks), ``GameStarted`` stores its rules as a dict, and ``GameFinished``
-carries the table's facts about the players.
+(the seat is whoever asks), ``GameStarted`` stores its rules as a dict, ``GameFinished``
+carries the table's facts about the players, and a redacted form goes under the tag of the
+event it stands for, a card it does not tell as None.
 """
 
 from __future__ import annotations
@@ -22,16 +24,19 @@ import dataclasses
 import sys
 from pathlib import Path
 
+import engine.audience
 import engine.model
 
 GENERATED = Path(__file__).with_name("game_wire.py")
 MODEL = Path(engine.model.__file__)
+AUDIENCE = Path(engine.audience.__file__)
 COMMAND = "python -m events.wiregen"
 
 # -- the wire's differences from the engine (the only hand-kept part) -----------------------------
 
 RENAMED: dict[tuple[str, str], tuple[str, str]] = {
     ("GameStarted", "ruleset"): ("rules", "dict[str, RuleValue]"),
+    ("SeatGameStarted", "ruleset"): ("rules", "dict[str, RuleValue]"),
 }
 """(class, engine field) -> (wire field, wire annotation): the stored rules are a dict."""
 
@@ -63,19 +68,26 @@ SEAT_COMMANDS = (
 LINE = 100
 """The project's line length (the generated module passes ``ruff format --check`` as written)."""
 
+REDACTED = ("SeatGameStarted", "SeatHandDealt", "SeatCardDrawn", "SeatCardsPassed")
+"""The redacted forms of `engine.audience`: each goes on the wire under the tag of the event it
+stands for (its name without "Seat"), a card it leaves out (`NO_CARD`) as ``None``."""
+
+NOT_TOLD = "NO_CARD"
+"""The engine's default for a card a seat is not told; on the wire the field is None."""
+
 WIRE_NAMES = frozenset({"int", "bool", "str", "tuple", "Card"})
 """The names an engine annotation may use to cross as it is."""
 
 # -- reading the engine's source ------------------------------------------------------------------
 
 HEADER = '''\
-"""The engine's events and seat commands on the wire: msgspec Structs, cards by name.
+"""The engine's events, seat commands and redacted forms on the wire: Structs, cards by name.
 
-Generated from engine/model.py by `{command}`; do not edit. The engine's
-dataclasses are the one declaration; `events.wiregen` lists what the wire does differently,
-and `events.game` re-exports these classes and bridges them to the engine.
+Generated from engine/model.py and engine/audience.py by `{command}`; do not
+edit. The engine's dataclasses are the one declaration; `events.wiregen` lists what the wire
+does differently, and `events.game` re-exports these classes and bridges them to the engine.
 """
-# Generated from engine/model.py by `{command}`; do not edit.
+# Generated from engine/model.py and engine/audience.py by `{command}`; do not edit.
 
 from __future__ import annotations
 
@@ -123,7 +135,10 @@ def _class_lines(
 ) -> list[str]:
     name = node.name
     defaults = {f.name: f.default for f in dataclasses.fields(cls)}
-    lines = ["", "", f"class {name}({base}, frozen=True, kw_only=True):"]
+    options = "frozen=True, kw_only=True"
+    if base == "msgspec.Struct":
+        options += f', tag="{name.removeprefix("Seat")}"'
+    lines = ["", "", f"class {name}({base}, {options}):"]
     body = list(node.body)
     fields: list[str] = []
     dropping = False
@@ -152,7 +167,12 @@ def _class_lines(
         depth = card_depth(stmt.annotation)
         if depth:
             depths[name, field] = depth
-        default = "" if stmt.value is None else f" = {_literal(defaults[field])}"
+        if stmt.value is None:
+            default = ""
+        elif ast.get_source_segment(source, stmt.value) == NOT_TOLD and annotation == "Card":
+            annotation, default = "Card | None", " = None"
+        else:
+            default = f" = {_literal(defaults[field])}"
         fields.append(f"    {wire_name}: {annotation}{default}")
     for declaration, doc in EXTRA.get(name, ()):
         fields += [f"    {declaration}", f'    """Added by the table. {doc}"""']
@@ -172,14 +192,23 @@ def _union(name: str, members: list[str], doc: str) -> list[str]:
     return ["", "", *lines, f'"""{doc}"""']
 
 
-def render(source: str | None = None) -> str:
-    """Return the text of `events/game_wire.py` for the engine's model source (default: the
-    engine's own `engine/model.py`)."""
-    source = MODEL.read_text() if source is None else source
-    namespace: dict[str, object] = {"__name__": engine.model.__name__}
-    exec(compile(source, str(MODEL), "exec"), namespace)  # the classes of *this* source
+def _load(
+    source: str, path: Path, module: str
+) -> tuple[dict[str, object], dict[str, ast.ClassDef]]:
+    """Return the namespace a module's source runs to and its class definitions."""
+    namespace: dict[str, object] = {"__name__": module}
+    exec(compile(source, str(path), "exec"), namespace)  # the classes of *this* source
     tree = ast.parse(source)
-    nodes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    return namespace, {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+
+def render(source: str | None = None, audience: str | None = None) -> str:
+    """Return the text of `events/game_wire.py` for the engine's model and audience sources
+    (default: the engine's own `engine/model.py` and `engine/audience.py`)."""
+    source = MODEL.read_text() if source is None else source
+    audience = AUDIENCE.read_text() if audience is None else audience
+    namespace, nodes = _load(source, MODEL, engine.model.__name__)
+    told, told_nodes = _load(audience, AUDIENCE, engine.audience.__name__)
     events = list(namespace["EVENT_TYPES"])  # type: ignore[call-overload]
     seat_commands = {c.__name__ for c in namespace["SeatCommand"].__args__}  # type: ignore[attr-defined]
     if seat_commands != set(SEAT_COMMANDS):
@@ -190,6 +219,9 @@ def render(source: str | None = None) -> str:
     for name in events:
         lines += _class_lines(nodes[name], namespace[name], source, "GameEvent", depths)  # type: ignore[arg-type]
     lines += _union("EngineEvent", events, "Every event the engine decides (in its order).")
+    lines += ["", "", "# -- what a seat may be told of an event that holds secrets " + "-" * 39]
+    for name in REDACTED:
+        lines += _class_lines(told_nodes[name], told[name], audience, "msgspec.Struct", depths)  # type: ignore[arg-type]
     lines += ["", "", "# -- seat commands " + "-" * 81]
     for name in SEAT_COMMANDS:
         lines += _class_lines(nodes[name], namespace[name], source, "SeatCommand", depths)  # type: ignore[arg-type]

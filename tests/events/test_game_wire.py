@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 import engine
+from engine import audience
 from events import game as wire
 from events import game_wire, wiregen
 from events.envelope import REGISTRY, Metadata
@@ -110,6 +111,24 @@ def test_every_engine_event_and_seat_command_has_a_wire_class_with_its_fields() 
     for seat_command in get_args(engine.SeatCommand):
         engine_fields = [f.name for f in dataclasses.fields(seat_command) if f.name != "seat"]
         assert list(getattr(wire, seat_command.__name__).__struct_fields__) == engine_fields
+    for told in (audience.SeatGameStarted, audience.SeatHandDealt, audience.SeatCardDrawn):
+        form = getattr(wire, told.__name__)
+        engine_fields = [renamed.get(f.name, f.name) for f in dataclasses.fields(told)]
+        assert list(form.__struct_fields__) == engine_fields
+        assert form.__struct_config__.tag == told.__name__.removeprefix("Seat")
+
+
+def test_a_card_a_seat_is_not_told_is_none_on_the_wire() -> None:
+    drawn = engine.CardDrawn(seat=1, kept=engine.parse_card("QS"), discarded=0)
+    to_drawer = wire.told_to_wire(audience.redact(drawn, 1))
+    assert to_drawer == wire.SeatCardDrawn(seat=1, kept="QS", discarded="2C")
+    to_other = msgspec.json.encode(wire.told_to_wire(audience.redact(drawn, 0)))
+    assert msgspec.json.decode(to_other) == {
+        "type": "CardDrawn",
+        "seat": 1,
+        "kept": None,
+        "discarded": None,
+    }
 
 
 def test_card_fields_are_found_from_the_engine_annotations() -> None:
@@ -122,6 +141,10 @@ def test_card_fields_are_found_from_the_engine_annotations() -> None:
         ("CardsPassed", "cards"): 2,
         ("CardPlayed", "card"): 1,
         ("TrickWon", "cards"): 2,
+        ("SeatHandDealt", "face_up"): 3,
+        ("SeatCardDrawn", "kept"): 1,
+        ("SeatCardDrawn", "discarded"): 1,
+        ("SeatCardsPassed", "cards"): 2,
         ("PassCards", "cards"): 2,
         ("PlayCard", "card"): 1,
     }
