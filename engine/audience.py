@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.cards import SPECTATOR
+from engine.cards import SPECTATOR, Card
 from engine.fairness import LEGACY
 from engine.game import legal_actions
 from engine.model import (
@@ -86,16 +86,17 @@ class SeatHandDealt:
     dealer: int
     hand_sizes: tuple[int, ...]
     stock_size: int = 0
-    face_up: tuple[tuple[int, ...], ...] = ()
+    face_up: tuple[tuple[Card, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class SeatCardDrawn:
-    """`CardDrawn`: only the drawer is told what it kept and discarded (else `NO_CARD`)."""
+    """`CardDrawn`: only the drawer is told what it kept and discarded (else `NO_CARD`:
+    None on the wire)."""
 
     seat: int
-    kept: int = NO_CARD
-    discarded: int = NO_CARD
+    kept: Card = NO_CARD
+    discarded: Card = NO_CARD
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +106,7 @@ class SeatCardsPassed:
     seat: int
     to_seat: int
     count: int
-    cards: tuple[int, ...] = ()
+    cards: tuple[Card, ...] = ()
 
 
 Told = Event | SeatGameStarted | SeatHandDealt | SeatCardDrawn | SeatCardsPassed

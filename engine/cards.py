@@ -25,6 +25,10 @@ TWO_OF_CLUBS = 0
 SPECTATOR = -1
 """The seat number that views a game as a spectator."""
 
+Card = int
+"""A card: ``suit * 13 + rank``, or a joker (52, 53). Annotating a field ``Card`` (or a tuple of
+them) marks it a card for the wire, which names it ("QS"): see `events.wiregen`."""
+
 
 class InvalidCard(ValueError):
     """A card or list of cards could not be parsed."""

@@ -1,14 +1,16 @@
 """Commands (requests from a seat) and events (facts, past tense): frozen dataclasses.
 
-Field types stay plain (int, bool, str, tuples of ints, Ruleset) so a wire codec can
-map them to msgspec Structs field by field; ``COMMAND_TYPES`` and ``EVENT_TYPES``
-name every class.
+Field types stay plain (int, bool, str, tuples, Ruleset) and every card field is annotated
+`Card` (or tuples of `Card`): `events.wiregen` reads these annotations to generate the wire
+Structs (cards by name) from this module, so a change here is a change of the stored events'
+shape; ``COMMAND_TYPES`` and ``EVENT_TYPES`` name every class.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.cards import Card
 from engine.fairness import LEGACY
 from engine.rules import Ruleset
 
@@ -78,7 +80,7 @@ class PassCards:
     """Give cards to the partner in the blind-nil (or nil card) exchange."""
 
     seat: int
-    cards: tuple[int, ...]
+    cards: tuple[Card, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +88,7 @@ class PlayCard:
     """Play a card to the current trick."""
 
     seat: int
-    card: int
+    card: Card
 
 
 SeatCommand = (
@@ -140,9 +142,9 @@ class HandDealt:
 
     hand: int
     dealer: int
-    hands: tuple[tuple[int, ...], ...]
-    stock: tuple[int, ...] = ()
-    face_up: tuple[tuple[int, ...], ...] = ()
+    hands: tuple[tuple[Card, ...], ...]
+    stock: tuple[Card, ...] = ()
+    face_up: tuple[tuple[Card, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +152,8 @@ class CardDrawn:
     """In the draw deal a seat took two cards from the stock: kept one, discarded one."""
 
     seat: int
-    kept: int
-    discarded: int
+    kept: Card
+    discarded: Card
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +188,7 @@ class CardsPassed:
 
     seat: int
     to_seat: int
-    cards: tuple[int, ...]
+    cards: tuple[Card, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +196,7 @@ class CardPlayed:
     """A seat played a card to the current trick."""
 
     seat: int
-    card: int
+    card: Card
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +204,7 @@ class TrickWon:
     """A trick was completed; ``seat`` won it and leads next. ``cards`` in play order."""
 
     seat: int
-    cards: tuple[int, ...]
+    cards: tuple[Card, ...]
 
 
 @dataclass(frozen=True, slots=True)

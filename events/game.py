@@ -1,11 +1,14 @@
 """The game context on the wire: game-stream events and seat commands as msgspec Structs.
 
-The engine speaks frozen dataclasses with cards as small ints; the log and the bus speak these
-Structs with cards as their two-letter names ("QS", "TH", "BJ"). Keeping the two apart is
-deliberate: stored events live forever, so their shape follows the versioning rule of
-`events.envelope` (new fields get defaults, old annotations never change) while the engine stays
-free to change its internal card numbering or field types. `to_wire` and `to_engine` are the only
-bridge; a test checks every engine event has a wire twin with the same fields.
+The engine speaks frozen dataclasses with cards as small ints; the log and the bus speak Structs
+with cards as their two-letter names ("QS", "TH", "BJ"). The engine's dataclasses are the one
+declaration of each event and seat command: `events.game_wire` is generated from them by
+`python -m events.wiregen` (which lists the few things the wire does differently) and
+re-exported here. Stored events live forever, so a change to an engine event is a change of the
+log's shape and follows the versioning rule of `events.envelope` (new fields get defaults, old
+annotations never change); a test fails when the generated module is stale. `to_wire` and
+`to_engine` are the bridge, `fold` and `steps` the one way to fold wire events through the
+engine.
 
 A game stream (`game-<uuid>`) holds the engine's events and the table's own facts about the seats
 (`TableOpened`, `TurnTimedOut`, `SeatAbandoned`), which the engine never sees.
@@ -15,19 +18,81 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, get_args
 
 import msgspec
 
 import engine
 import engine.audience
-import engine.fairness
 from events.envelope import REGISTRY, StoredEvent
+from events.game_wire import (
+    CARD_DEPTH,
+    WIRE_NAMES,
+    AnySeatCommand,
+    BidPlaced,
+    BlindNilDeclared,
+    BlindNilDeclined,
+    Card,
+    CardDrawn,
+    CardPlayed,
+    CardsPassed,
+    Contribute,
+    DeclareBlindNil,
+    DeclineBlindNil,
+    DrawCard,
+    EngineEvent,
+    GameEvent,
+    GameFinished,
+    GameStarted,
+    HandDealt,
+    HandScored,
+    PassCards,
+    PlaceBid,
+    PlayCard,
+    RuleValue,
+    SeatCardDrawn,
+    SeatCardsPassed,
+    SeatCommand,
+    SeatGameStarted,
+    SeatHandDealt,
+    SeedContributed,
+    SeedRevealed,
+    TrickWon,
+)
 
-Card = str
-"""A card by name: rank 23456789TJQKA then suit CDHS ("QS", "TH"), or "LJ" / "BJ"."""
-
-RuleValue = int | bool | str
+__all__ = [
+    "AnySeatCommand",
+    "BidPlaced",
+    "BlindNilDeclared",
+    "BlindNilDeclined",
+    "Card",
+    "CardDrawn",
+    "CardPlayed",
+    "CardsPassed",
+    "Contribute",
+    "DeclareBlindNil",
+    "DeclineBlindNil",
+    "DrawCard",
+    "EngineEvent",
+    "GameEvent",
+    "GameFinished",
+    "GameStarted",
+    "HandDealt",
+    "HandScored",
+    "PassCards",
+    "PlaceBid",
+    "PlayCard",
+    "RuleValue",
+    "SeatCardDrawn",
+    "SeatCardsPassed",
+    "SeatCommand",
+    "SeatGameStarted",
+    "SeatHandDealt",
+    "SeedContributed",
+    "SeedRevealed",
+    "TrickWon",
+]
 
 
 def stream_of(game_id: str) -> str:
@@ -38,10 +103,6 @@ def stream_of(game_id: str) -> str:
 def game_id_of_match(match_id: str) -> str:
     """Return the id of the game a MatchFound opens (the same on every redelivery)."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"match:{match_id}"))
-
-
-class GameEvent(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """Base of every event in a game stream; the tag is the class name."""
 
 
 # -- the table's facts about seats --------------------------------------------------------------
@@ -112,266 +173,30 @@ class SeatAbandoned(GameEvent, frozen=True, kw_only=True):
     streak: int
 
 
-# -- the engine's events, cards by name ---------------------------------------------------------
-
-
-class GameStarted(GameEvent, frozen=True, kw_only=True):
-    """The game started with these rules, this secret seed and this first dealer.
-
-    ``scheme`` names the deal derivation (docs/FAIRNESS.md); games recorded before it existed
-    have the legacy default. A committed game keeps ``server_seed`` secret until `SeedRevealed`
-    and shows every seat its SHA-256 ``commitment``."""
-
-    rules: dict[str, RuleValue]
-    seed: int
-    dealer: int
-    scheme: str = engine.fairness.LEGACY
-    commitment: str = ""
-    server_seed: str = ""
-    contributors: tuple[int, ...] = ()
-
-
-class SeedContributed(GameEvent, frozen=True, kw_only=True):
-    """A seat's client added its random contribution (64 hex digits) to the deals."""
-
-    seat: int
-    value: str
-
-
-class SeedRevealed(GameEvent, frozen=True, kw_only=True):
-    """The game ended: the committed server seed, so anyone can recompute every deal."""
-
-    server_seed: str
-
-
-class HandDealt(GameEvent, frozen=True, kw_only=True):
-    """A hand was dealt; every seat's cards (or the draw deal's stock) recorded.
-
-    ``face_up``: each seat's power checks (cards of its hand dealt face up), or empty."""
-
-    hand: int
-    dealer: int
-    hands: tuple[tuple[Card, ...], ...]
-    stock: tuple[Card, ...] = ()
-    face_up: tuple[tuple[Card, ...], ...] = ()
-
-
-class CardDrawn(GameEvent, frozen=True, kw_only=True):
-    """Two-player draw deal: a seat kept one card and discarded one."""
-
-    seat: int
-    kept: Card
-    discarded: Card
-
-
-class BlindNilDeclared(GameEvent, frozen=True, kw_only=True):
-    """A seat bid blind nil without having seen its hand."""
-
-    seat: int
-
-
-class BlindNilDeclined(GameEvent, frozen=True, kw_only=True):
-    """A blind candidate declined and now sees its hand."""
-
-    seat: int
-
-
-class BidPlaced(GameEvent, frozen=True, kw_only=True):
-    """A seat bid a number of tricks (blind: before seeing its hand; moe: the 6 or 8 is Little
-    or Big Moe, that many tricks in a row)."""
-
-    seat: int
-    tricks: int
-    blind: bool = False
-    moe: bool = False
-
-
-class CardsPassed(GameEvent, frozen=True, kw_only=True):
-    """Blind-nil exchange: a seat gave cards to its partner."""
-
-    seat: int
-    to_seat: int
-    cards: tuple[Card, ...]
-
-
-class CardPlayed(GameEvent, frozen=True, kw_only=True):
-    """A seat played a card to the current trick."""
-
-    seat: int
-    card: Card
-
-
-class TrickWon(GameEvent, frozen=True, kw_only=True):
-    """A trick was completed and won by ``seat``; cards in play order."""
-
-    seat: int
-    cards: tuple[Card, ...]
-
-
-class HandScored(GameEvent, frozen=True, kw_only=True):
-    """A hand was scored: tricks per seat, points, totals and bags per side."""
-
-    hand: int
-    tricks: tuple[int, ...]
-    points: tuple[int, ...]
-    scores: tuple[int, ...]
-    bags: tuple[int, ...]
-
-
-class GameFinished(GameEvent, frozen=True, kw_only=True):
-    """The game ended. The table adds who played, so consumers need no other stream.
-
-    ``winner`` is the winning side (-1: a draw at the hand cap). ``players`` is the player id
-    per seat, ``abandoned`` the seats a bot took over; ``rated`` and ``ladder`` say whether and
-    where ratings move.
-    """
-
-    winner: int
-    reason: str
-    scores: tuple[int, ...]
-    ladder: str = ""
-    rated: bool = False
-    players: tuple[str, ...] = ()
-    abandoned: tuple[int, ...] = ()
-
-
-GameStreamEvent = (
-    TableOpened
-    | TurnTimedOut
-    | SeatAbandoned
-    | GameStarted
-    | SeedContributed
-    | SeedRevealed
-    | HandDealt
-    | CardDrawn
-    | BlindNilDeclared
-    | BlindNilDeclined
-    | BidPlaced
-    | CardsPassed
-    | CardPlayed
-    | TrickWon
-    | HandScored
-    | GameFinished
-)
+GameStreamEvent = TableOpened | TurnTimedOut | SeatAbandoned | EngineEvent
+"""Everything a game stream holds: the table's facts about seats, then the engine's events."""
 
 GAME = REGISTRY.register("game", GameStreamEvent)
 
-# -- seat commands (client -> gateway -> table) --------------------------------------------------
-
-
-class SeatCommand(msgspec.Struct, frozen=True, kw_only=True, tag=True):
-    """Base of what a seat may ask; the seat itself comes from who is asking, never the body."""
-
-
-class PlaceBid(SeatCommand, frozen=True, kw_only=True):
-    """Bid a number of tricks (0 = nil); ``blind`` for a blind bid before seeing the hand;
-    ``moe`` with 6 or 8 for Little or Big Moe (where the table plays Moe)."""
-
-    tricks: int
-    blind: bool = False
-    moe: bool = False
-
-
-class DeclareBlindNil(SeatCommand, frozen=True, kw_only=True):
-    """Bid blind nil before seeing the hand."""
-
-
-class DeclineBlindNil(SeatCommand, frozen=True, kw_only=True):
-    """Decline the blind options and see the hand."""
-
-
-class PassCards(SeatCommand, frozen=True, kw_only=True):
-    """Give these cards to the partner in the blind-nil exchange."""
-
-    cards: tuple[Card, ...]
-
-
-class PlayCard(SeatCommand, frozen=True, kw_only=True):
-    """Play this card to the current trick."""
-
-    card: Card
-
-
-class DrawCard(SeatCommand, frozen=True, kw_only=True):
-    """Two-player draw deal: keep the shown card (and discard the next) or not."""
-
-    keep: bool
-
-
-class Contribute(SeatCommand, frozen=True, kw_only=True):
-    """Add this seat's random contribution (32 bytes, 64 lowercase hex digits) to the deals,
-    before the first hand of a committed game."""
-
-    value: str
-
-
-AnySeatCommand = (
-    PlaceBid | DeclareBlindNil | DeclineBlindNil | PassCards | PlayCard | DrawCard | Contribute
-)
-
 # -- the bridge to the engine ---------------------------------------------------------------------
+#
+# Derived once, at import, from the engine's dataclass fields and the generated module's tables
+# (`CARD_DEPTH`, `WIRE_NAMES`): per class, which fields cross, under which name, converted how.
+# An engine field the wire class lacks is the seat of a seat command (the asker is the seat).
 
-_WIRE_EVENTS: dict[str, type[GameEvent]] = {
-    cls.__name__: cls
-    for cls in (
-        GameStarted,
-        SeedContributed,
-        SeedRevealed,
-        HandDealt,
-        CardDrawn,
-        BlindNilDeclared,
-        BlindNilDeclined,
-        BidPlaced,
-        CardsPassed,
-        CardPlayed,
-        TrickWon,
-        HandScored,
-        GameFinished,
-    )
-}
-_WIRE_COMMANDS: dict[str, type[SeatCommand]] = {
-    cls.__name__: cls for cls in AnySeatCommand.__args__
-}
-
-# how deep the card names sit in each card-bearing field: 1 a card, 2 a tuple, 3 tuple of tuples
-_CARD_DEPTH = {
-    "card": 1,
-    "kept": 1,
-    "discarded": 1,
-    "cards": 2,
-    "stock": 2,
-    "hands": 3,
-    "face_up": 3,
-}
+_Convert = Callable[[Any], Any]
+_Plan = tuple[type, tuple[tuple[str, str, _Convert | None], ...]]
+"""The class to build and, per field, (source name, target name, conversion or None)."""
 
 
-def _cards(value: Any, depth: int, convert: Any) -> Any:
+def _cards(depth: int, card: _Convert) -> _Convert:
+    """Return a conversion of every card ``depth`` deep (1 a card, 2 a tuple, 3 tuples)."""
     if depth == 1:
-        return convert(value)
-    return tuple(_cards(v, depth - 1, convert) for v in value)
-
-
-def _to_names(name: str, value: Any) -> Any:
-    depth = _CARD_DEPTH.get(name)
-    return value if depth is None else _cards(value, depth, engine.card_str)
-
-
-def _to_numbers(name: str, value: Any) -> Any:
-    depth = _CARD_DEPTH.get(name)
-    return value if depth is None else _cards(value, depth, engine.parse_card)
-
-
-def to_wire(event: engine.Event, **extra: Any) -> GameEvent:
-    """Return the wire Struct of an engine event; ``extra`` fills wire-only fields."""
-    cls = _WIRE_EVENTS[type(event).__name__]
-    fields: dict[str, Any] = {}
-    for f in dataclasses.fields(event):
-        value = getattr(event, f.name)
-        if isinstance(value, engine.Ruleset):
-            fields["rules"] = value.to_dict()
-        else:
-            fields[f.name] = _to_names(f.name, value)
-    return cls(**fields, **extra)
+        return card
+    if depth == 2:
+        return lambda cards: tuple(map(card, cards))
+    inner = _cards(depth - 1, card)
+    return lambda nested: tuple(map(inner, nested))
 
 
 def stored_rules(rules: dict[str, RuleValue]) -> engine.Ruleset:
@@ -388,39 +213,98 @@ def stored_rules(rules: dict[str, RuleValue]) -> engine.Ruleset:
     return engine.Ruleset.from_options(options)
 
 
+def _plans(engine_cls: type, wire_cls: type[msgspec.Struct]) -> tuple[_Plan, _Plan]:
+    """Return the plans engine -> wire and wire -> engine of one event or command."""
+    name = engine_cls.__name__
+    out: list[tuple[str, str, _Convert | None]] = []
+    back: list[tuple[str, str, _Convert | None]] = []
+    for f in dataclasses.fields(engine_cls):
+        wire_name = WIRE_NAMES.get((name, f.name), f.name)
+        if wire_name not in wire_cls.__struct_fields__:
+            continue
+        depth = CARD_DEPTH.get((name, f.name), 0)
+        names: _Convert | None = None
+        numbers: _Convert | None = None
+        if depth:
+            names, numbers = _cards(depth, engine.card_str), _cards(depth, engine.parse_card)
+        elif f.type in ("Ruleset", engine.Ruleset):
+            names, numbers = engine.Ruleset.to_dict, stored_rules
+        out.append((f.name, wire_name, names))
+        back.append((wire_name, f.name, numbers))
+    return (wire_cls, tuple(out)), (engine_cls, tuple(back))
+
+
+def _build(plan: _Plan, source: Any, extra: dict[str, Any]) -> Any:
+    cls, fields = plan
+    values = {
+        target: getattr(source, name) if convert is None else convert(getattr(source, name))
+        for name, target, convert in fields
+    }
+    return cls(**values, **extra)
+
+
+def _bridge(
+    wire_classes: tuple[type[msgspec.Struct], ...], engine_types: dict[str, type]
+) -> tuple[dict[type, _Plan], dict[type, _Plan]]:
+    to_wire: dict[type, _Plan] = {}
+    to_engine: dict[type, _Plan] = {}
+    for wire_cls in wire_classes:
+        engine_cls = engine_types[wire_cls.__name__]
+        to_wire[engine_cls], to_engine[wire_cls] = _plans(engine_cls, wire_cls)
+    return to_wire, to_engine
+
+
+_EVENTS_TO_WIRE, _EVENTS_TO_ENGINE = _bridge(get_args(EngineEvent), engine.EVENT_TYPES)
+_COMMANDS_TO_WIRE, _COMMANDS_TO_ENGINE = _bridge(get_args(AnySeatCommand), engine.COMMAND_TYPES)
+
+
+def to_wire(event: engine.Event, **extra: Any) -> GameEvent:
+    """Return the wire Struct of an engine event; ``extra`` fills wire-only fields."""
+    result: GameEvent = _build(_EVENTS_TO_WIRE[type(event)], event, extra)
+    return result
+
+
 def to_engine(event: GameEvent) -> engine.Event | None:
     """Return the engine event a wire event carries, or None for a table-only fact."""
-    cls = engine.EVENT_TYPES.get(type(event).__name__)
-    if cls is None:
+    plan = _EVENTS_TO_ENGINE.get(type(event))
+    if plan is None:
         return None
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if isinstance(event, GameStarted) and f.name == "ruleset":
-            values["ruleset"] = stored_rules(event.rules)
-        else:
-            values[f.name] = _to_numbers(f.name, getattr(event, f.name))
-    result: engine.Event = cls(**values)
+    result: engine.Event = _build(plan, event, {})
     return result
 
 
 def command_to_engine(command: SeatCommand, seat: int) -> engine.SeatCommand:
     """Return the engine command for a seat's wire command (raises InvalidCard on bad names)."""
-    cls = engine.COMMAND_TYPES[type(command).__name__]
-    values = {f: _to_numbers(f, getattr(command, f)) for f in command.__struct_fields__}
-    result: engine.SeatCommand = cls(seat=seat, **values)
+    result: engine.SeatCommand = _build(_COMMANDS_TO_ENGINE[type(command)], command, {"seat": seat})
     return result
 
 
 def command_to_wire(command: engine.Command) -> AnySeatCommand:
     """Return the wire form of an engine seat command (the seat is dropped: the asker is it)."""
-    cls: Any = _WIRE_COMMANDS[type(command).__name__]
-    values = {
-        f.name: _to_names(f.name, getattr(command, f.name))
-        for f in dataclasses.fields(command)
-        if f.name != "seat"
-    }
-    result: AnySeatCommand = cls(**values)
+    result: AnySeatCommand = _build(_COMMANDS_TO_WIRE[type(command)], command, {})
     return result
+
+
+# -- folding wire events through the engine ------------------------------------------------------
+
+
+def steps(
+    events: Iterable[GameEvent], state: engine.GameState | None = None
+) -> Iterator[tuple[GameEvent, engine.Event | None, engine.GameState]]:
+    """Yield each wire event with the engine event it carries (None: a table-only fact) and the
+    engine state after it, folding from ``state`` (default: a game not started)."""
+    state = engine.initial_state() if state is None else state
+    for event in events:
+        engine_event = to_engine(event)
+        if engine_event is not None:
+            state = engine.apply(state, engine_event)
+        yield event, engine_event, state
+
+
+def fold(events: Iterable[GameEvent], state: engine.GameState | None = None) -> engine.GameState:
+    """Return the engine state wire events fold to, from ``state`` (default: a game not
+    started); the table's own facts about seats are skipped (the engine never sees them)."""
+    return engine.replay((e for e in map(to_engine, events) if e is not None), state)
 
 
 # -- requests to the table service (core NATS request/reply) --------------------------------------
@@ -605,46 +489,6 @@ def _is_start(command: engine.Command) -> bool:
 # whenever they change (the deal, a blind candidate's choice, the exchange, a card played).
 
 
-class SeatGameStarted(msgspec.Struct, frozen=True, kw_only=True, tag="GameStarted"):
-    """The game started with these rules and this first dealer (the seed stays secret; a
-    committed game shows the seed's SHA-256 and which seats may contribute)."""
-
-    rules: dict[str, RuleValue]
-    dealer: int
-    scheme: str = engine.fairness.LEGACY
-    commitment: str = ""
-    contributors: tuple[int, ...] = ()
-
-
-class SeatHandDealt(msgspec.Struct, frozen=True, kw_only=True, tag="HandDealt"):
-    """A hand was dealt: how many cards each seat holds (the cards themselves stay secret,
-    except the power checks, dealt face up for every seat to see)."""
-
-    hand: int
-    dealer: int
-    hand_sizes: tuple[int, ...]
-    stock_size: int = 0
-    face_up: tuple[tuple[Card, ...], ...] = ()
-
-
-class SeatCardDrawn(msgspec.Struct, frozen=True, kw_only=True, tag="CardDrawn"):
-    """Two-player draw deal: a seat drew; only the drawer is told what it kept and discarded."""
-
-    seat: int
-    kept: Card | None = None
-    discarded: Card | None = None
-
-
-class SeatCardsPassed(msgspec.Struct, frozen=True, kw_only=True, tag="CardsPassed"):
-    """Blind-nil exchange: ``count`` cards went from ``seat`` to ``to_seat``; only those two
-    seats are told which."""
-
-    seat: int
-    to_seat: int
-    count: int
-    cards: tuple[Card, ...] = ()
-
-
 SeatEvent = (
     TableOpened
     | TurnTimedOut
@@ -666,37 +510,35 @@ SeatEvent = (
 """Everything a seat or spectator may receive about one event of a game."""
 
 
-_SEAT_FORMS: dict[type, Any] = {
-    engine.audience.SeatHandDealt: SeatHandDealt,
-    engine.audience.SeatCardDrawn: SeatCardDrawn,
-    engine.audience.SeatCardsPassed: SeatCardsPassed,
+_SEAT_FORMS: dict[type, _Plan] = {
+    told: _plans(told, form)[0]
+    for told, form in (
+        (engine.audience.SeatGameStarted, SeatGameStarted),
+        (engine.audience.SeatHandDealt, SeatHandDealt),
+        (engine.audience.SeatCardDrawn, SeatCardDrawn),
+        (engine.audience.SeatCardsPassed, SeatCardsPassed),
+    )
 }
-_PUBLIC = frozenset(
-    _WIRE_EVENTS[cls.__name__] for cls in engine.audience.PUBLIC_EVENTS
-) | frozenset({TableOpened, TurnTimedOut, SeatAbandoned})
+_PUBLIC = frozenset(_EVENTS_TO_WIRE[cls][0] for cls in engine.audience.PUBLIC_EVENTS) | frozenset(
+    {TableOpened, TurnTimedOut, SeatAbandoned}
+)
 """The wire events every audience receives as they are: the engine's public events and the
 table's facts about seats (which the engine never sees)."""
 
 
 def told_to_wire(told: engine.audience.Told) -> SeatEvent:
     """Return the wire form of what `engine.audience.redact` told a seat (cards by name)."""
-    if isinstance(told, engine.audience.SeatGameStarted):
-        return SeatGameStarted(
-            rules=told.ruleset.to_dict(),
-            dealer=told.dealer,
-            scheme=told.scheme,
-            commitment=told.commitment,
-            contributors=told.contributors,
-        )
-    form = _SEAT_FORMS.get(type(told))
-    if form is None:
+    plan = _SEAT_FORMS.get(type(told))
+    if plan is None:
         return to_wire(told)  # type: ignore[arg-type,return-value]
+    form, fields = plan
     values: dict[str, Any] = {}
-    for f in dataclasses.fields(told):
-        value = getattr(told, f.name)
-        if f.name in _CARD_DEPTH and value == engine.audience.NO_CARD:
-            continue  # left out: the struct's default (None) says "not told"
-        values[f.name] = _to_names(f.name, value)
+    for name, target, convert in fields:
+        value = getattr(told, name)
+        if convert is None:
+            values[target] = value
+        elif value != engine.audience.NO_CARD:  # else the struct's default (None): "not told"
+            values[target] = convert(value)
     result: SeatEvent = form(**values)
     return result
 

@@ -166,12 +166,7 @@ class Game:
     def state(self, at: int | None = None) -> engine.GameState:
         """Return the engine state after event ``at`` (capped at what is public)."""
         until = self.public if at is None else min(at, self.public)
-        state = engine.initial_state()
-        for event in self.decoded[:until]:
-            engine_event = wire.to_engine(event)
-            if engine_event is not None:
-                state = engine.apply(state, engine_event)
-        return state
+        return wire.fold(self.decoded[:until])
 
     def events(self) -> Iterator[GameEventOut]:
         """Yield the public events: all (seed removed) when finished, else a spectator's."""
@@ -209,9 +204,7 @@ class Game:
         """Return the game's rules, public from its start (not only from its first trick)."""
         for event in self.decoded:
             if isinstance(event, wire.GameStarted):
-                started = wire.to_engine(event)
-                assert started is not None
-                return engine.apply(engine.initial_state(), started).rules.to_dict()
+                return wire.fold((event,)).rules.to_dict()
         return self.state().rules.to_dict()
 
     def state_at(self, at: int) -> StateAt:

@@ -127,8 +127,7 @@ def events_of(record: dict[str, Any]) -> list[wire.GameEvent]:
 
 def replay_record(record: dict[str, Any]) -> engine.GameState:
     """Return the final state an exported game folds to through the engine."""
-    events = [e for e in map(wire.to_engine, events_of(record)) if e is not None]
-    return engine.replay(events)
+    return wire.fold(events_of(record))
 
 
 # -- reading the store --------------------------------------------------------------------------

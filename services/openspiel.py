@@ -71,14 +71,10 @@ def hands_of(
         return [], [{"game_id": game_id, "hand": None, "reason": f"rules: {reason}"}]
     episodes: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    state = engine.initial_state()
+    before = engine.initial_state()
     current: dict[str, Any] | None = None
     order: list[int] = []
-    for event in events:
-        before = state
-        engine_event = wire.to_engine(event)
-        if engine_event is not None:
-            state = engine.apply(state, engine_event)
+    for _, engine_event, after in wire.steps(events):
         match engine_event:
             case engine.HandDealt(hand=hand, dealer=dealer, hands=dealt):
                 order = [(dealer + 1 + p) % 4 for p in range(4)]
@@ -119,4 +115,5 @@ def hands_of(
                 current["scores_after"] = [scores[side0], scores[1 - side0]]
                 episodes.append(current)
                 current = None
+        before = after
     return episodes, skipped

@@ -32,7 +32,7 @@ def transcript(stored: list[StoredEvent], at: int | None = None) -> Iterator[str
     face_up = transcripts.finished(decoded)
     until = None if at is None else max(at, 0)
     yield from transcripts.lines(decoded, seed=True, until=until)
-    state = engine.replay([e for e in map(wire.to_engine, decoded[:until]) if e is not None])
+    state = wire.fold(decoded[:until])
     opened = next((e for e in decoded if isinstance(e, wire.TableOpened)), None)
     players = len(opened.players) if opened else 4
     if at is not None:

@@ -103,12 +103,7 @@ class Table:
             case wire.SeatAbandoned(seat=seat):
                 self.abandoned.add(seat)
             case _:
-                if after is not None:
-                    self.state = after
-                else:
-                    engine_event = wire.to_engine(event)
-                    if engine_event is not None:
-                        self.state = engine.apply(self.state, engine_event)
+                self.state = wire.fold((event,), self.state) if after is None else after
                 actor = stored.metadata.actor
                 if actor is not None and actor in self.players:
                     self.streaks[self.players.index(actor)] = 0
@@ -152,13 +147,7 @@ class Table:
 
     def states_after(self, events: list[wire.GameEvent]) -> list[engine.GameState]:
         """Return the engine state after each of ``events`` (not yet appended)."""
-        state, out = self.state, []
-        for event in events:
-            engine_event = wire.to_engine(event)
-            if engine_event is not None:
-                state = engine.apply(state, engine_event)
-            out.append(state)
-        return out
+        return [after for _, _, after in wire.steps(events, self.state)]
 
     def deadline_after(
         self, events: list[wire.GameEvent], state: engine.GameState, now: float

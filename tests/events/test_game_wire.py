@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
+from typing import get_args
 
 import msgspec
 import pytest
 
 import engine
+from engine import audience
 from events import game as wire
+from events import game_wire, wiregen
 from events.envelope import REGISTRY, Metadata
 
 
@@ -56,11 +60,94 @@ def test_cards_are_stored_by_name_not_by_engine_number() -> None:
     }
 
 
-def test_every_engine_event_has_a_wire_twin_with_the_same_fields() -> None:
+def test_the_generated_wire_module_is_what_the_engine_declares_now() -> None:
+    # Changing an engine event (or command) without regenerating fails here: the stored
+    # events' shape must change only on purpose.
+    assert wiregen.GENERATED.read_text() == wiregen.render(), (
+        f"events/game_wire.py is out of date: run {wiregen.COMMAND} and review the diff"
+    )
+    assert wiregen.main(["--check"]) == 0
+
+
+def test_the_check_fails_on_a_stale_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stale = tmp_path / "game_wire.py"
+    stale.write_text(wiregen.render().replace("    card: Card\n", "    card: int\n"))
+    monkeypatch.setattr(wiregen, "GENERATED", stale)
+    assert wiregen.main(["--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
+    assert wiregen.main([]) == 0
+    assert wiregen.main(["--check"]) == 0
+
+
+def test_a_new_engine_field_reaches_the_generated_wire_struct() -> None:
+    source = wiregen.MODEL.read_text()
+    changed = source.replace(
+        "    seat: int\n    card: Card\n\n\nSeatCommand",
+        "    seat: int\n    card: Card\n    lead: bool = False\n\n\nSeatCommand",
+    )
+    assert changed != source
+    text = wiregen.render(changed)
+    assert text != wiregen.render()
+    play_card = text[text.index("class PlayCard(") :]
+    assert play_card.split("\n\n\n")[0].endswith("    card: Card\n    lead: bool = False")
+
+
+def test_an_engine_field_the_wire_cannot_carry_is_refused() -> None:
+    source = wiregen.MODEL.read_text().replace(
+        "    server_seed: str\n", "    server_seed: Ruleset\n"
+    )
+    with pytest.raises(wiregen.WireGenError, match=r"SeedRevealed.server_seed.*Ruleset"):
+        wiregen.render(source)
+
+
+def test_every_engine_event_and_seat_command_has_a_wire_class_with_its_fields() -> None:
+    renamed = {"ruleset": "rules"}
     for name, cls in engine.EVENT_TYPES.items():
-        twin = getattr(wire, name)
-        engine_fields = {f.name for f in dataclasses.fields(cls)} - {"ruleset"}
-        assert engine_fields <= set(twin.__struct_fields__), name
+        engine_fields = [renamed.get(f.name, f.name) for f in dataclasses.fields(cls)]
+        wire_fields = list(getattr(wire, name).__struct_fields__)
+        assert wire_fields[: len(engine_fields)] == engine_fields, name
+    for seat_command in get_args(engine.SeatCommand):
+        engine_fields = [f.name for f in dataclasses.fields(seat_command) if f.name != "seat"]
+        assert list(getattr(wire, seat_command.__name__).__struct_fields__) == engine_fields
+    for told in (audience.SeatGameStarted, audience.SeatHandDealt, audience.SeatCardDrawn):
+        form = getattr(wire, told.__name__)
+        engine_fields = [renamed.get(f.name, f.name) for f in dataclasses.fields(told)]
+        assert list(form.__struct_fields__) == engine_fields
+        assert form.__struct_config__.tag == told.__name__.removeprefix("Seat")
+
+
+def test_a_card_a_seat_is_not_told_is_none_on_the_wire() -> None:
+    drawn = engine.CardDrawn(seat=1, kept=engine.parse_card("QS"), discarded=0)
+    to_drawer = wire.told_to_wire(audience.redact(drawn, 1))
+    assert to_drawer == wire.SeatCardDrawn(seat=1, kept="QS", discarded="2C")
+    to_other = msgspec.json.encode(wire.told_to_wire(audience.redact(drawn, 0)))
+    assert msgspec.json.decode(to_other) == {
+        "type": "CardDrawn",
+        "seat": 1,
+        "kept": None,
+        "discarded": None,
+    }
+
+
+def test_card_fields_are_found_from_the_engine_annotations() -> None:
+    assert game_wire.CARD_DEPTH == {
+        ("HandDealt", "hands"): 3,
+        ("HandDealt", "stock"): 2,
+        ("HandDealt", "face_up"): 3,
+        ("CardDrawn", "kept"): 1,
+        ("CardDrawn", "discarded"): 1,
+        ("CardsPassed", "cards"): 2,
+        ("CardPlayed", "card"): 1,
+        ("TrickWon", "cards"): 2,
+        ("SeatHandDealt", "face_up"): 3,
+        ("SeatCardDrawn", "kept"): 1,
+        ("SeatCardDrawn", "discarded"): 1,
+        ("SeatCardsPassed", "cards"): 2,
+        ("PassCards", "cards"): 2,
+        ("PlayCard", "card"): 1,
+    }
 
 
 def test_table_facts_have_no_engine_event() -> None:
@@ -144,3 +231,31 @@ def test_ten_for_two_games_recorded_before_the_decision_keep_their_per_trick_sco
     plain = wire.to_engine(wire.GameStarted(rules=dict(list(old.items())[:1]), seed=1, dealer=0))
     assert isinstance(plain, engine.GameStarted)
     assert plain.ruleset == engine.Ruleset()
+
+
+def test_fold_skips_the_table_facts_and_ends_where_the_engine_does() -> None:
+    events = _played_game(5, engine.ranked_default())
+    opened = wire.TableOpened(game_id="g", ladder="standard", rated=True, players=("a",) * 4)
+    timed_out = wire.TurnTimedOut(seat=1, streak=1)
+    stream = [opened, *map(wire.to_wire, events[:9]), timed_out]
+    stream += map(wire.to_wire, events[9:])
+    assert wire.fold(stream) == engine.replay(events)
+    # from a state part-way through: the rest of the stream lands at the same end
+    half = len(stream) // 2
+    assert wire.fold(stream[half:], wire.fold(stream[:half])) == engine.replay(events)
+    assert wire.fold([]) == engine.initial_state()
+
+
+def test_steps_give_each_event_its_engine_event_and_the_state_after_it() -> None:
+    events = _played_game(6, engine.Ruleset(moe=True, power_checks=3))
+    opened = wire.TableOpened(game_id="g", ladder="standard", rated=True, players=("a",) * 4)
+    stream = [opened, *map(wire.to_wire, events)]
+    yielded = list(wire.steps(stream))
+    assert [event for event, _, _ in yielded] == stream
+    assert yielded[0][1] is None
+    assert yielded[0][2] == engine.initial_state()
+    state = engine.initial_state()
+    for (_, engine_event, after), event in zip(yielded[1:], events, strict=True):
+        state = engine.apply(state, event)
+        assert engine_event == event
+        assert after == state
