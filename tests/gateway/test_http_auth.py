@@ -154,3 +154,17 @@ async def test_an_accounts_budget_follows_its_token_across_addresses(
             assert anonymous.status_code == 200, anonymous.text
             junk = await http.get("/api/ladders", headers=at({"authorization": "Bearer junk"}))
             assert junk.status_code == 200, junk.text
+
+
+async def test_an_unknown_name_costs_the_same_argon2_verification_as_a_wrong_password() -> None:
+    """The hash verified when a name is unknown carries the hasher's own parameters, so a
+    login with an unknown name costs what a wrong password costs (no timing tells them apart),
+    and no password passes for an unknown account."""
+    from services.gateway import auth
+
+    real = await auth.hash_password("a password of someone")
+    assert auth.DUMMY_HASH.split("$")[1:4] == real.split("$")[1:4]  # argon2id, version, m/t/p
+    assert not auth._hasher.check_needs_rehash(auth.DUMMY_HASH)
+    for guess in ("not a password of anyone", "a password of someone", "password"):
+        assert not await auth.verify_password(None, guess)
+    assert await auth.verify_password(real, "a password of someone")
