@@ -9,7 +9,10 @@ Figures are also merged into ``artifacts/bench.json`` (other benchmarks add thei
 ``engine.hands_per_cpu_s`` (random hands through the fast path: deal, random bids, random
 legal cards, the engine's scoring), ``engine.public_hands_per_cpu_s`` (the same through
 `decide`/`apply`), ``engine.openspiel_hands_per_cpu_s`` and their ratio, and
-``bots.strong_decision_ms_p50/p90/p99`` (CPU ms per card at the default budget).
+``bots.strong_decision_ms_p50/p90/p99`` (CPU ms per card at the default budget) beside
+``bots.baseline_decision_us_p50/p90/p99`` (µs) on the same cards and their ratio at p50
+``bots.strong_over_baseline_p50``: what a seat taken over at a rated table would cost
+if it got the strong bot instead of the baseline.
 """
 
 from __future__ import annotations
@@ -128,24 +131,34 @@ def fast_rate(seconds: float) -> tuple[float, float]:
     return hands / (time.perf_counter() - start), hands / (time.process_time() - cpu)
 
 
-def strong_decisions(count: int = 40) -> list[float]:
-    """Return the searching bot's CPU ms per card at its default budget, sorted."""
-    times: list[float] = []
+def strong_decisions(count: int = 40) -> tuple[list[float], list[float]]:
+    """Return the CPU ms per card of the searching bot at its default budget and of the
+    baseline on the same views (the bot a rated table seats after timeouts), each sorted."""
+    strong: list[float] = []
+    baseline: list[float] = []
     seed = 0
-    while len(times) < count:
+    while len(strong) < count:
         state = replay(decide(initial_state(), StartGame(RULES, seed)))
         rng = random.Random(seed)
         while state.phase != "over" and state.hand == 1:
             v = view(state, state.turn)
             if state.phase == "play" and len(v.legal) > 1 and rng.random() < 0.25:
                 start = time.process_time()
+                for _ in range(BASELINE_REPEAT):
+                    choose(v)
+                baseline.append((time.process_time() - start) * 1e3 / BASELINE_REPEAT)
+                start = time.process_time()
                 command = search.choose(v)  # the playout budget alone: CPU, not wall
-                times.append((time.process_time() - start) * 1e3)
+                strong.append((time.process_time() - start) * 1e3)
             else:
                 command = choose(v)
             state = replay(decide(state, command), state)
         seed += 1
-    return sorted(times[:count])
+    return sorted(strong[:count]), sorted(baseline[:count])
+
+
+BASELINE_REPEAT = 50
+"""The baseline decides in tens of microseconds: timed over this many calls per view."""
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -171,18 +184,28 @@ def main() -> None:
     print(f"  fold:       {fold_rate(bot_games):9,.0f} events/s")
     ms, count, hands, scores = whole_game_replay()
     print(f"replay of a whole game to 500: {ms:.2f} ms ({count} events, {hands} hands, {scores})")
-    times = strong_decisions()
+    times, cheap = strong_decisions()
     p50, p90, p99 = (_pct(times, q) for q in (50, 90, 99))
     print(
         f"strong bot:   p50 {p50:.1f} ms, p90 {p90:.1f} ms, p99 {p99:.1f} ms, max {times[-1]:.1f}"
         f" CPU per card ({len(times)} cards, {search.PLAYOUTS} playouts each;"
         f" services also cap it at {search.SECONDS * 1e3:.0f} ms wall)"
     )
+    b50, b90, b99 = (_pct(cheap, q) for q in (50, 90, 99))
+    print(
+        f"baseline bot: p50 {b50 * 1e3:.0f} us, p90 {b90 * 1e3:.0f} us, p99 {b99 * 1e3:.0f} us"
+        " CPU per card"
+        f" (same cards; strong/baseline at p50: {p50 / b50:,.0f}x)"
+    )
     figures.update(
         {
             "bots.strong_decision_ms_p50": p50,
             "bots.strong_decision_ms_p90": p90,
             "bots.strong_decision_ms_p99": p99,
+            "bots.baseline_decision_us_p50": b50 * 1e3,
+            "bots.baseline_decision_us_p90": b90 * 1e3,
+            "bots.baseline_decision_us_p99": b99 * 1e3,
+            "bots.strong_over_baseline_p50": p50 / b50,
         }
     )
     theirs = open_spiel_rate(SECONDS)

@@ -130,6 +130,40 @@ def test_the_partner_covers_a_nil_by_playing_high_before_him() -> None:
     assert choose(v) == PlayCard(2, parse_card("AS"))
 
 
+# N is nil, last to play to E's heart lead with only the two top hearts.
+SHED = hands(
+    "AH KH 3C 4C 5C 6C 7C 8C 9C 2D 3D 4D 5D",
+    "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH 2S 3S",
+    "AS KS QS JS TS 9S 8S 7S 6S 5S 4S TC 6D",
+    "JC QC KC AC 2C TD JD QD KD AD 7D 8D 9D",
+)
+
+
+def test_the_nil_bidder_last_with_no_losing_card_sheds_his_highest() -> None:
+    # Whatever he plays the trick is his: keeping the ace would lose a second trick.
+    state = bid_round(start(None, SHED, dealer=0), {0: 0, 1: 4, 2: 5, 3: 4})
+    state, _ = run(state, PlayCard(1, parse_card("2H")), PlayCard(2, parse_card("6D")))
+    state, _ = run(state, PlayCard(3, parse_card("2C")))
+    assert choose(view(state, 0)) == PlayCard(0, parse_card("AH"))
+
+
+# S leads to his nil partner N; spades are broken. His spades are all below N's.
+LEAD = hands(
+    "AS KS QS 3C 4C 5C 6C 7C 8C 9C 2D 3D 4D",
+    "AH KH 2H 3H 4H 5H 6H JS TS 9S 8S 5D 6D",
+    "7S 6S 5S 4S 3S 2S QH 2C TC 7D 8D 9D TD",
+    "7H 8H 9H TH JH JC QC KC AC JD QD KD AD",
+)
+
+
+def test_the_nil_partner_leads_his_side_card_with_fewest_unseen_above() -> None:
+    # Leading his highest card, the 7S, left the nil only spades that win (the most
+    # common failed suicide nil); the QH has two unseen cards above it, any other four.
+    state = bid_round(start(None, LEAD, dealer=1), {0: 0, 1: 4, 2: 5, 3: 4})
+    state = state._replace(broken=True)
+    assert choose(view(state, 2)) == PlayCard(2, parse_card("QH"))
+
+
 def test_the_bot_ducks_bags_once_both_contracts_are_made() -> None:
     v = after_east_leads_a_heart({0: 1, 1: 1, 2: 1, 3: 1}, (1, 1, 1, 1))
     assert choose(v) == PlayCard(2, parse_card("TC"))
@@ -167,3 +201,57 @@ def test_five_player_games_end_by_the_target() -> None:
         reasons = [play_game(rules, seed)[1].reason for seed in range(20)]
         # 95% and 97% over 60 games (`spades simulate --variant five --games 60`).
         assert reasons.count("target") >= 17, (jokers, reasons)
+
+
+# Suicide: a hand with no high card and few low spades, and one holding the top trump.
+NIL_HAND = "2S 3S 2H 3H 4H 7H 2D 3D 5D 8D 2C 4C 6C"
+ACE_OF_SPADES = "AS 9S 5S KH 8H 6H QD TD 4D 9C 7C 5C 3C"
+
+
+def suicide_view(hand: str, rules: Ruleset, bids: dict[int, int]) -> SeatView:
+    """N holds ``hand``; dealer W, so N bids first; S bids ``bids`` before N's turn."""
+    others = [c for c in range(52) if c not in hands(hand)[0]]
+    dealt = (hands(hand)[0], tuple(others[:13]), tuple(others[13:26]), tuple(others[26:39]))
+    # Dealer W: N bids first. Dealer E: S bids first, then W, then N (second of his side).
+    state = start(rules, dealt, dealer=1 if bids else 3)
+    while state.turn != 0:
+        state, _ = run(state, PlaceBid(state.turn, bids[state.turn]))
+    return view(state, 0)
+
+
+def test_the_nil_chance_tells_a_nil_hand_from_a_hopeless_one() -> None:
+    rules = Ruleset(suicide=True)
+    good = bot.nil_chance(hands(NIL_HAND)[0], rules)
+    hopeless = bot.nil_chance(hands(ACE_OF_SPADES)[0], rules)
+    assert good > 0.7
+    assert hopeless < 0.03
+    # The top trump always wins its trick: no other card weighs as much.
+    assert bot.NIL_FIT[1][0] == min(bot.NIL_FIT[1])
+
+
+def test_suicide_first_partner_goes_nil_with_the_safe_hand_only() -> None:
+    rules = Ruleset(suicide=True)
+    assert choose(suicide_view(NIL_HAND, rules, {})) == PlaceBid(0, 0)
+    command = choose(suicide_view(ACE_OF_SPADES, rules, {}))
+    assert isinstance(command, PlaceBid)
+    assert command.tricks >= 4
+
+
+def test_suicide_forcing_second_partner_takes_the_contract_with_the_top_trump() -> None:
+    rules = Ruleset(suicide=True, suicide_forcing=True)
+    # S bid 4 first: N's nil holding the ace of spades cannot make, N copies the 4.
+    v = suicide_view(ACE_OF_SPADES, rules, {2: 4, 3: 4})
+    assert PlaceBid(0, 4) in v.legal
+    assert choose(v) == PlaceBid(0, 4)
+    # With a safe nil hand N takes the nil as usual.
+    assert choose(suicide_view(NIL_HAND, rules, {2: 4, 3: 4})) == PlaceBid(0, 0)
+
+
+def test_suicide_forcing_second_partner_sends_back_a_riskier_nil() -> None:
+    rules = Ruleset(suicide=True, suicide_forcing=True)
+    # S bid nil first; N's hand is the surer nil: N copies the nil, S bids a number.
+    assert choose(suicide_view(NIL_HAND, rules, {2: 0, 3: 4})) == PlaceBid(0, 0)
+    v = suicide_view(ACE_OF_SPADES, rules, {2: 0, 3: 4})
+    command = choose(v)
+    assert isinstance(command, PlaceBid)
+    assert command.tricks >= 4
