@@ -313,10 +313,16 @@ class LeaseGroup:
         return gained
 
     async def _take_on(self, gained: dict[str, Fence]) -> None:
-        """Hand newly claimed leases to the service; give them back if it cannot take them."""
+        """Hand newly claimed leases to the service; give them back if it cannot take them.
+
+        A take-over that hangs (a database that stopped answering without closing the
+        connection) is cut off after a lease's time to live and given back the same way:
+        ``on_lose`` then undoes whatever half of it was done, and the next tick claims again.
+        """
         try:
-            await self._on_gain(gained)
-        except Exception as exc:
+            async with asyncio.timeout(self.ttl):
+                await self._on_gain(gained)
+        except Exception as exc:  # TimeoutError included
             self.log.warning("could not take leases on", error=type(exc).__name__)
             await self._release(set(gained))
 

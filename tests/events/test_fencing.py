@@ -246,3 +246,37 @@ async def test_a_slow_take_over_is_finished_not_cut_off_by_the_renewal_timeout(
         assert member.lost == {}
     finally:
         await member.close()
+
+
+class HangingMember(Member):
+    """A member whose first take-over never returns (a database that stopped answering)."""
+
+    def __init__(self, pool: asyncpg.Pool, name: str, names: list[str]) -> None:
+        self.calls = 0
+        self.taken_on: set[str] = set()
+        super().__init__(pool, name, names)
+
+    async def on_gain(self, fences: Mapping[str, Fence]) -> None:
+        await super().on_gain(fences)
+        self.calls += 1
+        if self.calls == 1:
+            await asyncio.Event().wait()  # hangs until cancelled
+        self.taken_on |= set(fences)
+
+
+async def test_a_hung_take_over_is_cut_off_undone_and_tried_again(pg_pool: asyncpg.Pool) -> None:
+    """Were a hung on_gain awaited for ever, renewals would stop for good; it is cut off
+    after a lease's time to live, on_lose undoes it, and the next claim takes over."""
+    names = [f"hung/{uuid.uuid4().hex[:8]}"]
+    member = HangingMember(pg_pool, "hung", names)
+    try:
+        deadline = time.monotonic() + 30
+        while member.taken_on != set(names):
+            assert time.monotonic() < deadline, "the lease was never taken on again"
+            await asyncio.sleep(0.05)
+        assert member.calls == 2
+        assert set(member.lost) == set(names)  # the hung take-over was undone first
+        assert member.lost[names[0]] < member.gained[names[0]]  # then claimed again
+        assert member.holding() == set(names)
+    finally:
+        await member.close()
