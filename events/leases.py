@@ -165,6 +165,7 @@ class LeaseGroup:
         ttl: float = 5.0,
         interval: float = 1.0,
         margin: float | None = None,
+        tick_timeout: float | None = None,
     ) -> None:
         if ttl <= 2 * interval:
             raise ValueError(f"a lease's ttl ({ttl} s) must exceed two renewals ({interval} s)")
@@ -175,6 +176,12 @@ class LeaseGroup:
         self.ttl = ttl
         self.interval = interval
         self.margin = margin if margin is not None else min(1.5 * interval, ttl / 3)
+        # How long one renewal may take before it counts as failed. A renewal is measured
+        # from before it was sent, so one that takes long is still sound; it is useful for as
+        # long as the leases it renews are valid. (With a timeout of two intervals, a busy
+        # node whose every renewal took a little longer never renewed: its leases lapsed and
+        # moved although nobody had died, and it could not claim them back.)
+        self.tick_timeout = tick_timeout if tick_timeout is not None else ttl - self.margin
         self._on_gain = on_gain
         self._on_lose = on_lose
         self.log = log
@@ -218,7 +225,7 @@ class LeaseGroup:
             await self._ensure_rows(stop)
             while not stop.is_set():
                 try:
-                    async with asyncio.timeout(max(self.interval * 2, 1.0)):
+                    async with asyncio.timeout(self.tick_timeout):
                         gained = await self._tick(claim=not settle)
                     settle = False
                     # Outside the tick's timeout: a slow take-over (the service loading the
