@@ -50,6 +50,8 @@ from services.gateway.watch import Refused, Watch
 AUTH_SECONDS = 10.0
 MAX_OUTBOX = 2000
 """Messages waiting for a client before it is judged too slow and disconnected."""
+MAX_BATCH = 256
+"""Messages one frame carries at most on a batching connection (``/ws?batch=1``)."""
 RATE_PER_SECOND = 50.0
 RATE_BURST = 200.0
 MATCH_WAIT = 30.0
@@ -77,6 +79,8 @@ class Session:
         self.connection_id = uuid.uuid4().hex
         self.claims: auth.Claims | None = None
         self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.batch = socket.query_params.get("batch") == "1"
+        """The client asked for every frame to be a JSON array of the messages ready at once."""
         self.close_code, self.close_reason = 1013, "too slow: resume with last_seq"
         self.watches: dict[str, Watch] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
@@ -108,10 +112,29 @@ class Session:
         while True:
             data = await self.outbox.get()
             if data is None:
-                with contextlib.suppress(Exception):
-                    await self.socket.close(code=self.close_code, reason=self.close_reason)
+                await self._close()
                 return
-            await self.socket.send_data(data.decode(), mode="text")
+            if not self.batch:
+                await self.socket.send_data(data.decode(), mode="text")
+                continue
+            # Everything queued by now goes in one frame: a move reaches a seat as its
+            # event, turn and clock together, one write and one wake-up instead of three.
+            batch, closing = [data], False
+            while len(batch) < MAX_BATCH and not self.outbox.empty():
+                more = self.outbox.get_nowait()
+                if more is None:
+                    closing = True
+                    break
+                batch.append(more)
+            text = b"[" + b",".join(batch) + b"]"
+            await self.socket.send_data(text.decode(), mode="text")
+            if closing:
+                await self._close()
+                return
+
+    async def _close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.socket.close(code=self.close_code, reason=self.close_reason)
 
     # -- the connection ------------------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """The WebSocket protocol at `/ws`: play and watch games (PROTOCOL.md has examples).
 
-Every message is one JSON text frame with a ``type``; both directions are msgspec Structs
+Every message is one JSON text frame with a ``type`` (with ``/ws?batch=1``, every frame the
+server sends is a JSON array of the messages ready at once, in order); both directions are
+msgspec Structs
 (`services.gateway.protocol`, and `events.audience` for the messages about a game), so what
 is declared is exactly what is accepted and sent. The gateway is a forwarder: what a seat or
 a spectator is told of a game (events, hands, views, turns, clocks) is decided and encoded by

@@ -238,7 +238,7 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
         "HandDealt"
     )
     await expect(page.get_by_test_id("connection")).to_have_text("■ game over")
-    resumed = [s for s in sockets if s.url.endswith("/ws")]
+    resumed = [s for s in sockets if s.url.endswith("/ws?batch=1")]
     assert len(resumed) >= 2, "the client did not reconnect"
     await page.screenshot(path=screenshot_path("table-game-over"), full_page=True)
 

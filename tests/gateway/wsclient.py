@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,10 +33,16 @@ class WsClient:
     token: str
     connection: ClientConnection | None = None
     received: list[Received] = field(default_factory=list)
+    batch: bool = False
+    """Connect with ``?batch=1``: every frame is a JSON array of messages (the browser's way)."""
+    frames: int = 0
+    """Text frames received."""
+    _pending: deque[tuple[float, str, dict[str, Any]]] = field(default_factory=deque)
 
     async def connect(self, *, auth: bool = True) -> dict[str, Any] | None:
         """Open the connection (and authenticate: return the welcome)."""
-        self.connection = await websockets.connect(self.url, max_size=2**20)
+        url = self.url + ("?batch=1" if self.batch else "")
+        self.connection = await websockets.connect(url, max_size=2**20)
         if not auth:
             return None
         await self.send({"type": "auth", "token": self.token})
@@ -52,12 +59,23 @@ class WsClient:
         await self.connection.send(message if isinstance(message, str) else json.dumps(message))
 
     async def recv(self, within: float = 30.0) -> dict[str, Any]:
-        """Return the next message."""
+        """Return the next message (on a batching connection, the next one of its frame)."""
         assert self.connection is not None
-        text = await asyncio.wait_for(self.connection.recv(), within)
-        assert isinstance(text, str)
-        body: dict[str, Any] = json.loads(text)
-        self.received.append(Received(time.time(), text, body))
+        if not self._pending:
+            text = await asyncio.wait_for(self.connection.recv(), within)
+            assert isinstance(text, str)
+            self.frames += 1
+            decoded = json.loads(text)
+            at = time.time()
+            if self.batch:
+                assert isinstance(decoded, list), f"not a batch: {text[:200]}"
+                assert decoded, "an empty batch"
+                self._pending.extend((at, json.dumps(body), body) for body in decoded)
+            else:
+                assert isinstance(decoded, dict), f"not one message: {text[:200]}"
+                self._pending.append((at, text, decoded))
+        at, text, body = self._pending.popleft()
+        self.received.append(Received(at, text, body))
         return body
 
     async def expect(self, kind: str, within: float = 30.0) -> dict[str, Any]:

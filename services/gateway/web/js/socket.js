@@ -47,7 +47,9 @@ export class GameSocket {
     this.ready = false;
     this.onState(this.attempt ? "reconnecting" : "connecting");
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const ws = new WebSocket(`${scheme}://${location.host}/ws`);
+    // batch=1: each frame is an array of the messages ready at once (a move's event, turn
+    // and clock arrive together, in one frame)
+    const ws = new WebSocket(`${scheme}://${location.host}/ws?batch=1`);
     this.ws = ws;
     ws.addEventListener("open", () => this.authenticate());
     ws.addEventListener("message", (frame) => this.receive(frame.data));
@@ -94,13 +96,17 @@ export class GameSocket {
   }
 
   receive(data) {
-    let message;
+    let parsed;
     try {
-      message = JSON.parse(data);
+      parsed = JSON.parse(data);
     } catch {
       this.onMessage({ type: "error", code: "malformed", message: "the server sent something that is not JSON" });
       return;
     }
+    for (const message of Array.isArray(parsed) ? parsed : [parsed]) this.handle(message);
+  }
+
+  handle(message) {
     switch (message.type) {
       case "welcome":
         if (this.gameId === null) {
