@@ -110,11 +110,14 @@ async def world(
     }
     processes = Processes(env, tmp_path / "logs")
     pool = await create_pool(url, min_size=1, max_size=4)
+    world = World(private_pg, url, processes, pool, PostgresEventStore(pool))
     try:
-        yield World(private_pg, url, processes, pool, PostgresEventStore(pool))
+        yield world
     finally:
         processes.stop_all()
-        pool.terminate()
+        # the world's pool: a database restart replaced the first one (left open, it would
+        # try to reconnect to the stopped server for the rest of the session)
+        world.pool.terminate()
 
 
 @dataclass
