@@ -204,15 +204,23 @@ async def test_sign_up_practice_play_a_hand_see_the_result_and_replay_the_game(
                 strip = page.get_by_test_id("score-strip")
                 await expect(strip).to_be_visible()
                 await expect(strip).to_contain_text(re.compile(r"N\+S −?\d+ \(\d+ bags?\)"))
-                strip_box = await strip.bounding_box()
-                hand_box = await page.get_by_test_id("hand").bounding_box()
-                assert strip_box is not None
-                assert hand_box is not None
-                assert strip_box["y"] + strip_box["height"] <= hand_box["y"]
-                top = await strip.evaluate(
-                    "(el) => el.getBoundingClientRect().top + window.scrollY"
+                # both boxes in one task of the page: the bots keep playing, and a render
+                # between two separate measurements replaces the strip (a detached element
+                # has no box)
+                boxes = await page.evaluate(
+                    """() => {
+                      const strip = document.querySelector('[data-testid="score-strip"]');
+                      const hand = document.querySelector('[data-testid="hand"]');
+                      if (!strip || !hand) return null;
+                      const s = strip.getBoundingClientRect(), h = hand.getBoundingClientRect();
+                      return {bottom: s.bottom, top: s.top + window.scrollY, hand: h.top,
+                              height: s.height};
+                    }"""
                 )
-                assert top < 844  # on the first screen, no scrolling needed
+                assert boxes is not None
+                assert boxes["height"] > 0
+                assert boxes["bottom"] <= boxes["hand"]
+                assert boxes["top"] < 844  # on the first screen, no scrolling needed
                 await page.screenshot(path=screenshot_path("table-phone"))
                 await page.set_viewport_size({"width": 1280, "height": 900})
                 await expect(strip).to_be_hidden()  # the scores panel is beside the table
