@@ -30,9 +30,19 @@ async def bid_or_show(page: Page, move: str) -> None:
 
 async def seats_inside(page: Page, width: int) -> None:
     """Every one of the five seats is shown, side by side inside the screen's width."""
-    for seat in range(5):
-        box = await page.get_by_test_id(f"bidtricks-{seat}").bounding_box()
+    # all five in one task of the page: the bots keep playing, and a render between two
+    # separate measurements replaces the seats (a detached element has no box)
+    boxes = await page.evaluate(
+        """() => [0, 1, 2, 3, 4].map((seat) => {
+          const el = document.querySelector(`[data-testid="bidtricks-${seat}"]`);
+          if (!el) return null;
+          const r = el.getBoundingClientRect();
+          return {x: r.x, width: r.width, height: r.height};
+        })"""
+    )
+    for seat, box in enumerate(boxes):
         assert box is not None, seat
+        assert box["height"] > 0, (seat, box)
         assert box["x"] >= 0, (seat, box)
         assert box["x"] + box["width"] <= width, (seat, box)
 
