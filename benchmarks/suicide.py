@@ -1,0 +1,121 @@
+"""Suicide and the mercy rule: how often nils must make for games to end by the target.
+
+Issue #14 asks that bot-only games end by the target in at least 90% of games for every
+variant. Every variant does (`spades simulate --variant all`) but suicide, where each side
+must bid one nil every hand and the ladder's mercy rule ends a game at -200: two failed nils
+more than the side's contracts win back. This module measures why, in two steps:
+
+1. **Observed:** SPADES_BENCH_SUICIDE_GAMES (300) baseline suicide games, seeded: how they
+   ended, how often the forced nil made, and each side's points of a hand apart from its nil
+   (contract, bags), separately for hands whose nil made and hands whose nil failed.
+2. **Model:** the same games again as a random walk: each hand, each side's nil makes with
+   probability p (+100, else -100) and the rest of its points is drawn from the observed
+   hands of that kind; a side at or below -200 loses, one at 500 or more ahead wins. Printed
+   for p from the observed rate to 0.95: the share of games ending by the target. The model is
+   checked against step 1 at the observed p (it is printed beside it).
+
+Figures: ``suicide.observed.*`` and ``suicide.target_share_at_nil_rate.<p>`` in
+`artifacts/bench.json`. Not part of `make bench` (it measures the game, not the code's speed).
+
+Run: `uv run --frozen python -m benchmarks suicide`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import Counter
+
+from benchmarks import artifact
+from engine import GameFinished, HandScored, replay
+from engine.bot import choose, play_game
+from engine.state import is_nil
+from services.simulate import variant_rules
+
+GAMES = int(os.environ.get("SPADES_BENCH_SUICIDE_GAMES", "300"))
+WALKS = int(os.environ.get("SPADES_BENCH_SUICIDE_WALKS", "20000"))
+RATES = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+RULES = variant_rules("suicide", [])
+NIL, TARGET, MERCY = RULES.nil_value, RULES.target, RULES.mercy  # the ladder's: 100, 500, -200
+HAND_CAP = 200  # hands per modelled game before it counts as unfinished
+
+
+def observe(games: int) -> tuple[Counter[str], list[int], list[int]]:
+    """Play `games` baseline suicide games; return how they ended and the non-nil points of
+    each side's hands whose nil made, and of those whose nil failed."""
+    rules = RULES
+    ends: Counter[str] = Counter()
+    made: list[int] = []
+    failed: list[int] = []
+    for i in range(games):
+        rng = random.Random(i)
+        events, _ = play_game(rules, 1000 + i, [lambda v, r=rng: choose(v, r)] * 4)
+        state = replay([])
+        for event in events:
+            if isinstance(event, HandScored):
+                for side in (0, 1):
+                    nils = [s for s in (side, side + 2) if is_nil(rules, state.bids[s])]
+                    assert len(nils) == 1, "suicide: one nil per side every hand"
+                    if event.tricks[nils[0]] == 0:
+                        made.append(event.points[side] - NIL)
+                    else:
+                        failed.append(event.points[side] + NIL)
+            elif isinstance(event, GameFinished):
+                ends[event.reason] += 1
+            state = replay([event], state)
+    return ends, made, failed
+
+
+def walk(p: float, made: list[int], failed: list[int], rng: random.Random) -> str:
+    """Return how one modelled game ends ("target", "mercy" or "hand_cap")."""
+    scores = [0, 0]
+    for _ in range(HAND_CAP):
+        for side in (0, 1):
+            if rng.random() < p:
+                scores[side] += NIL + rng.choice(made)
+            else:
+                scores[side] += -NIL + rng.choice(failed)
+        if min(scores) <= MERCY:
+            return "mercy"
+        if max(scores) >= TARGET and scores[0] != scores[1]:
+            return "target"
+    return "hand_cap"
+
+
+def target_share(p: float, made: list[int], failed: list[int], walks: int) -> float:
+    rng = random.Random(f"suicide/{p}")
+    return sum(walk(p, made, failed, rng) == "target" for _ in range(walks)) / walks
+
+
+def main() -> None:
+    """Print the observed suicide games and the modelled share ending by the target."""
+    meta = artifact.run_metadata()
+    ends, made, failed = observe(GAMES)
+    rate = len(made) / (len(made) + len(failed))
+    played = sum(ends.values())
+    observed_target = ends["target"] / played
+    print(
+        f"{played} baseline suicide games (ladder mercy {MERCY}): "
+        + ", ".join(f"{k} {v}" for k, v in sorted(ends.items()))
+        + f"; nils made {100 * rate:.1f}% ({len(made)}/{len(made) + len(failed)})"
+    )
+    print(
+        f"a side's points beside its nil: {sum(made) / len(made):+.1f} when the nil made,"
+        f" {sum(failed) / len(failed):+.1f} when it failed"
+    )
+    modelled = target_share(rate, made, failed, WALKS)
+    print(
+        f"model at the observed rate {100 * rate:.1f}%: {100 * modelled:.1f}% end by the target"
+        f" (observed {100 * observed_target:.1f}%)"
+    )
+    figures: dict[str, float] = {
+        "suicide.observed.games": played,
+        "suicide.observed.target_share": observed_target,
+        "suicide.observed.nil_rate": rate,
+        "suicide.model_target_share_at_observed_rate": modelled,
+    }
+    for p in RATES:
+        share = target_share(p, made, failed, WALKS)
+        figures[f"suicide.target_share_at_nil_rate.{int(p * 100)}"] = share
+        print(f"  nils make {100 * p:4.0f}%: {100 * share:5.1f}% of games end by the target")
+    print(f"wrote {artifact.record('suicide', figures, meta)}")
