@@ -35,7 +35,6 @@ import asyncpg
 import msgspec
 import nats.errors
 import nats.js.errors
-import structlog
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -43,7 +42,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from events.bookkeeping import MessageParked
 from events.bus import ensure_streams
 from events.envelope import Registry, StoredEvent
-from events.logs import get_logger
+from events.logs import bound_ids, get_logger
 from events.pgstore import Conn
 from events.retry import Backoff
 from events.subjects import Subjects
@@ -92,7 +91,7 @@ def _message_context(msg: Msg, consumer: str, event: StoredEvent | None) -> Iter
         msg_id = (msg.headers or {}).get("Nats-Msg-Id")
         sequence = msg.metadata.sequence.stream if msg.reply else None
         ids = {"request_id": msg_id or f"{consumer}:{sequence}"}
-    with structlog.contextvars.bound_contextvars(**ids):
+    with bound_ids(**ids):
         yield
 
 

@@ -57,8 +57,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
-import structlog
 
+from events.logs import bind_ids
 from events.retry import Backoff
 from events.store import Fence
 
@@ -217,7 +217,7 @@ class LeaseGroup:
         """Keep this replica's share of the leases until ``stop``; then release them."""
         # Every line the lease work logs (claims, losses, the games a claim resumes) carries
         # one request id naming the group, like the consumers' `lag:<consumer>`.
-        structlog.contextvars.bind_contextvars(request_id=f"leases:{self.group}")
+        bind_ids(request_id=f"leases:{self.group}")
         watchdog = asyncio.create_task(self._watchdog(stop))
         settle = True  # the first tick after (re)connecting only heartbeats
         failing = False

@@ -45,13 +45,12 @@ from typing import Any
 
 import asyncpg
 import msgspec
-import structlog
 from nats.js import JetStreamContext
 from nats.js.errors import NoStreamResponseError
 
 from events.bus import close_nats, connect, ensure_streams, nats_url
 from events.envelope import StoredEvent
-from events.logs import configure_logging, get_logger
+from events.logs import bound_ids, configure_logging, get_logger
 from events.migrations import database_url
 from events.pgstore import (
     Conn,
@@ -376,7 +375,7 @@ async def _publish_while_active(
                 stats.idle = False
                 continue
             # Every line logged about this page carries its batch id as request_id.
-            with structlog.contextvars.bound_contextvars(request_id=f"batch-{uuid.uuid4().hex}"):
+            with bound_ids(request_id=f"batch-{uuid.uuid4().hex}"):
                 pause = PUBLISH_BACKOFF.delay(failed_in_a_row + 1)  # should this page fail too
                 if not await _publish_or_pause(js, subjects, page, stats, pause):
                     failed_in_a_row += 1

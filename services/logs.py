@@ -3,9 +3,9 @@
 Log ids and types, never payloads: a card hand in a log line would leak hidden information
 to whoever reads the logs.
 
-Every unit of work binds its ids with `work` (or `structlog.contextvars.bound_contextvars`
-inside one): a table command (its command id and game id), a timer or bot move, a consumed
-event (bound by `events.consumer`), a relay batch, a request over NATS or HTTP (the gateway's
+Every unit of work binds its ids with `work` (or `events.logs.bound_ids` inside one): a
+table command (its command id and game id), a timer or bot move, a consumed event (bound by
+`events.consumer`), a relay batch, a request over NATS or HTTP (the gateway's
 `services.gateway.requestids`). Every line logged inside carries `request_id`, and `game_id`
 where the work is about one game.
 """
@@ -17,9 +17,7 @@ import re
 import uuid
 from collections.abc import Iterator, Mapping
 
-import structlog
-
-from events.logs import configure_logging
+from events.logs import configure_logging, fresh_ids
 
 
 def configure(level: str = "info", fmt: str = "json") -> None:
@@ -58,12 +56,5 @@ def work(request_id: str | None = None, **ids: object) -> Iterator[str]:
     so a task spawned from a request does not log under that request's id.
     """
     rid = request_id or new_request_id()
-    bound = {"request_id": rid, **{k: v for k, v in ids.items() if v is not None}}
-    saved = structlog.contextvars.get_contextvars()
-    structlog.contextvars.clear_contextvars()
-    structlog.contextvars.bind_contextvars(**bound)
-    try:
+    with fresh_ids(request_id=rid, **{k: v for k, v in ids.items() if v is not None}):
         yield rid
-    finally:
-        structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(**saved)

@@ -3,10 +3,10 @@
 An incoming ``X-Request-Id`` is kept when it is sane (``services.logs.sane_request_id``: a
 short run of letters, digits and ``._:-``), so a request can be followed from a load balancer
 or a client through the gateway's log lines; anything else is replaced by a fresh id. The id
-is bound to structlog's context variables for the whole request (every line logged while it is
-handled carries ``request_id``), echoed in the response's ``X-Request-Id`` header, and one
-``request handled`` line records method, path (never the query string, which may carry a
-token), status and duration.
+is bound to the log context (`events.logs.bound_ids`) for the whole request (every line
+logged while it is handled carries ``request_id``), echoed in the response's
+``X-Request-Id`` header, and one ``request handled`` line records method, path (never the
+query string, which may carry a token), status and duration.
 
 WebSockets are not handled here: `services.gateway.ws` binds its own ids per connection and
 message.
@@ -20,6 +20,7 @@ import structlog
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from events.logs import bound_ids
 from services.logs import REQUEST_ID_HEADER, new_request_id, sane_request_id
 
 __all__ = ["request_ids"]
@@ -59,7 +60,7 @@ def request_ids(app: ASGIApp) -> ASGIApp:
                 message = {**message, "headers": headers}
             await send(message)
 
-        with structlog.contextvars.bound_contextvars(request_id=request_id):
+        with bound_ids(request_id=request_id):
             try:
                 await app(scope, receive, send_with_id)
             finally:

@@ -13,7 +13,6 @@ import uuid
 from typing import Any
 
 import msgspec
-import structlog
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
 
@@ -21,6 +20,7 @@ from events import game as wire
 from events import matchmaking as mm
 from events.envelope import REGISTRY
 from events.game import game_id_of_match, stream_of
+from events.logs import bind_ids, bound_ids
 from services import ops
 from services.gateway import auth
 from services.gateway.config import MAX_FRAME_BYTES
@@ -68,7 +68,7 @@ class Session:
 
     Every line logged while a client message is handled carries ``request_id`` (the client's
     ``command_id`` for a command, a fresh id otherwise), ``connection_id`` and, for a message
-    about a game, ``game_id`` (structlog context variables); a watch keeps those of the
+    about a game, ``game_id`` (`events.logs.bound_ids`); a watch keeps those of the
     ``subscribe`` that started it.
     """
 
@@ -140,7 +140,7 @@ class Session:
 
     async def run(self) -> None:
         """Serve the connection until the client leaves (or must be let go)."""
-        with structlog.contextvars.bound_contextvars(connection_id=self.connection_id):
+        with bound_ids(connection_id=self.connection_id):
             await self._run()
 
     async def _run(self) -> None:
@@ -210,7 +210,7 @@ class Session:
         game_id = getattr(message, "game_id", None)
         if game_id is not None:
             ids["game_id"] = game_id
-        with structlog.contextvars.bound_contextvars(**ids):
+        with bound_ids(**ids):
             await self._dispatch(message)
 
     async def _dispatch(self, message: ClientMessage | Error) -> None:
@@ -285,7 +285,7 @@ class Session:
         self.claims = claims
         self.send(Welcome(player_id=claims.player_id, bot=claims.bot, expires_at=claims.expires_at))
         if first and not claims.bot:  # ranked games never seat bots
-            structlog.contextvars.bind_contextvars(player_id=claims.player_id)
+            bind_ids(player_id=claims.player_id)
             await self.rooms.matches.register(claims.player_id, self._on_match)
             self._spawn(self._live_match(claims.player_id))
 

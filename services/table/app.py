@@ -36,7 +36,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
-import structlog
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
@@ -48,6 +47,7 @@ from events.consumer import Received, Unprocessable
 from events.envelope import REGISTRY, Metadata
 from events.game import game_id_of_match, stream_of
 from events.leases import LeaseGroup, member_id
+from events.logs import bound_ids
 from events.pgstore import Conn
 from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence, Fenced
@@ -501,7 +501,7 @@ class TableService:
         except UnknownLadder as exc:
             raise Unprocessable(str(exc)) from None
         # The consumer bound the event id as request_id; the game is known only from here on.
-        with structlog.contextvars.bound_contextvars(game_id=game_id_of_match(match.match_id)):
+        with bound_ids(game_id=game_id_of_match(match.match_id)):
             reply = await self._open_at_owner(request)
         if not reply.ok:  # no owner reachable yet: the consumer retries with a growing delay
             raise RuntimeError(f"could not open the match's game: {reply.code}")
