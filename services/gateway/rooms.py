@@ -41,12 +41,34 @@ HISTORY_FRAMES = 64
 """Frames (appends: a command and what followed it) a room keeps for resumes."""
 
 
+class Inbox(asyncio.Queue[Frame]):
+    """A watcher's frames, in order. While its reader waits on an empty inbox it may set
+    ``inline``: a frame is then handed to it at once, in the bus callback, instead of being
+    queued and waking the reader's task; ``inline`` returns False for a frame it leaves to
+    the reader (which is then queued, and so is every frame after it until the reader has
+    caught up). A card play reaches four seats: that is four task wake-ups saved per play."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inline: Callable[[Frame], bool] | None = None
+
+    def put_nowait(self, item: Frame) -> None:
+        inline = self.inline
+        if inline is not None and self.empty():
+            try:
+                if inline(item):
+                    return
+            except Exception:
+                self.inline = None  # the reader meets the frame itself, and says what failed
+        super().put_nowait(item)
+
+
 class Room:
     """One game watched on this replica: its watchers' queues and its recent frames."""
 
     def __init__(self, game_id: str) -> None:
         self.game_id = game_id
-        self.queues: set[asyncio.Queue[Frame]] = set()
+        self.queues: set[Inbox] = set()
         self.history: deque[Frame] = deque(maxlen=HISTORY_FRAMES)
         self.players: tuple[str, ...] | None = None
         """Who sits where, once a watcher learnt it from the table (to slice the history)."""
@@ -78,8 +100,8 @@ class Rooms:
         self._lock = asyncio.Lock()
         self.matches = Matches(js, subjects, log)
 
-    async def join(self, game_id: str) -> tuple[Room, asyncio.Queue[Frame]]:
-        """Return the game's room and a queue that receives every frame of it from now on."""
+    async def join(self, game_id: str) -> tuple[Room, Inbox]:
+        """Return the game's room and an inbox that receives every frame of it from now on."""
         if self._subscription is None:
             async with self._lock:
                 if self._subscription is None:
@@ -89,11 +111,11 @@ class Rooms:
         room = self._rooms.get(game_id)
         if room is None:
             room = self._rooms[game_id] = Room(game_id)
-        queue: asyncio.Queue[Frame] = asyncio.Queue()
+        queue = Inbox()
         room.queues.add(queue)
         return room, queue
 
-    def leave(self, game_id: str, queue: asyncio.Queue[Frame]) -> None:
+    def leave(self, game_id: str, queue: Inbox) -> None:
         """Stop delivering to ``queue``; the room goes when nobody watches the game here."""
         room = self._rooms.get(game_id)
         if room is None:

@@ -16,14 +16,13 @@ the table, and every message about the game is bytes the table encoded
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
 from events.audience import CatchupReply, Frame, messages_after
 from events.game import Catchup
 from services.gateway.protocol import Error, Subscribed
-from services.gateway.rooms import Room
+from services.gateway.rooms import Inbox, Room
 from services.gateway.state import Gateway, Unavailable, ask_catchup
 
 
@@ -42,7 +41,7 @@ class Watch:
         self,
         gateway: Gateway,
         room: Room,
-        queue: asyncio.Queue[Frame],
+        queue: Inbox,
         player_id: str,
         send_raw: Callable[[bytes], None],
         send: Callable[[Any], None],
@@ -124,17 +123,59 @@ class Watch:
             self.send_raw(reply.clock)
 
     async def follow(self) -> None:
-        """Forward every frame of the game, asking the table across any gap."""
-        while True:
-            frame = await self.queue.get()
-            if frame.last <= self.version:
-                continue  # had it already (or a nudge at our seq)
-            if frame.first > self.version + 1:
-                await self._catch_up()
-                continue
-            await self._forward(frame)
+        """Forward every frame of the game, asking the table across any gap.
+
+        While it waits with nothing queued, the frames that follow on are forwarded as the
+        bus delivers them (`Inbox.inline`); the rest (a gap, a practice table's hint) are
+        queued for this loop, and so is everything behind them, so the order holds."""
+        try:
+            while True:
+                self.queue.inline = self._forward_now
+                frame = await self.queue.get()
+                self.queue.inline = None
+                if frame.last <= self.version:
+                    continue  # had it already (or a nudge at our seq)
+                if frame.first > self.version + 1:
+                    await self._catch_up()
+                    continue
+                await self._forward(frame)
+        finally:
+            self.queue.inline = None
+
+    def _forward_now(self, frame: Frame) -> bool:
+        """Forward a frame that follows on without waiting for anything (True), or leave it
+        to `follow` (False): a gap to ask the table across, or a turn that wants a hint."""
+        if frame.last <= self.version:
+            return True
+        if frame.first > self.version + 1 or self._wants_hint(frame):
+            return False
+        self._send_frame(frame)
+        return True
+
+    def _wants_hint(self, frame: Frame) -> bool:
+        return (
+            self.hints
+            and self.seat >= 0
+            and bool(frame.turns)
+            and bool(frame.turns[self.seat])
+            and self.signalled < frame.last
+        )
 
     async def _forward(self, frame: Frame) -> None:
+        if self._wants_hint(frame):
+            self._send_frame(frame, turn=False)
+            # a practice table: the table adds the searching bot's suggestion (the rest of
+            # its answer comes in the frames)
+            reply = await self._ask(self.version)
+            self._turn(reply.turn, reply.version)
+            if frame.clock:
+                self.send_raw(frame.clock)
+            return
+        self._send_frame(frame)
+
+    def _send_frame(self, frame: Frame, *, turn: bool = True) -> None:
+        """Send a seat's (or the spectators') share of a frame that follows on; its turn and
+        clock too, unless ``turn`` is False (the caller sends them after asking for a hint)."""
         if self.seat >= 0:
             for data in frame.seats[self.seat][self.version + 1 - frame.first :]:
                 self.send_raw(data)
@@ -143,14 +184,10 @@ class Watch:
                 self.send_raw(data)
             self.released = frame.released
         self.version = frame.last
+        if not turn:
+            return
         if self.seat >= 0 and frame.turns and frame.turns[self.seat]:
-            if self.hints and self.signalled < frame.last:
-                # a practice table: the table adds the searching bot's suggestion (the rest
-                # of its answer comes in the frames)
-                reply = await self._ask(self.version)
-                self._turn(reply.turn, reply.version)
-            else:
-                self._turn(frame.turns[self.seat], frame.last)
+            self._turn(frame.turns[self.seat], frame.last)
         if frame.clock:
             self.send_raw(frame.clock)
 
