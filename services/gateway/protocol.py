@@ -145,8 +145,8 @@ ServerMessage = (
 
 _decoder = msgspec.json.Decoder(ClientMessage)
 _encoder = msgspec.json.Encoder()
-_COMMAND_FIELDS = {
-    cls.__name__: set(cls.__struct_fields__)
+_COMMAND_CLASSES: dict[str, type[wire.AnySeatCommand]] = {
+    cls.__name__: cls
     for cls in (
         wire.PlaceBid,
         wire.DeclareBlindNil,
@@ -157,6 +157,7 @@ _COMMAND_FIELDS = {
         wire.Contribute,
     )
 }
+_COMMAND_FIELDS = {name: set(cls.__struct_fields__) for name, cls in _COMMAND_CLASSES.items()}
 
 
 def parse(data: str | bytes) -> ClientMessage | Error:
@@ -188,14 +189,17 @@ def seat_command(body: dict[str, Any]) -> wire.AnySeatCommand:
     Unknown fields are refused rather than ignored: a ``seat`` field in particular, since a
     command always acts for the sender's own seat.
     """
-    fields = _COMMAND_FIELDS.get(body.get("type", ""))
+    kind = body.get("type")
+    fields = _COMMAND_FIELDS.get(kind) if isinstance(kind, str) else None  # [] is unhashable
     if fields is None:
-        raise ValueError(f"unknown command {body.get('type')!r}: one of {sorted(_COMMAND_FIELDS)}")
+        raise ValueError(f"unknown command {kind!r}: one of {sorted(_COMMAND_FIELDS)}")
     extra = set(body) - fields - {"type"}
     if extra:
         raise ValueError(f"unknown field(s) {sorted(extra)}: a command acts for your own seat")
     try:
-        command: wire.AnySeatCommand = msgspec.convert(body, wire.AnySeatCommand)
+        # to the class the tag names, not to the union: msgspec works a union's type out
+        # again on every call (9 µs against 0.3 µs a command), with the same error texts
+        command: wire.AnySeatCommand = msgspec.convert(body, _COMMAND_CLASSES[kind])
     except msgspec.ValidationError as exc:
         raise ValueError(str(exc)) from None
     return command

@@ -99,6 +99,8 @@ async def test_bad_input_is_answered_with_its_code_and_changes_nothing(
         (on_turn, game_id, {"type": "PlaceBid", "tricks": "three"}, "malformed"),
         (on_turn, game_id, {**bid, "seat": 2}, "malformed"),
         (on_turn, game_id, {"type": "Resign"}, "malformed"),
+        (on_turn, game_id, {"type": ["PlaceBid"], "tricks": 3}, "malformed"),  # unhashable
+        (on_turn, game_id, {"type": {"PlaceBid": 1}}, "malformed"),
         (on_turn, other_game, bid, "not_subscribed"),
     ]
     for client, target, command, code in command_cases:
