@@ -172,6 +172,8 @@ class Session:
         finally:
             if self.claims is not None:
                 self.rooms.matches.unregister(self.claims.player_id, self._on_match)
+            for watch in self.watches.values():
+                watch.stop()
             tasks = [*self.tasks.values(), *self.background]
             for task in tasks:
                 task.cancel()
@@ -403,7 +405,9 @@ class Session:
 
     async def _unsubscribe(self, game_id: str) -> None:
         task = self.tasks.pop(game_id, None)
-        self.watches.pop(game_id, None)
+        watch = self.watches.pop(game_id, None)
+        if watch is not None:
+            watch.stop()  # now: a frame delivered before the task sees its cancel is not sent
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)

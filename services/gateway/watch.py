@@ -142,6 +142,10 @@ class Watch:
         finally:
             self.queue.inline = None
 
+    def stop(self) -> None:
+        """Forward nothing more from the bus callback (the loop is being cancelled)."""
+        self.queue.inline = None
+
     def _forward_now(self, frame: Frame) -> bool:
         """Forward a frame that follows on without waiting for anything (True), or leave it
         to `follow` (False): a gap to ask the table across, or a turn that wants a hint."""

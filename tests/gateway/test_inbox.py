@@ -89,3 +89,11 @@ def test_a_turn_that_wants_a_hint_is_left_to_the_loop() -> None:
     watch.queue.put_nowait(frame(2, turn=True))  # its turn: the loop asks for the hint
     assert sent == [b"e1", b"clock"]
     assert watch.queue.get_nowait().first == 2
+
+
+def test_a_stopped_watch_forwards_nothing_more_from_the_bus() -> None:
+    watch, sent = seated_watch()
+    watch.queue.inline = watch._forward_now
+    watch.stop()  # unsubscribed: its loop's cancel may not have run yet
+    watch.queue.put_nowait(frame(1))
+    assert sent == []
