@@ -84,7 +84,7 @@ test-browser: install browser ## only the browser tests (screenshots in artifact
 	$(UV) run --frozen pytest tests/browser
 
 .PHONY: lint
-lint: install ## ruff, the stdlib-only rule for engine/, and strict mypy on engine/, events/ and services/gateway/http/
+lint: install ## ruff, the stdlib-only rule for engine/, and strict mypy on engine/, events/ and services/
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen mypy

@@ -33,14 +33,14 @@ import msgspec
 import engine
 import engine.bot
 from benchmarks import artifact
-from events import game as wire
 from events.bus import close_nats, connect, ensure_streams
+from events.contracts import game as wire
 from events.envelope import REGISTRY, Metadata, StoredEvent
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
-from services.config import Settings
-from services.infra import embedded_stack
+from services.runtime.config import Settings
+from services.tools.infra import embedded_stack
 
 WINDOW = float(os.environ.get("SPADES_BENCH_SECONDS", "15"))
 CONCURRENCY = (10, 100)
@@ -272,7 +272,7 @@ async def bench(urls: dict[str, str]) -> None:
     }
     procs = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "services.cli", "serve", name, cwd=REPO, env=env
+            sys.executable, "-m", "services.tools.cli", "serve", name, cwd=REPO, env=env
         )
         for name in ("relay", "table")
     ]

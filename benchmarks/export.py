@@ -21,9 +21,9 @@ from benchmarks import artifact
 from benchmarks.store import _servers
 from events.migrations import migrate
 from events.pgstore import create_pool
-from services import export
-from services.fairness import verify
-from services.simulated_month import add_games
+from services.records import export
+from services.records.fairness import verify
+from services.tools.simulated_month import add_games
 
 GAMES = int(os.environ.get("SPADES_BENCH_GAMES", "1000"))
 

@@ -66,15 +66,15 @@ from websockets.asyncio.server import serve as ws_serve
 import engine
 from benchmarks import artifact
 from benchmarks.e2e import REPO, pct, servers, terminate
-from events import game as wire
 from events.bus import close_nats, connect, ensure_streams
+from events.contracts import game as wire
 from events.envelope import REGISTRY, Metadata
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
-from services import loop
 from services.gateway.auth import Tokens
 from services.gateway.config import DEFAULT_WS
+from services.runtime import loop
 from tests.moves import choose_json
 
 
@@ -257,7 +257,7 @@ async def start_stack(
     await ensure_streams(nc.jetstream(), subjects)
     procs = {
         service: await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "services.cli", "serve", service, cwd=REPO, env=env
+            sys.executable, "-m", "services.tools.cli", "serve", service, cwd=REPO, env=env
         )
         for service in ("relay", "table")
     }
@@ -279,7 +279,7 @@ async def start_gateway(env: dict[str, str]) -> tuple[asyncio.subprocess.Process
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "services.cli",
+        "services.tools.cli",
         "serve",
         "gateway",
         cwd=REPO,

@@ -56,7 +56,7 @@ def _servers() -> Iterator[tuple[str, str]]:
     if db and nats_url:
         yield db, nats_url
         return
-    from services.infra import embedded_stack
+    from services.tools.infra import embedded_stack
 
     home = Path(".spades") / f"bench-{os.getpid()}"
     try:

@@ -30,7 +30,7 @@ from benchmarks import artifact
 from engine import GameFinished, HandScored, replay
 from engine.bot import choose, play_game
 from engine.state import is_nil
-from services.simulate import variant_rules
+from services.tools.simulate import variant_rules
 
 GAMES = int(os.environ.get("SPADES_BENCH_SUICIDE_GAMES", "300"))
 WALKS = int(os.environ.get("SPADES_BENCH_SUICIDE_WALKS", "20000"))

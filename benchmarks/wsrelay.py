@@ -66,7 +66,7 @@ def serve(event_loop: str, ws: str, http: str) -> None:
     from litestar import Litestar, WebSocket, websocket
     from litestar.exceptions import WebSocketDisconnect
 
-    from services.loop import loop_factory
+    from services.runtime.loop import loop_factory
 
     rooms: dict[int, list[WebSocket[Any, Any, Any]]] = defaultdict(list)
 
@@ -223,7 +223,7 @@ async def bench() -> None:
 
 def main() -> None:
     """Run the relay bench (called by `python -m benchmarks`)."""
-    from services.loop import run
+    from services.runtime.loop import run
 
     run(bench())
 

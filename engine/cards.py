@@ -27,7 +27,7 @@ SPECTATOR = -1
 
 Card = int
 """A card: ``suit * 13 + rank``, or a joker (52, 53). Annotating a field ``Card`` (or a tuple of
-them) marks it a card for the wire, which names it ("QS"): see `events.wiregen`."""
+them) marks it a card for the wire, which names it ("QS"): see `events.contracts.wiregen`."""
 
 
 class InvalidCard(ValueError):

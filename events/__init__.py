@@ -1,4 +1,6 @@
-"""Events: schemas, the event store, the JetStream bus. The backbone every service stands on.
+"""Events: the event-sourcing platform every service stands on, and the services' contracts.
+
+The modules at this level know no game: they would serve any event-sourced system.
 
 - `envelope`    `NewEvent`, `StoredEvent`, `Metadata`; `REGISTRY.register(name, Union, ...)`
                 per context, `REGISTRY.new_event(struct, metadata)`, `REGISTRY.decode(stored)`;
@@ -18,5 +20,6 @@
                 `Unprocessable` and undecodable messages parked.
 - `bookkeeping` the bus's own events (`MessageParked`), the versioning example.
 - `logs`        structlog JSON set-up; ids and types only, never event data.
-- `game`, `matchmaking`, `rating`: the contexts' event and command Structs.
+- `contracts`   one module per context (`game`, `matchmaking`, `rating`, ...): the only
+                thing one service may import of another (see `events/contracts/__init__.py`).
 """

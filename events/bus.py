@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 
 import nats
 from nats.aio.client import Client as NATS
@@ -13,6 +12,7 @@ from nats.js.errors import BadRequestError, NotFoundError
 
 from events.logs import get_logger
 from events.retry import Backoff
+from events.settings import infra_setting
 from events.subjects import Subjects
 
 __all__ = [
@@ -41,15 +41,7 @@ log = get_logger("bus")
 
 def nats_url() -> str:
     """Return the NATS URL: $SPADES_NATS_URL, else the running embedded stack's."""
-    url = os.environ.get("SPADES_NATS_URL")
-    if url:
-        return url
-    from services.infra import read_env_file
-
-    url = read_env_file().get("SPADES_NATS_URL")
-    if not url:
-        raise SystemExit("no NATS: set SPADES_NATS_URL or run `spades infra up`")
-    return url
+    return infra_setting("SPADES_NATS_URL", "no NATS: set SPADES_NATS_URL or run `spades infra up`")
 
 
 async def connect(url: str, *, name: str, connect_timeout: float = 60.0) -> NATS:

@@ -61,7 +61,7 @@ class Metadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     append that wrote this event, unless it acts first (every event of the append carries the
     same value). The table writes it, runs its timer to it, and every watcher is told it:
     nobody computes it again. 0: none (nobody on turn, an untimed table, or an event recorded
-    before deadlines were: `events.game.deadline_of` reads those)."""
+    before deadlines were: `events.contracts.game.deadline_of` reads those)."""
 
 
 class NewEvent(msgspec.Struct, frozen=True, kw_only=True):

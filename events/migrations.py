@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
+
+from events.settings import infra_setting
 
 __all__ = [
     "MIGRATIONS",
@@ -143,16 +144,9 @@ async def migrate(
 
 def database_url() -> str:
     """Return the database URL: $SPADES_DATABASE_URL, else the running embedded stack's."""
-    url = os.environ.get("SPADES_DATABASE_URL")
-    if url:
-        return url
-    env_file = Path(os.environ.get("SPADES_HOME", ".spades")) / "infra.env"
-    if env_file.exists():
-        for line in env_file.read_text().splitlines():
-            key, _, value = line.partition("=")
-            if key.strip() == "SPADES_DATABASE_URL":
-                return value.strip()
-    raise SystemExit("no database: set SPADES_DATABASE_URL or run `spades infra up`")
+    return infra_setting(
+        "SPADES_DATABASE_URL", "no database: set SPADES_DATABASE_URL or run `spades infra up`"
+    )
 
 
 async def _migrate_url(url: str) -> list[int]:

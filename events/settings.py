@@ -14,17 +14,51 @@ import dataclasses
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
-__all__ = ["PREFIX", "SettingsError", "from_environ", "variable_of"]
+__all__ = [
+    "PREFIX",
+    "SettingsError",
+    "from_environ",
+    "infra_setting",
+    "read_infra_env",
+    "spades_home",
+    "variable_of",
+]
 
 PREFIX = "SPADES_"
 
 T = TypeVar("T")
 
 _WHERE = re.compile(r"^(?P<reason>.*) - at `\$\.(?P<field>\w+)`$")
+
+
+def spades_home() -> Path:
+    """Return the project-local folder for server data ($SPADES_HOME, default ./.spades)."""
+    return Path(os.environ.get("SPADES_HOME", ".spades")).resolve()
+
+
+def read_infra_env(home: Path | None = None) -> dict[str, str]:
+    """Return the variables a running embedded stack wrote to ``$SPADES_HOME/infra.env``
+    (`spades infra up`, `spades dev`): empty when there is none. The one reader of that file.
+    """
+    try:
+        text = ((home or spades_home()) / "infra.env").read_text()
+    except OSError:
+        return {}
+    pairs = (line.partition("=") for line in text.splitlines() if "=" in line)
+    return {key.strip(): value.strip() for key, _, value in pairs}
+
+
+def infra_setting(variable: str, missing: str) -> str:
+    """Return ``$variable``, else the running embedded stack's value; exit with ``missing``."""
+    value = os.environ.get(variable) or read_infra_env().get(variable)
+    if not value:
+        raise SystemExit(missing)
+    return value
 
 
 class SettingsError(ValueError):

@@ -129,7 +129,7 @@ class Subjects:
     # -- what each audience of a game is sent (core NATS, from the game's owner) ---------------
 
     def audiences(self, game_id: str, partitions: int) -> str:
-        """Subject of a game's `events.audience.Frame`s, under its partition."""
+        """Subject of a game's `events.contracts.audience.Frame`s, under its partition."""
         partition = partition_of(game_id, partitions)
         return f"{self._p}aud.{partition}.{_token(game_id, 'game id')}"
 

@@ -31,7 +31,7 @@ from nats.js import JetStreamContext
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
-from services.infra import EmbeddedNats
+from services.tools.infra import EmbeddedNats
 from tests.infra import (
     Processes,
     Servers,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.infra import EmbeddedNats, EmbeddedPostgres
+from services.tools.infra import EmbeddedNats, EmbeddedPostgres
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,6 +1,6 @@
 """`spades serve gateway`: the public HTTP and WebSocket API, served by uvicorn.
 
-The gateway runs inside `services.runtime.run_service` like every service, so it shares the
+The gateway runs inside `services.runtime.service.run_service` like every service, so it shares
 settings, logs, PostgreSQL pool, NATS connection, the ops server on SPADES_OPS_PORT (/livez,
 /readyz, /metrics: what the Kubernetes probes hit) and the shutdown on SIGTERM: uvicorn stops
 accepting, open connections are closed, then NATS is drained and the pool closed.
@@ -21,8 +21,6 @@ import uvicorn
 from litestar import Litestar
 from litestar.datastructures import State
 
-from services import loop
-from services.config import Settings, SettingsError
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.guards import GatewayRequest, refuse_control_paths
@@ -34,7 +32,9 @@ from services.gateway.requestids import request_ids
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway
 from services.gateway.ws import play
-from services.runtime import Runtime, run_service
+from services.runtime import loop
+from services.runtime.config import Settings, SettingsError
+from services.runtime.service import Runtime, run_service
 
 
 def create_app(gateway: Gateway) -> Litestar:
@@ -58,7 +58,7 @@ def create_app(gateway: Gateway) -> Litestar:
             }
         ),
         debug=False,
-        logging_config=None,  # services.logs owns logging: JSON lines with request ids
+        logging_config=None,  # services.runtime.logs owns logging: JSON lines with request ids
     )
 
 

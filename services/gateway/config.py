@@ -1,4 +1,4 @@
-"""The gateway's own settings, beside the shared `services.config.Settings`.
+"""The gateway's own settings, beside the shared `services.runtime.config.Settings`.
 
 | variable | default | meaning |
 |---|---|---|
@@ -35,7 +35,7 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 from events.settings import SettingsError, from_environ
-from services.config import AtLeastOne, Settings
+from services.runtime.config import AtLeastOne, Settings
 
 MIN_SECRET_CHARS = 32
 MAX_BODY_BYTES = 16 * 1024

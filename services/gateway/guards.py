@@ -19,7 +19,14 @@ from typing import Any
 import msgspec
 from litestar import Request
 from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import (
+    ASGIApp,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Receive,
+    Scope,
+    Send,
+)
 
 from services.gateway.errors import ApiError, ErrorBody
 
@@ -69,17 +76,21 @@ def refuse_control_paths(app: ASGIApp) -> ASGIApp:
             if scope["type"] == ScopeType.WEBSOCKET:
                 await send({"type": "websocket.close", "code": 1008, "reason": "malformed path"})
                 return
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 400,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(_PATH_ERROR)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": _PATH_ERROR})
+            start: HTTPResponseStartEvent = {
+                "type": "http.response.start",
+                "status": 400,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(_PATH_ERROR)).encode()),
+                ],
+            }
+            await send(start)
+            body: HTTPResponseBodyEvent = {
+                "type": "http.response.body",
+                "body": _PATH_ERROR,
+                "more_body": False,
+            }
+            await send(body)
             return
         await app(scope, receive, send)
 

@@ -3,7 +3,7 @@ and what the gateway itself says. Both directions are msgspec Structs, so what t
 declares is exactly what is accepted and sent.
 
 The messages that carry a game (`view`, `event`, `your_turn`, `clock`) are not built here:
-the table builds and encodes them once per audience (`events.audience`), and the gateway
+the table builds and encodes them once per audience (`events.contracts.audience`), and the gateway
 forwards their bytes.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from events import game as wire
-from events.audience import Clock, Event, View, YourTurn
+from events.contracts import game as wire
+from events.contracts.audience import Clock, Event, View, YourTurn
 
 COMMAND_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-00000000a7e5")
 
@@ -26,13 +26,13 @@ class _In(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     """Base of the client's messages."""
 
 
-class Auth(_In, tag="auth"):
+class Auth(_In, frozen=True, tag="auth"):
     """Authenticate with an access token."""
 
     token: str
 
 
-class Subscribe(_In, tag="subscribe"):
+class Subscribe(_In, frozen=True, tag="subscribe"):
     """Watch a game (as its seat, or a spectator); resume after ``last_seq`` if given."""
 
     game_id: str
@@ -40,13 +40,13 @@ class Subscribe(_In, tag="subscribe"):
     hints: bool = False
 
 
-class Unsubscribe(_In, tag="unsubscribe"):
+class Unsubscribe(_In, frozen=True, tag="unsubscribe"):
     """Stop watching a game."""
 
     game_id: str
 
 
-class Command(_In, tag="command"):
+class Command(_In, frozen=True, tag="command"):
     """Act at one's seat; ``command`` is a seat command (see the module docstring)."""
 
     game_id: str
@@ -54,13 +54,13 @@ class Command(_In, tag="command"):
     command: dict[str, Any]
 
 
-class ViewRequest(_In, tag="view"):
+class ViewRequest(_In, frozen=True, tag="view"):
     """Ask for a fresh snapshot of a watched game."""
 
     game_id: str
 
 
-class Ping(_In, tag="ping"):
+class Ping(_In, frozen=True, tag="ping"):
     """Ask for a pong."""
 
 
@@ -74,7 +74,7 @@ class _Out(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Base of the server's messages."""
 
 
-class Welcome(_Out, tag="welcome"):
+class Welcome(_Out, frozen=True, tag="welcome"):
     """Authenticated as ``player_id`` until ``expires_at`` (unix seconds)."""
 
     player_id: str
@@ -82,7 +82,7 @@ class Welcome(_Out, tag="welcome"):
     expires_at: float
 
 
-class Subscribed(_Out, tag="subscribed"):
+class Subscribed(_Out, frozen=True, tag="subscribed"):
     """Watching ``game_id`` as ``role`` ("seat" or "spectator") at ``seat`` (-1: none)."""
 
     game_id: str
@@ -91,7 +91,7 @@ class Subscribed(_Out, tag="subscribed"):
     players: tuple[str, ...]
 
 
-class Ack(_Out, tag="ack"):
+class Ack(_Out, frozen=True, tag="ack"):
     """A command was applied (``applied``), or had been already (``already_applied``)."""
 
     game_id: str
@@ -100,7 +100,7 @@ class Ack(_Out, tag="ack"):
     code: str
 
 
-class Error(_Out, tag="error"):
+class Error(_Out, frozen=True, tag="error"):
     """Something was refused or went wrong; ``code`` names the reason."""
 
     code: str
@@ -109,17 +109,17 @@ class Error(_Out, tag="error"):
     command_id: uuid.UUID | None = None
 
 
-class Unsubscribed(_Out, tag="unsubscribed"):
+class Unsubscribed(_Out, frozen=True, tag="unsubscribed"):
     """No longer watching ``game_id``."""
 
     game_id: str
 
 
-class Pong(_Out, tag="pong"):
+class Pong(_Out, frozen=True, tag="pong"):
     """The answer to a ping."""
 
 
-class MatchReady(_Out, tag="match_found"):
+class MatchReady(_Out, frozen=True, tag="match_found"):
     """The player was matched: ``game_id`` is his ranked game, at ``seat`` of ``players``."""
 
     game_id: str
@@ -191,7 +191,7 @@ def seat_command(body: dict[str, Any]) -> wire.AnySeatCommand:
     """
     kind = body.get("type")
     fields = _COMMAND_FIELDS.get(kind) if isinstance(kind, str) else None  # [] is unhashable
-    if fields is None:
+    if fields is None or not isinstance(kind, str):
         raise ValueError(f"unknown command {kind!r}: one of {sorted(_COMMAND_FIELDS)}")
     extra = set(body) - fields - {"type"}
     if extra:

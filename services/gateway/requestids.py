@@ -1,6 +1,6 @@
 """Request ids at the edge: every HTTP request gets one, logs under it and hands it back.
 
-An incoming ``X-Request-Id`` is kept when it is sane (``services.logs.sane_request_id``: a
+An incoming ``X-Request-Id`` is kept when it is sane (``services.runtime.logs.sane_request_id``: a
 short run of letters, digits and ``._:-``), so a request can be followed from a load balancer
 or a client through the gateway's log lines; anything else is replaced by a fresh id. The id
 is bound to the log context (`events.logs.bound_ids`) for the whole request (every line
@@ -21,7 +21,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from events.logs import bound_ids
-from services.logs import REQUEST_ID_HEADER, new_request_id, sane_request_id
+from services.runtime.logs import REQUEST_ID_HEADER, new_request_id, sane_request_id
 
 __all__ = ["request_ids"]
 

@@ -1,12 +1,13 @@
 """What reaches the WebSocket sessions of one gateway replica from the bus: games and matches.
 
-Games. The table publishes, after each commit, one `events.audience.Frame` per append on the
+Games. The table publishes, after each commit, one `events.contracts.audience.Frame` per append
+on the
 game's audience subject: every audience's messages already encoded. A replica takes them all
 with ONE core NATS subscription (`Subjects.all_audiences`), whatever it watches: a frame for
 a game nobody watches here is dropped by its subject, undecoded, and an idle game costs
 nothing (no consumer, no timer). A game watched here is a `Room`: the queues of its watchers
 and a bounded history of its recent frames, which serves a ``last_seq`` resume without asking
-the table; beyond it, the watch asks the table (`events.game.Catchup`). The bus is not
+the table; beyond it, the watch asks the table (`events.contracts.game.Catchup`). The bus is not
 trusted alone: frames carry the game's seqs, so a watcher that sees a gap asks the table for
 what it missed (`services.gateway.watch`).
 
@@ -30,9 +31,9 @@ from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
 
-from events.audience import Frame, frame_decoder
+from events.contracts.audience import Frame, frame_decoder
+from events.contracts.matchmaking import MatchFound
 from events.envelope import REGISTRY, StoredEvent
-from events.matchmaking import MatchFound
 from events.subjects import Subjects
 
 _stored = msgspec.json.Decoder(StoredEvent)

@@ -16,12 +16,11 @@ import msgspec
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
 
-from events import game as wire
-from events import matchmaking as mm
+from events.contracts import game as wire
+from events.contracts import matchmaking as mm
+from events.contracts.game import game_id_of_match, stream_of
 from events.envelope import REGISTRY
-from events.game import game_id_of_match, stream_of
 from events.logs import bind_ids, bound_ids
-from services import ops
 from services.gateway import auth
 from services.gateway.config import MAX_FRAME_BYTES
 from services.gateway.protocol import (
@@ -46,6 +45,7 @@ from services.gateway.protocol import (
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway, Unavailable, ask, ask_table
 from services.gateway.watch import Refused, Watch
+from services.runtime import ops
 
 AUTH_SECONDS = 10.0
 MAX_OUTBOX = 2000
@@ -163,7 +163,7 @@ class Session:
                 if frame["type"] == "websocket.disconnect":
                     return
                 data = frame.get("text")
-                if data is None:
+                if not isinstance(data, str):
                     self.send(Error(code="binary_frame", message="send JSON in text frames"))
                     continue
                 await self._on_frame(data)

@@ -13,14 +13,14 @@ import nats.errors
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
-from events.audience import CatchupReply, catchup_decoder
-from events.game import Catchup, TableReply, TableRequest
+from events.contracts.audience import CatchupReply, catchup_decoder
+from events.contracts.game import Catchup, TableReply, TableRequest
 from events.pgstore import PostgresEventStore
 from events.retry import Backoff
 from events.subjects import Subjects
-from services.config import Settings
 from services.gateway.auth import Tokens
 from services.gateway.config import GatewayConfig
+from services.runtime.config import Settings
 
 
 @dataclass
@@ -110,7 +110,7 @@ def _catchup_reply(data: bytes) -> CatchupReply:
 
 
 async def ask_catchup(gateway: Gateway, request: Catchup) -> CatchupReply:
-    """Ask the owner of a game what an audience is to be sent (`events.audience`); raise
+    """Ask the owner of a game what an audience is to be sent (`events.contracts.audience`); raise
     Unavailable when no owner answers within the failover wait."""
     return await _ask_owner(gateway, request.game_id, request, _catchup_reply)
 

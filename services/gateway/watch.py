@@ -2,7 +2,7 @@
 
 A watch never folds, redacts or times anything: its seat (or the spectators) is decided by
 the table, and every message about the game is bytes the table encoded
-(`events.audience`). The watch only keeps the seqs straight:
+(`events.contracts.audience`). The watch only keeps the seqs straight:
 
 - It joins the game's room before it asks the table anything, so whatever commits after the
   table's answer arrives in its queue; frames at or below what it has are dropped, so
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from events.audience import CatchupReply, Frame, messages_after
-from events.game import Catchup
+from events.contracts.audience import CatchupReply, Frame, messages_after
+from events.contracts.game import Catchup
 from services.gateway.protocol import Error, Subscribed
 from services.gateway.rooms import Inbox, Room
 from services.gateway.state import Gateway, Unavailable, ask_catchup

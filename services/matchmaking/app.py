@@ -6,7 +6,8 @@
     ev.game.*.GameFinished ──▶ players leave the live-games read model
     ev.rating.*.RatingsUpdated ──▶ matchmaking's own rating projection
 
-State: the queue of each ladder is the fold of its stream (`events.matchmaking.fold_queue`),
+State: the queue of each ladder is the fold of its stream
+(`events.contracts.matchmaking.fold_queue`),
 rebuilt at every start, so a restart or a kill -9 loses nobody. Every change is one append at
 the stream's expected version; a MatchFound removes its players from the queue in the same
 append that announces the match, and inserts them into `matchmaking_live_players` in the same
@@ -27,9 +28,9 @@ again, and never exits for a database restart. Within one ladder an asyncio lock
 requests and pairing rounds, so the in-memory queue and the stream never disagree. Every
 replica consumes GameFinished and RatingsUpdated (exactly-once consumers).
 
-Fair play: a player queues with the accounts `services.fairplay` links to his (one client
-address or device within its window, as the gateway saw them), and pairing never seats him
-with any of them (`pairing.Waiting.avoid`).
+Fair play: a player queues with the accounts the gateway links to his (`JoinQueue.avoid`: seen
+at one client address or device within its window; the gateway owns that record), and
+pairing never seats him with any of them (`pairing.Waiting.avoid`).
 
 Rules: a player is in at most one queue (`matchmaking_queued_players`, written in the append's
 transaction: its primary key holds across ladders served by different replicas), and cannot
@@ -38,7 +39,7 @@ GameFinished). Ranked games never seat bots: only
 queued players are paired. A player queues with his rating from the projection of
 RatingsUpdated (a new player has the model's default), inactivity decay applied.
 
-Answers are `events.matchmaking.Reply`: ok, a machine code, a human message, details.
+Answers are `events.contracts.matchmaking.Reply`: ok, a machine code, a human message, details.
 Refusals (malformed, unknown_ladder, bot_not_allowed, already_queued, in_game, not_queued,
 unavailable) append nothing.
 """
@@ -49,7 +50,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import asyncpg
@@ -57,10 +58,9 @@ import msgspec
 from nats.aio.msg import Msg
 
 from events.consumer import Received, Unprocessable
-from events.envelope import REGISTRY, Metadata
-from events.game import GameFinished, game_id_of_match
-from events.leases import LeaseGroup, member_id
-from events.matchmaking import (
+from events.contracts.game import GameFinished, game_id_of_match
+from events.contracts.ladders import LADDERS, UnknownLadder, ruleset_of
+from events.contracts.matchmaking import (
     JoinQueue,
     LeaveQueue,
     MatchFound,
@@ -72,15 +72,16 @@ from events.matchmaking import (
     fold_queue,
     queue_stream,
 )
+from events.contracts.rating import RatingsUpdated
+from events.contracts.skill import Rating, decayed
+from events.envelope import REGISTRY, Metadata
+from events.leases import LeaseGroup, member_id
 from events.pgstore import Conn, PostgresEventStore, append_with
-from events.rating import RatingsUpdated
 from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence
-from services import fairplay, logs, ops
-from services.ladders import LADDERS, UnknownLadder, ruleset_of
 from services.matchmaking.pairing import Pairing, Waiting, pair, window
-from services.runtime import Runtime
-from services.skill import Rating, decayed
+from services.runtime import logs, ops
+from services.runtime.service import Runtime
 
 __all__ = ["LEASE", "Matchmaker", "lease_of", "main", "seats_of"]
 
@@ -92,7 +93,7 @@ STOP_WAIT = 2.0  # seconds a handed-over ladder waits for its request in flight
 GAMES_CONSUMER = "matchmaking-games"
 RATINGS_CONSUMER = "matchmaking-ratings"
 MAX_PLAYER_ID = 200
-BOT_PREFIX = "bot:"  # how a table names a seat played by a bot (events.game.TableOpened)
+BOT_PREFIX = "bot:"  # how a table names a seat played by a bot (events.contracts.game.TableOpened)
 
 _encoder = msgspec.json.Encoder()
 _join = msgspec.json.Decoder(JoinQueue)
@@ -226,9 +227,7 @@ class Matchmaker:
         pool: asyncpg.Pool,
         log: Any,
         fence: Callable[[str], Fence | None] | None = None,
-        fairplay_days: float = fairplay.WINDOW_DAYS,
     ) -> None:
-        self.fairplay_days = fairplay_days
         self._store = store
         self._pool = pool
         self._log = log
@@ -345,7 +344,7 @@ class Matchmaker:
                 else Rating(),
                 now,
             )
-            avoid = await fairplay.linked_accounts(self._pool, player, self.fairplay_days)
+            avoid = set(request.avoid) - {player}
             try:
                 await self._append(
                     request.ladder,
@@ -483,7 +482,7 @@ async def ratings_updated(conn: Conn, received: Received) -> None:
 
 def _responder(
     rt: Runtime, decoder: Any, answer: Callable[[Any], Awaitable[Reply]]
-) -> Callable[[Msg], Awaitable[None]]:
+) -> Callable[[Msg], Coroutine[Any, Any, None]]:
     """Return a subscription callback: decode, answer, reply; never leave a request hanging."""
 
     async def handle(msg: Msg) -> None:
@@ -507,7 +506,7 @@ def _responder(
 
 
 def _each_in_a_task(
-    handle: Callable[[Msg], Awaitable[None]],
+    handle: Callable[[Msg], Coroutine[Any, Any, None]],
 ) -> Callable[[Msg], Awaitable[None]]:
     """Return a callback that answers every message in its own task: nats-py runs one
     subscription's callbacks one after another, and a forwarded request may wait seconds
@@ -605,9 +604,7 @@ class _Owner:
             ttl=rt.settings.lease_seconds,
             interval=rt.settings.lease_seconds / 5,
         )
-        self.mm = Matchmaker(
-            rt.store, rt.pool, rt.log, self.leases.fence, fairplay.window_days(rt.settings)
-        )
+        self.mm = Matchmaker(rt.store, rt.pool, rt.log, self.leases.fence)
         self.pairing: asyncio.Task[None] | None = None
         self.subs: dict[str, list[Any]] = {}
 
@@ -634,7 +631,7 @@ class _Owner:
             ladder = ladder_of_lease(name)
             for sub in self.subs.pop(ladder, []):
                 with contextlib.suppress(Exception):
-                    await sub.drain()  # type: ignore[no-untyped-call]  # answer what is in
+                    await sub.drain()  # answer what is in
             # Let a request or pairing round in flight finish, but never hold up the lease
             # machinery behind a stalled database: the store's fence refuses a late append.
             with contextlib.suppress(TimeoutError):

@@ -8,8 +8,8 @@ players that are inside his window *and* whose own window includes him. Of the t
 to split four players into two partnerships, the one whose predicted win probability is
 closest to one half is chosen.
 
-Fair play: two accounts linked by `services.fairplay` (seen at one address or device within
-its window) never sit at one table, as partners or opponents; each waits for other players.
+Fair play: two accounts linked by the gateway's fair-play record (seen at one address or
+device within its window) never sit at one table, as partners or opponents; each waits.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from services.skill import Rating, win_probability
+from events.contracts.skill import Rating, win_probability
 
 WINDOW_START = 2.0  # mu units either side at the moment of joining
 WINDOW_GROWTH = 0.25  # mu units per second waited

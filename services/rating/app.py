@@ -40,10 +40,9 @@ import msgspec
 from nats.aio.msg import Msg
 
 from events.consumer import Received, Unprocessable
-from events.envelope import REGISTRY, Metadata
-from events.game import GameFinished
-from events.pgstore import Conn, append_with
-from events.rating import (
+from events.contracts.game import GameFinished
+from events.contracts.ladders import UnknownLadder, ruleset_of
+from events.contracts.rating import (
     LadderEntry,
     LadderQuery,
     PlayerQuery,
@@ -55,10 +54,10 @@ from events.rating import (
     display_rating,
     rating_stream,
 )
+from events.envelope import REGISTRY, Metadata
+from events.pgstore import Conn, append_with
 from events.store import ConcurrencyConflict
 from events.subjects import split_stream_id
-from services import logs, ops
-from services.ladders import UnknownLadder, ruleset_of
 from services.rating.model import (
     INACTIVITY_C,
     PROVISIONAL_GAMES,
@@ -67,7 +66,8 @@ from services.rating.model import (
     decayed,
     rate_game,
 )
-from services.runtime import Runtime
+from services.runtime import logs, ops
+from services.runtime.service import Runtime
 
 __all__ = ["CONSUMER", "CRASH_ENV", "main", "rate_finished_game"]
 

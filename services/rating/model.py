@@ -20,7 +20,7 @@ Decisions the sources leave open, written down here so the code and the operator
 
 from __future__ import annotations
 
-from services.skill import (
+from events.contracts.skill import (
     INACTIVITY_C,
     MODEL,
     MU0,
@@ -31,7 +31,7 @@ from services.skill import (
     win_probability,
 )
 
-# The skill model matchmaking shares lives in services/skill.py; it is re-exported here for
+# The skill model matchmaking shares lives in events/contracts/skill.py; it is re-exported here for
 # the rating service's own callers.
 __all__ = [
     "INACTIVITY_C",

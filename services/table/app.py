@@ -32,7 +32,7 @@ import contextlib
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import msgspec
@@ -41,20 +41,20 @@ from nats.aio.subscription import Subscription
 
 import engine
 import engine.search
-from events import game as wire
-from events.audience import FRAMES, CatchupReply, Frame
 from events.consumer import Received, Unprocessable
+from events.contracts import game as wire
+from events.contracts.audience import FRAMES, CatchupReply, Frame
+from events.contracts.game import game_id_of_match, stream_of
+from events.contracts.ladders import UnknownLadder, ruleset_of
 from events.envelope import REGISTRY, Metadata
-from events.game import game_id_of_match, stream_of
 from events.leases import LeaseGroup, member_id
 from events.logs import bound_ids
 from events.pgstore import Conn
 from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence, Fenced
 from events.subjects import partition_of
-from services import logs, ops
-from services.ladders import UnknownLadder, ruleset_of
-from services.runtime import Runtime
+from services.runtime import logs, ops
+from services.runtime.service import Runtime
 from services.table import audiences
 from services.table.tables import (
     BOT_ACTOR,
@@ -228,7 +228,9 @@ class TableService:
                     resumed += 1
         return resumed
 
-    def _spawn(self, handler: Callable[[Msg], Awaitable[None]]) -> Callable[[Msg], Awaitable[None]]:
+    def _spawn(
+        self, handler: Callable[[Msg], Coroutine[Any, Any, None]]
+    ) -> Callable[[Msg], Awaitable[None]]:
         """Return a NATS callback that runs ``handler`` as a tracked task (drained on stop)."""
 
         async def callback(msg: Msg) -> None:
@@ -704,7 +706,7 @@ def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
     players: tuple[str, ...]
     if isinstance(request, wire.OpenMatch):
         game_id = game_id_of_match(request.match_id)
-        how = {
+        opened: dict[str, Any] = {
             "ladder": request.ladder,
             "rated": True,
             "players": tuple(request.seats),
@@ -712,7 +714,7 @@ def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
             "rules": rules,
             "match_id": request.match_id,
         }
-        return game_id, how
+        return game_id, opened
     level = "baseline"
     untimed = False
     if isinstance(request, wire.OpenPractice):
@@ -759,6 +761,6 @@ def _command_name(request: wire.SubmitCommand | wire.GetView) -> str:
 
 async def main(rt: Runtime) -> None:
     """Run one table replica until ``rt.stop``."""
-    import events.matchmaking  # noqa: F401  (registers MatchFound, which this service consumes)
+    import events.contracts.matchmaking  # noqa: F401  (registers MatchFound, which this service consumes)
 
     await TableService(rt).run()

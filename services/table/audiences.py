@@ -1,4 +1,4 @@
-"""What each audience of a game is sent, built and encoded here once (`events.audience`).
+"""What each audience of a game is sent, built and encoded here once (`events.contracts.audience`).
 
 Pure and synchronous: `services.table.app` calls `frame` after each append commits and
 publishes it, and `catchup` to answer a gateway's `Catchup`. The rules of what a seat may
@@ -18,8 +18,8 @@ import msgspec
 import engine
 import engine.audience
 import engine.search
-from events import game as wire
-from events.audience import Clock, Event, Frame, View, YourTurn, messages_after
+from events.contracts import game as wire
+from events.contracts.audience import Clock, Event, Frame, View, YourTurn, messages_after
 from events.envelope import REGISTRY, StoredEvent
 from services.table.tables import BOT_SECONDS, Table
 

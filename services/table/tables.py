@@ -28,8 +28,8 @@ from typing import Any
 
 import engine
 import engine.search
-from events import game as wire
-from events.audience import Frame
+from events.contracts import game as wire
+from events.contracts.audience import Frame
 from events.envelope import StoredEvent
 
 ABANDONED = "abandoned"
@@ -71,7 +71,8 @@ class Table:
     deadline: float = 0.0
     """The turn timer the log recorded with the last event (`Metadata.deadline`), 0 if none."""
     turn_deadline: float | None = None
-    """The deadline watchers are told (`events.game.deadline_of`: None at an untimed table)."""
+    """The deadline watchers are told (`events.contracts.game.deadline_of`: None at an untimed
+    table)."""
     released: int = 0
     """Spectators are kept one trick behind: the last seq they may see."""
     released_state: engine.GameState = field(default_factory=engine.initial_state)

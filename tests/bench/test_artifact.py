@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks import artifact
 from benchmarks import gateway as gateway_bench
-from services.infra import EmbeddedNats
+from services.tools.infra import EmbeddedNats
 from tests.infra import Servers
 
 

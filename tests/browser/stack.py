@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.devstack import ready
+from services.tools.devstack import ready
 from tests.gateway.conftest import GATEWAY_ENV
 from tests.infra import REPO, Processes, logged
 
@@ -84,7 +84,7 @@ async def start_stack(processes: Processes, **env: str) -> Stack:
     for name in (*SERVICES, "gateway"):
         procs[name] = processes.start(
             "-m",
-            "services.cli",
+            "services.tools.cli",
             "serve",
             name,
             # every browser runs on this one machine: fair-play linking off (0 days)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from services.cli import SERVICES, build_parser
+from services.tools.cli import SERVICES, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -176,7 +176,7 @@ def test_entrypoint_is_the_spades_console_script(stages: list[Stage]) -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     entrypoint = json.loads(runtime.all("ENTRYPOINT")[-1])
     assert entrypoint == ["spades"]
-    assert pyproject["project"]["scripts"]["spades"] == "services.cli:main"
+    assert pyproject["project"]["scripts"]["spades"] == "services.tools.cli:main"
 
 
 def test_default_command_is_a_real_subcommand(stages: list[Stage]) -> None:
@@ -187,7 +187,7 @@ def test_default_command_is_a_real_subcommand(stages: list[Stage]) -> None:
 
 
 def test_the_ports_are_the_settings_defaults(stages: list[Stage]) -> None:
-    from services.config import Settings
+    from services.runtime.config import Settings
 
     env = " ".join(stages[-1].all("ENV"))
     defaults = Settings()

@@ -35,10 +35,10 @@ from kubernetes_validate import utils as k8s
 
 from events.bus import stream_configs
 from events.subjects import Subjects
-from services import ops
-from services.cli import SERVICES, build_parser
-from services.config import Settings
 from services.gateway.config import MIN_SECRET_CHARS, GatewayConfig
+from services.runtime import ops
+from services.runtime.config import Settings
+from services.tools.cli import SERVICES, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -376,7 +376,7 @@ def test_probes_use_the_ops_paths_of_services_ops(target: str) -> None:
 
 def test_prometheus_scrapes_every_service_on_the_ops_path(target: str) -> None:
     """A PodMonitor (not pod annotations) selects every service pod's `ops` port and the
-    path services/ops.py serves; the dev overlay, which needs no Prometheus, has none."""
+    path services/runtime/ops.py serves; the dev overlay, which needs no Prometheus, has none."""
     objs = objects(target)
     for workload in workloads(objs):
         annotations = workload["spec"]["template"]["metadata"].get("annotations", {})
@@ -615,7 +615,7 @@ def test_every_service_starts_with_the_settings_it_is_given(
         (main,) = pod_spec(deployment)["containers"]
         env = container_env(objs, main)
         settings = Settings.from_env(env)
-        # services.runtime.run_service refuses to start without these two.
+        # services.runtime.service.run_service refuses to start without these two.
         assert settings.database_url, name
         assert settings.nats_url, name
         ports = {p["name"]: p["containerPort"] for p in main["ports"]}

@@ -192,7 +192,7 @@ def test_a_second_or_late_contribution_is_refused() -> None:
 
 
 def test_the_seed_is_revealed_with_the_end_and_not_before() -> None:
-    from services.fairness import bot_game
+    from services.records.fairness import bot_game
 
     events = bot_game(engine.Ruleset(target=200), SEED.hex(), {2: CONTRIBUTION}, random.Random(1))
     revealed = [i for i, e in enumerate(events) if isinstance(e, engine.SeedRevealed)]

@@ -27,7 +27,7 @@ from events.envelope import REGISTRY, Metadata, NewEvent, StoredEvent
 from events.pgstore import Conn, PostgresEventStore, append_with
 from events.relay import RelayStats, run_relay
 from events.subjects import Subjects
-from services.infra import EmbeddedNats
+from services.tools.infra import EmbeddedNats
 from tests.events.helpers import consumer_idle, new_events, stream
 from tests.infra import Processes, eventually
 

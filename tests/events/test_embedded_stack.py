@@ -14,7 +14,7 @@ import asyncpg
 import nats
 import pytest
 
-from services.infra import read_env_file
+from events.settings import read_infra_env
 from tests.infra import REPO, scratch_root, unique_token
 
 
@@ -22,7 +22,7 @@ def spades(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPADES_")}
     env["SPADES_HOME"] = str(home)
     return subprocess.run(
-        [sys.executable, "-m", "services.cli", *args],
+        [sys.executable, "-m", "services.tools.cli", *args],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -52,7 +52,7 @@ def home() -> Iterator[Path]:
 async def test_infra_up_status_migrate_down(home: Path) -> None:
     up = spades(home, "infra", "up")
     assert up.returncode == 0, up.stderr
-    env = read_env_file(home)
+    env = read_infra_env(home)
     assert set(env) == {"SPADES_DATABASE_URL", "SPADES_NATS_URL"}
     assert f"SPADES_DATABASE_URL={env['SPADES_DATABASE_URL']}" in up.stdout
     assert f"SPADES_NATS_URL={env['SPADES_NATS_URL']}" in up.stdout
@@ -61,7 +61,7 @@ async def test_infra_up_status_migrate_down(home: Path) -> None:
     again = spades(home, "infra", "up")
     assert again.returncode == 0
     assert "already running" in again.stdout
-    assert read_env_file(home) == env
+    assert read_infra_env(home) == env
 
     assert spades(home, "infra", "status").returncode == 0
     migrated = spades(home, "migrate")
@@ -85,12 +85,12 @@ async def test_infra_up_status_migrate_down(home: Path) -> None:
     assert down.returncode == 0
     assert not port_open(env["SPADES_DATABASE_URL"])
     assert not port_open(env["SPADES_NATS_URL"])
-    assert read_env_file(home) == {}
+    assert read_infra_env(home) == {}
     assert spades(home, "infra", "status").returncode == 1
 
     # Data survives a restart (on new free ports).
     assert spades(home, "infra", "up").returncode == 0
-    conn = await asyncpg.connect(read_env_file(home)["SPADES_DATABASE_URL"])
+    conn = await asyncpg.connect(read_infra_env(home)["SPADES_DATABASE_URL"])
     try:
         assert await conn.fetchval("SELECT max(version) FROM spades_schema_migrations") >= 1
     finally:

@@ -12,8 +12,8 @@ import pytest
 
 import engine
 from engine import audience
-from events import game as wire
-from events import game_wire, wiregen
+from events.contracts import game as wire
+from events.contracts import game_wire, wiregen
 from events.envelope import REGISTRY, Metadata
 
 
@@ -64,7 +64,7 @@ def test_the_generated_wire_module_is_what_the_engine_declares_now() -> None:
     # Changing an engine event (or command) without regenerating fails here: the stored
     # events' shape must change only on purpose.
     assert wiregen.GENERATED.read_text() == wiregen.render(), (
-        f"events/game_wire.py is out of date: run {wiregen.COMMAND} and review the diff"
+        f"events/contracts/game_wire.py is out of date: run {wiregen.COMMAND} and review the diff"
     )
     assert wiregen.main(["--check"]) == 0
 

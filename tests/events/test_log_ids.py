@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from events.logs import bind_ids, bound_ids, current_ids, fresh_ids, merge_ids
-from services.logs import work
+from services.runtime.logs import work
 
 
 def test_bound_ids_nest_and_restore() -> None:

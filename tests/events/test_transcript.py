@@ -1,4 +1,5 @@
-"""Transcripts (`events.transcript`): export -> parse gives the game back, event for event;
+"""Transcripts (`services.records.transcript`): export -> parse gives the game back, event for
+event;
 a golden example per deal style; every kind of bad text refused with its code and line.
 
 Pure: bot games folded by the engine, no servers. Regenerate the golden files on purpose only,
@@ -21,8 +22,8 @@ from hypothesis import strategies as st
 
 import engine
 import engine.bot
-from events import game as wire
-from events import transcript as tx
+from events.contracts import game as wire
+from services.records import transcript as tx
 
 GOLDEN = Path(__file__).with_name("golden")
 

@@ -49,7 +49,7 @@ async def start_gateway(processes: Processes, **env: str) -> GatewayProcess:
     """Start a gateway process and wait until it listens; return its ports."""
     proc = processes.start(
         "-m",
-        "services.cli",
+        "services.tools.cli",
         "serve",
         "gateway",
         env={**GATEWAY_ENV, **env},

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 import engine
-from events import game as wire
+from events.contracts import game as wire
 from events.envelope import REGISTRY, StoredEvent
 from tests.engine.hidden import secret_numbers
 from tests.gateway.wsclient import Received

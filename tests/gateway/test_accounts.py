@@ -20,7 +20,7 @@ def test_the_gateway_refuses_to_start_without_a_signing_key() -> None:
     env = {k: v for k, v in os.environ.items() if k != "SPADES_JWT_SECRET"}
     env.pop("SPADES_GATEWAY_DEV", None)
     done = subprocess.run(
-        [sys.executable, "-m", "services.cli", "serve", "gateway"],
+        [sys.executable, "-m", "services.tools.cli", "serve", "gateway"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -30,7 +30,7 @@ def test_the_gateway_refuses_to_start_without_a_signing_key() -> None:
     assert done.returncode == 2
     assert "SPADES_JWT_SECRET" in done.stderr
     short = subprocess.run(
-        [sys.executable, "-m", "services.cli", "serve", "gateway"],
+        [sys.executable, "-m", "services.tools.cli", "serve", "gateway"],
         cwd=REPO,
         env={**env, "SPADES_JWT_SECRET": "short"},
         capture_output=True,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from nats.aio.client import Client as NATS
 from websockets.sync.client import connect
 
-from events.game import stream_of
+from events.contracts.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from tests.gateway.conftest import register_and_login, start_gateway
@@ -103,7 +103,7 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
     for name in SERVICES:
         processes.start(
             "-m",
-            "services.cli",
+            "services.tools.cli",
             "serve",
             name,
             env={"SPADES_OPS_PORT": "0", "SPADES_TURN_SECONDS": "600"},

@@ -10,7 +10,7 @@ import httpx
 from nats.aio.client import Client as NATS
 
 import engine
-from events.game import stream_of
+from events.contracts.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from tests.gateway.hidden import leaks, secret_cards, states

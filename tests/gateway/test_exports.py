@@ -9,9 +9,9 @@ import asyncpg
 import httpx
 
 import engine
-from services import export
-from services.fairness import verify
-from services.simulated_month import add_games
+from services.records import export
+from services.records.fairness import verify
+from services.tools.simulated_month import add_games
 from tests.gateway.conftest import start_gateway
 from tests.infra import Processes
 

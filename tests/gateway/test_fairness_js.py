@@ -13,9 +13,9 @@ import msgspec
 import pytest
 
 import engine
-from events import game as wire
-from events.public import shown
-from services.fairness import bot_game
+from events.contracts import game as wire
+from services.records.fairness import bot_game
+from services.records.public import shown
 
 MODULE = Path(__file__).resolve().parents[2] / "services" / "gateway" / "web" / "js" / "fairness.js"
 CHECK = """

@@ -8,9 +8,9 @@ import re
 
 import httpx
 
-from events import game as wire
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY
-from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from tests.gateway.conftest import GatewayProcess, register_and_login, start_gateway
 from tests.gateway.hidden import CARD, secret_cards, states
@@ -22,7 +22,9 @@ WORD_CARD = re.compile(r"\b((?:[2-9TJQKA][CDHS])|LJ|BJ)\b")
 
 async def platform(processes: Processes, **env: str) -> GatewayProcess:
     for name in ("relay", "table", "matchmaking", "rating"):
-        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env})
+        processes.start(
+            "-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env}
+        )
     return await start_gateway(processes)
 
 

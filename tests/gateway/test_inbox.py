@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from events.audience import Frame
+from events.contracts.audience import Frame
 from services.gateway.rooms import Inbox, Room
 from services.gateway.watch import Watch
 

@@ -13,8 +13,8 @@ import pytest
 import websockets
 from nats.aio.client import Client as NATS
 
-from events import game as wire
-from events.game import stream_of
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.gateway.auth import Tokens

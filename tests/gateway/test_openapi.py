@@ -18,10 +18,10 @@ import structlog
 from litestar.testing import TestClient
 
 from events.subjects import Subjects
-from services.config import Settings
 from services.gateway.app import create_app
 from services.gateway.config import GatewayConfig
 from services.gateway.state import Gateway
+from services.runtime.config import Settings
 
 GOLDEN = Path(__file__).with_name("openapi.json")
 UPDATE = "uv run --frozen python -m tests.gateway.test_openapi --update"

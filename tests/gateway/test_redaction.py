@@ -1,4 +1,4 @@
-"""`events.game.redact` and `visible_hand` over many bot games, without servers, and the
+"""`events.contracts.game.redact` and `visible_hand` over many bot games, without servers, and the
 hidden-information checker itself (it must be able to fail)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 import engine
 from engine.bot import play_game
-from events import game as wire
+from events.contracts import game as wire
 from tests.gateway.hidden import CARD, secret_cards
 
 RULES = [
@@ -80,7 +80,7 @@ def test_the_checker_flags_an_unredacted_deal_and_the_seed() -> None:
 
 
 def test_a_public_state_shows_power_checks_and_moe_bids_but_no_hand_before_the_end() -> None:
-    from events.public import state_at_of
+    from services.records.public import state_at_of
 
     rules = engine.Ruleset(power_checks=2, moe=True)
     state = engine.replay(engine.decide(engine.initial_state(), engine.StartGame(rules, 4)))
@@ -101,7 +101,7 @@ def test_a_public_state_shows_power_checks_and_moe_bids_but_no_hand_before_the_e
 def test_a_committed_games_server_seed_reaches_nobody_before_the_end(
     rules: dict[str, object],
 ) -> None:
-    from services.fairness import bot_game
+    from services.records.fairness import bot_game
 
     ruleset = engine.Ruleset.from_options(rules)  # type: ignore[arg-type]
     server_seed = "5e" * 32
@@ -126,7 +126,7 @@ def test_a_committed_games_server_seed_reaches_nobody_before_the_end(
 
 
 def test_the_checker_flags_the_server_seed_before_the_end() -> None:
-    from services.fairness import bot_game
+    from services.records.fairness import bot_game
     from tests.gateway.hidden import leaks
     from tests.gateway.wsclient import Received
 

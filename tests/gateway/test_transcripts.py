@@ -13,12 +13,12 @@ from typing import Any
 import httpx
 import msgspec
 
-from events import game as wire
-from events import transcript as tx
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY
-from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from services.gateway.http.games import MAX_TRANSCRIPT_BYTES
+from services.records import transcript as tx
 from tests.gateway.conftest import register_and_login
 from tests.gateway.hidden import secret_cards, states
 from tests.gateway.test_ws_play import start_platform

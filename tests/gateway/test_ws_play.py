@@ -9,9 +9,9 @@ import httpx
 from nats.aio.client import Client as NATS
 
 import engine
-from events import game as wire
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY
-from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from tests.gateway.conftest import GatewayProcess, register_and_login, start_gateway
@@ -24,7 +24,9 @@ from tests.services.tablekit import TableClient
 async def start_platform(processes: Processes, **env: str) -> GatewayProcess:
     """Start relay and table, then the gateway; return the gateway."""
     for name in ("relay", "table"):
-        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env})
+        processes.start(
+            "-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env}
+        )
     return await start_gateway(processes)
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 from nats.aio.client import Client as NATS
 
-from events import game as wire
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY
-from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from tests.gateway.conftest import register_and_login, start_gateway
@@ -47,7 +47,7 @@ async def test_queued_players_are_told_their_match_and_play_it(
     for name in ("relay", "table", "matchmaking"):
         processes.start(
             "-m",
-            "services.cli",
+            "services.tools.cli",
             "serve",
             name,
             env={"SPADES_OPS_PORT": "0", "SPADES_FAIRPLAY_DAYS": "0"},

@@ -12,9 +12,9 @@ import httpx
 from nats.aio.client import Client as NATS
 
 import engine
-from events import game as wire
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY
-from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from tests.gateway.conftest import register_and_login, start_gateway
@@ -68,7 +68,7 @@ async def test_a_seat_that_drops_mid_bid_and_mid_trick_resumes_exactly(
     for name in ("relay", "table"):
         processes.start(
             "-m",
-            "services.cli",
+            "services.tools.cli",
             "serve",
             name,
             env={"SPADES_OPS_PORT": "0", "SPADES_TURN_SECONDS": "600"},
@@ -112,7 +112,7 @@ async def test_a_seat_dropping_mid_trick_at_the_default_timer_still_acts_itself(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
     for name in ("relay", "table"):  # SPADES_TURN_SECONDS unset: the default 25 s timer
-        processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+        processes.start("-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
     gateway = await start_gateway(processes)
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
         tokens = [await register_and_login(http, n) for n in NAMES]
@@ -183,7 +183,7 @@ async def test_clients_resume_after_the_gateway_restarts(
     for name in ("relay", "table"):
         processes.start(
             "-m",
-            "services.cli",
+            "services.tools.cli",
             "serve",
             name,
             env={"SPADES_OPS_PORT": "0", "SPADES_TURN_SECONDS": "600"},

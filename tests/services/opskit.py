@@ -7,7 +7,7 @@ import subprocess
 import urllib.request
 from typing import Any
 
-from services import ops
+from services.runtime import ops
 from tests.gateway.conftest import start_gateway as gateway_process
 from tests.infra import Processes, eventually
 

@@ -8,9 +8,9 @@ import uuid
 import msgspec
 from nats.aio.client import Client as NATS
 
-from events import game as wire
+from events.contracts import game as wire
 from events.subjects import Subjects
-from services.config import Settings
+from services.runtime.config import Settings
 from tests.moves import choose
 
 PARTITIONS = Settings().table_partitions

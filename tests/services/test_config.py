@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from events.settings import SettingsError, from_environ, variable_of
-from services.config import Settings
 from services.gateway.config import MIN_SECRET_CHARS, ConfigError, GatewayConfig
+from services.runtime.config import Settings
 
 KEY = "k" * MIN_SECRET_CHARS
 
@@ -121,7 +121,7 @@ def test_a_service_started_with_a_bad_setting_exits_naming_it(tmp_path: Path) ->
     """Before any connection: one line on stderr that says which variable, and a failure."""
     env = {**os.environ, "SPADES_OPS_PORT": "ninety", "SPADES_HOME": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-m", "services.cli", "serve", "rating"],
+        [sys.executable, "-m", "services.tools.cli", "serve", "rating"],
         env=env,
         capture_output=True,
         text=True,

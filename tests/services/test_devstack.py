@@ -22,8 +22,8 @@ from pathlib import Path
 import httpx
 import psutil
 
-from services.devstack import _claim_home, listens_on
-from services.infra import free_port
+from services.tools.devstack import _claim_home, listens_on
+from services.tools.infra import free_port
 from tests.gateway.conftest import register_and_login
 from tests.gateway.wsclient import WsClient
 from tests.infra import REPO
@@ -79,7 +79,7 @@ def _dev_env(home: Path, base: int) -> dict[str, str]:
 
 def _refused(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "services.cli", "dev", "--no-demo"],
+        [sys.executable, "-m", "services.tools.cli", "dev", "--no-demo"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -163,7 +163,7 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
     out = tmp_path / "dev.out"
     with out.open("wb") as sink:
         dev = subprocess.Popen(  # noqa: ASYNC220 - started once, not awaited
-            [sys.executable, "-m", "services.cli", "dev"],
+            [sys.executable, "-m", "services.tools.cli", "dev"],
             cwd=REPO,
             env=env,
             stdout=sink,
@@ -241,7 +241,7 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
             if dev.poll() is None:
                 os.killpg(dev.pid, signal.SIGKILL)
         subprocess.run(  # noqa: ASYNC221 - teardown, nothing else runs on the loop
-            [sys.executable, "-m", "services.cli", "infra", "down"],
+            [sys.executable, "-m", "services.tools.cli", "infra", "down"],
             cwd=REPO,
             env=env,
             check=False,

@@ -13,13 +13,13 @@ import asyncpg
 import pytest
 
 import engine
-from events import game as wire
-from events import transcript as transcripts
+from events.contracts import game as wire
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
-from services import export
-from services.fairness import verify
-from services.simulated_month import add_games
+from services.records import export
+from services.records import transcript as transcripts
+from services.records.fairness import verify
+from services.tools.simulated_month import add_games
 
 
 async def test_a_month_exports_every_rated_game_and_round_trips(

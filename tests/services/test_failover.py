@@ -29,13 +29,13 @@ import msgspec
 import pytest
 from nats.aio.client import Client as NATS
 
-import events.game  # noqa: F401  (registers the game events the store decodes)
+import events.contracts.game  # noqa: F401  (registers the game events the store decodes)
 from events.bus import close_nats, connect
-from events.game import stream_of
+from events.contracts.game import stream_of
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects, partition_of
-from services.infra import EmbeddedNats, EmbeddedPostgres
+from services.tools.infra import EmbeddedNats, EmbeddedPostgres
 from tests.infra import Processes, eventually, unique_token
 from tests.services.tablekit import PARTITIONS, TableClient
 
@@ -69,7 +69,7 @@ class World:
     def start(self, service: str, **env: str) -> subprocess.Popen[bytes]:
         return self.processes.start(
             "-m",
-            "services.cli",
+            "services.tools.cli",
             "serve",
             service,
             env={"SPADES_OPS_PORT": "0", "SPADES_LEASE_SECONDS": "4", **env},

@@ -10,10 +10,10 @@ import sys
 
 from nats.aio.client import Client as NATS
 
-from events import game as wire
+from events.contracts import game as wire
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
-from services.fairness import verify
+from services.records.fairness import verify
 from tests.infra import Processes, eventually
 from tests.services.tablekit import TableClient
 from tests.services.test_table_service import game_events, play_to_the_end, start_table
@@ -68,7 +68,7 @@ async def test_hand_one_waits_for_both_people_and_the_game_verifies(
 
     done = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "services.cli", "verify", game_id],
+        [sys.executable, "-m", "services.tools.cli", "verify", game_id],
         env=service_env | {"PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,

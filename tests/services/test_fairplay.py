@@ -14,10 +14,10 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import game as wire
+from events.contracts import game as wire
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
-from services import fairplay
+from services.gateway import fairplay
 from services.matchmaking.pairing import Waiting, pair
 from services.rating.model import Rating
 from tests.gateway.conftest import start_gateway
@@ -98,7 +98,9 @@ async def _status(http: httpx.AsyncClient, token: str) -> str:
 async def test_accounts_queued_from_one_address_are_never_seated_together(
     processes: Processes, pg_pool: asyncpg.Pool, service_env: dict[str, str]
 ) -> None:
-    processes.start("-m", "services.cli", "serve", "matchmaking", env={"SPADES_OPS_PORT": "0"})
+    processes.start(
+        "-m", "services.tools.cli", "serve", "matchmaking", env={"SPADES_OPS_PORT": "0"}
+    )
     gateway = await start_gateway(processes, SPADES_TRUSTED_PROXIES="127.0.0.1")
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
         farm = ["farm1", "farm2", "farm3", "farm4"]
@@ -125,7 +127,7 @@ async def test_accounts_queued_from_one_address_are_never_seated_together(
     cli = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "services.cli",
+        "services.tools.cli",
         "fairplay",
         "--json",
         cwd=REPO,

@@ -15,8 +15,8 @@ import asyncpg
 import pytest
 from nats.js import JetStreamContext
 
+from events.contracts.game import GameFinished
 from events.envelope import REGISTRY, StoredEvent
-from events.game import GameFinished
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.rating.app import CONSUMER as RATING_CONSUMER
@@ -25,7 +25,7 @@ from tests.services.opskit import gauge, ops_port
 
 pytestmark = pytest.mark.infra
 
-SERVE = ("-m", "services.cli", "serve")
+SERVE = ("-m", "services.tools.cli", "serve")
 OPS = {"SPADES_OPS_PORT": "0"}
 LAG_EVENTS = "spades_relay_lag_events"
 LAG_SECONDS = "spades_relay_lag_seconds"

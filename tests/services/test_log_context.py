@@ -18,17 +18,17 @@ import httpx
 import msgspec
 import pytest
 
-from events import game as wire
-from events.game import stream_of
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.pgstore import PostgresEventStore
-from services.logs import REQUEST_ID_HEADER
+from services.runtime.logs import REQUEST_ID_HEADER
 from tests.infra import Processes, eventually
 from tests.services.opskit import log_records, start_gateway
 from tests.services.tablekit import PARTITIONS, TableClient
 
 pytestmark = pytest.mark.infra
 
-SERVE = ("-m", "services.cli", "serve")
+SERVE = ("-m", "services.tools.cli", "serve")
 JSON_DEBUG = {"SPADES_OPS_PORT": "0", "SPADES_LOG_LEVEL": "debug", "SPADES_LOG_FORMAT": "json"}
 # What a process may log outside any unit of work: starting, claiming, stopping (and a
 # library's warnings at import time, through the py.warnings logger).

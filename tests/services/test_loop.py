@@ -1,4 +1,5 @@
-"""`services.loop`: the services' event loop is uvloop where it is installed, asyncio's own when
+"""`services.runtime.loop`: the services' event loop is uvloop where it is installed, asyncio's
+own when
 asked or when uvloop is missing, and a demand for a missing uvloop is refused by name."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ import sys
 
 import pytest
 
-from services import loop
-from services.config import Settings, SettingsError
+from services.runtime import loop
+from services.runtime.config import Settings, SettingsError
 
 
 async def _loop_name() -> str:

@@ -20,19 +20,19 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
 from events.bus import ensure_streams
+from events.contracts.game import GameFinished
+from events.contracts.ladders import ruleset_of
+from events.contracts.matchmaking import MatchFound, PlayerQueued
+from events.contracts.rating import RatingChange, RatingsUpdated
+from events.contracts.skill import Rating, win_probability
 from events.envelope import REGISTRY, StoredEvent
-from events.game import GameFinished
-from events.matchmaking import MatchFound, PlayerQueued
 from events.pgstore import PostgresEventStore
-from events.rating import RatingChange, RatingsUpdated
 from events.subjects import Subjects
-from services.ladders import ruleset_of
-from services.skill import Rating, win_probability
 from tests.infra import Processes, eventually
 
 pytestmark = pytest.mark.infra
 
-SERVICE = ("-m", "services.cli", "serve")
+SERVICE = ("-m", "services.tools.cli", "serve")
 OPS = {"SPADES_OPS_PORT": "0"}
 
 

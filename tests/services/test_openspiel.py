@@ -9,9 +9,9 @@ import re
 import pytest
 
 import engine
-from events import game as wire
-from services.fairness import bot_game
-from services.openspiel import BID_BASE, LED, hands_of
+from events.contracts import game as wire
+from services.records.fairness import bot_game
+from services.records.openspiel import BID_BASE, LED, hands_of
 
 
 def game(seed: int, rules: engine.Ruleset | None = None) -> list[wire.GameEvent]:

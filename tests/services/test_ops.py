@@ -9,7 +9,7 @@ import pytest
 from litestar.testing import create_test_client
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram
 
-from services import ops
+from services.runtime import ops
 from tests.infra import Processes
 from tests.services.opskit import ops_port, scrape, start_gateway
 
@@ -175,7 +175,7 @@ def test_ops_port_comes_from_the_environment(environ: dict[str, str], port: int)
 
 
 def test_the_default_ops_port_is_the_settings_default() -> None:
-    from services.config import Settings
+    from services.runtime.config import Settings
 
     assert Settings().ops_port == ops.DEFAULT_OPS_PORT
 

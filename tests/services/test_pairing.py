@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from events.contracts.skill import Rating
 from services.matchmaking.pairing import (
     WINDOW_MAX,
     WINDOW_START,
@@ -13,7 +14,6 @@ from services.matchmaking.pairing import (
     pair,
     window,
 )
-from services.skill import Rating
 
 
 def w(pid: str, mu: float, joined: float = 0.0) -> Waiting:

@@ -10,14 +10,14 @@ import msgspec
 from nats.aio.client import Client as NATS
 
 import engine
-from events import game as wire
-from events import matchmaking as mm
-from events import rating
+from events.contracts import game as wire
+from events.contracts import matchmaking as mm
+from events.contracts import rating
+from events.contracts.game import game_id_of_match, stream_of
 from events.envelope import REGISTRY
-from events.game import game_id_of_match, stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
-from services import ops
+from services.runtime import ops
 from tests.infra import Processes
 from tests.services.tablekit import TableClient, play_together
 
@@ -43,7 +43,9 @@ async def test_four_players_queue_play_a_ranked_game_and_their_ratings_move(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
     procs = {
-        name: processes.start("-m", "services.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+        name: processes.start(
+            "-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0"}
+        )
         for name in SERVICES
     }
     for player in PLAYERS:

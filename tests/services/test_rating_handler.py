@@ -17,10 +17,10 @@ import pytest
 import structlog
 
 from events.consumer import Received
+from events.contracts.game import GameFinished
+from events.contracts.rating import LadderQuery
 from events.envelope import REGISTRY, StoredEvent
-from events.game import GameFinished
 from events.pgstore import PostgresEventStore
-from events.rating import LadderQuery
 from services.rating.app import ladder_page, rate_finished_game
 from services.rating.model import INACTIVITY_C, MU0
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from events.rating import display_rating
+from events.contracts.rating import display_rating
 from services.rating.model import (
     MU0,
     PROVISIONAL_GAMES,

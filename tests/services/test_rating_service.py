@@ -20,17 +20,17 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
 from events.bus import ensure_streams
+from events.contracts.game import GameFinished
+from events.contracts.rating import RatingsUpdated, display_rating
 from events.envelope import REGISTRY, StoredEvent
-from events.game import GameFinished
 from events.pgstore import PostgresEventStore
-from events.rating import RatingsUpdated, display_rating
 from events.subjects import Subjects
 from services.rating.model import MU0, SIGMA0, Rating, rate_game
 from tests.infra import Processes, eventually
 
 pytestmark = pytest.mark.infra
 
-SERVICE = ("-m", "services.cli", "serve")
+SERVICE = ("-m", "services.tools.cli", "serve")
 OPS = {"SPADES_OPS_PORT": "0"}
 
 

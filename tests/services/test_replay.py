@@ -6,12 +6,12 @@ import re
 import uuid
 
 import engine
-from events import game as wire
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata
-from events.game import stream_of
 from events.store import InMemoryEventStore
-from services.replay import transcript
 from services.table.tables import Table, event_ids, opening_events
+from services.tools.replay import transcript
 
 PLAYERS = ("ann", "bob", "cy", "di")
 

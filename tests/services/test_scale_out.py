@@ -34,9 +34,9 @@ import pytest
 from nats.aio.client import Client as NATS
 from websockets.exceptions import ConnectionClosed
 
-from events import game as wire
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY
-from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects, partition_of
 from tests.gateway.conftest import GatewayProcess, register_and_login, start_gateway
@@ -205,9 +205,10 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
     tables = [
-        processes.start("-m", "services.cli", "serve", "table", env=SERVICE_ENV) for _ in range(2)
+        processes.start("-m", "services.tools.cli", "serve", "table", env=SERVICE_ENV)
+        for _ in range(2)
     ]
-    relay = processes.start("-m", "services.cli", "serve", "relay", env=SERVICE_ENV)
+    relay = processes.start("-m", "services.tools.cli", "serve", "relay", env=SERVICE_ENV)
     a, b = [await start_gateway(processes, **SERVICE_ENV) for _ in range(2)]
     table_ports = [await ops_port(processes, t) for t in tables]
     await eventually(

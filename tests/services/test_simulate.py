@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from engine import Ruleset
-from services import cli
-from services.cli import build_parser
-from services.simulate import (
+from services.tools import cli
+from services.tools.cli import build_parser
+from services.tools.simulate import (
     VARIANTS,
     parse_seats,
     pct,

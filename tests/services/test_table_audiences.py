@@ -15,10 +15,10 @@ import pytest
 import engine
 import engine.bot
 import engine.search
-from events import game as wire
-from events.audience import FRAMES, Frame, frame_decoder, messages_after
+from events.contracts import game as wire
+from events.contracts.audience import FRAMES, Frame, frame_decoder, messages_after
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata, StoredEvent
-from events.game import stream_of
 from events.store import InMemoryEventStore
 from services.table import audiences
 from services.table.tables import Table, event_ids, opening_events

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import engine
-from events import game as wire
+from events.contracts import game as wire
 from events.store import InMemoryEventStore
 from services.table.tables import ABANDONED, Table, opening_events
 from tests.services.test_tables import _commit

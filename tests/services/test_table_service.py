@@ -15,18 +15,18 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
 import engine
-from events import game as wire
-from events import matchmaking as mm
 from events.bus import ensure_streams
+from events.contracts import game as wire
+from events.contracts import matchmaking as mm
+from events.contracts.game import game_id_of_match, stream_of
 from events.envelope import REGISTRY, Metadata
-from events.game import game_id_of_match, stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from tests.events.helpers import consumer_idle
 from tests.infra import Processes, eventually
 from tests.services.tablekit import PARTITIONS, TableClient, play_together
 
-TABLE = ("-m", "services.cli", "serve", "table")
+TABLE = ("-m", "services.tools.cli", "serve", "table")
 
 
 def start_table(processes: Processes, **env: str) -> object:

@@ -7,9 +7,9 @@ import uuid
 import pytest
 
 import engine
-from events import game as wire
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata
-from events.game import stream_of
 from events.store import InMemoryEventStore
 from services.table.tables import Rejected, Table, event_ids, opening_events
 from tests.moves import choose

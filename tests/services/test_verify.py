@@ -1,4 +1,5 @@
-"""`services.fairness.verify`: accepts every finished committed game, rejects any one change."""
+"""`services.records.fairness.verify`: accepts every finished committed game, rejects any one
+change."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine
-from events import game as wire
-from events import transcript as transcripts
-from services.fairness import NotVerified, bot_game, verify
+from events.contracts import game as wire
+from services.records import transcript as transcripts
+from services.records.fairness import NotVerified, bot_game, verify
 
 RULES = engine.Ruleset(target=150)
 

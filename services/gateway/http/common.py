@@ -9,7 +9,7 @@ import msgspec
 from litestar import Request
 from litestar.datastructures import ResponseHeader, State
 
-from services import fairplay
+from services.gateway import fairplay
 from services.gateway.errors import ApiError
 from services.gateway.state import Gateway, Unavailable, ask
 
@@ -31,7 +31,7 @@ def gateway_of(state: State) -> Gateway:
 
 async def sighted(gateway: Gateway, request: Request[Any, Any, Any], player_id: str) -> None:
     """Record where ``player_id`` is (his address, his client's device token): accounts seen
-    at one never share a ranked table (`services.fairplay`)."""
+    at one never share a ranked table (`services.gateway.fairplay`)."""
     address = request.client.host if request.client else None
     device = request.headers.get(fairplay.DEVICE_HEADER)
     await fairplay.record_sighting(gateway.pool, player_id, address, device)

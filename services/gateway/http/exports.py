@@ -18,11 +18,11 @@ from litestar.datastructures import State
 from litestar.params import Parameter
 from litestar.response import Stream
 
-from services import export
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import gateway_of
 from services.gateway.http.ladders import PLAYER_ID
+from services.records import export
 
 ALL_TIME = (dt.datetime(2000, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 1, 1, tzinfo=dt.UTC))
 

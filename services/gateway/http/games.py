@@ -14,10 +14,14 @@ from litestar.datastructures import State
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import Parameter
 
-from events import game as wire
-from events import transcript as transcripts
-from events.game import stream_of
-from events.public import (
+from events.contracts import game as wire
+from events.contracts.game import stream_of
+from services.gateway.errors import ERROR_RESPONSES, ApiError
+from services.gateway.http.common import BEARER, gateway_of, refused
+from services.gateway.http.security import Caller, account_required
+from services.gateway.state import Unavailable, ask_table
+from services.records import transcript as transcripts
+from services.records.public import (
     Game,
     GameEventOut,
     GameSummary,
@@ -25,10 +29,6 @@ from events.public import (
     TranscriptReplay,
     replay_of,
 )
-from services.gateway.errors import ERROR_RESPONSES, ApiError
-from services.gateway.http.common import BEARER, gateway_of, refused
-from services.gateway.http.security import Caller, account_required
-from services.gateway.state import Unavailable, ask_table
 
 GAME_ID = Annotated[
     str,

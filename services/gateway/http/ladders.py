@@ -10,17 +10,17 @@ from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.params import Parameter
 
-from events import game as wire
-from events import matchmaking as mm
-from events import rating
+from events.contracts import game as wire
+from events.contracts import matchmaking as mm
+from events.contracts import rating
+from events.contracts.ladders import LADDERS
+from events.contracts.skill import PROVISIONAL_GAMES
 from events.pgstore import Opening
 from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import asked, gateway_of, refused
 from services.gateway.http.queue import reply_decoder
 from services.gateway.state import Unavailable, ask
-from services.ladders import LADDERS
-from services.skill import PROVISIONAL_GAMES
 
 PLAYER_ID = Annotated[
     str,

@@ -9,8 +9,8 @@ from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from events import game as wire
-from events.game import stream_of
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.pgstore import count_unfinished_openings, stream_exists
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, asked, gateway_of, refused

@@ -9,8 +9,9 @@ from litestar import Controller, delete, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from events import matchmaking as mm
-from events.game import game_id_of_match
+from events.contracts import matchmaking as mm
+from events.contracts.game import game_id_of_match
+from services.gateway import fairplay
 from services.gateway.errors import ERROR_RESPONSES
 from services.gateway.http.common import BEARER, asked, gateway_of, refused, sighted
 from services.gateway.http.security import Caller, account_required
@@ -72,9 +73,13 @@ class Queue(Controller):
     async def join(self, data: JSONBody[QueueJoin], request: Caller, state: State) -> QueueAnswer:
         """Queue the caller; the match arrives by `GET /api/queue` (match_id, then game)."""
         player_id = request.user.player_id
-        await sighted(gateway_of(state), request, player_id)
-        subject = gateway_of(state).subjects.matchmaking_join()
-        body = mm.JoinQueue(player_id=player_id, ladder=data.ladder)
+        gateway = gateway_of(state)
+        await sighted(gateway, request, player_id)
+        linked = await fairplay.linked_accounts(
+            gateway.pool, player_id, fairplay.window_days(gateway.settings)
+        )
+        subject = gateway.subjects.matchmaking_join()
+        body = mm.JoinQueue(player_id=player_id, ladder=data.ladder, avoid=tuple(sorted(linked)))
         return await self._ask(state, subject, body)
 
     @delete(

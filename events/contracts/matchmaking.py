@@ -51,7 +51,8 @@ class PlayerQueued(MatchmakingEvent, frozen=True, kw_only=True):
     sigma: float
     joined_at: float
     avoid: tuple[str, ...] = ()
-    """Accounts linked to this one when it joined (`services.fairplay`): never seated with it."""
+    """Accounts linked to this one when it joined (the gateway's fair-play record, sent in
+    `JoinQueue.avoid`): never seated with it."""
 
 
 class PlayerLeftQueue(MatchmakingEvent, frozen=True, kw_only=True):
@@ -105,6 +106,9 @@ class JoinQueue(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 
     player_id: str
     ladder: str
+    avoid: tuple[str, ...] = ()
+    """Accounts never to seat with him: the gateway owns the fair-play record (who was seen
+    at one address or device) and sends the accounts it links to his at each join."""
 
 
 class LeaveQueue(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

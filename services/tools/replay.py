@@ -15,19 +15,19 @@ from collections.abc import Iterator
 import asyncpg
 
 import engine
-from events import game as wire
-from events import transcript as transcripts
+from events.contracts import game as wire
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY, StoredEvent
-from events.game import stream_of
 from events.pgstore import PostgresEventStore
-from services.config import Settings
+from services.records import transcript as transcripts
+from services.runtime.config import Settings
 
 
 def transcript(stored: list[StoredEvent], at: int | None = None) -> Iterator[str]:
     """Yield the replay's lines up to version ``at`` (all when None), then the state there.
 
-    The lines are those of `events.transcript` (with the seed once the game is over), so a
-    finished game's output reads back with `events.transcript.parse`."""
+    The lines are those of `services.records.transcript` (with the seed once the game is over), so a
+    finished game's output reads back with `services.records.transcript.parse`."""
     decoded = [REGISTRY.decode(s) for s in stored]
     face_up = transcripts.finished(decoded)
     until = None if at is None else max(at, 0)
@@ -56,7 +56,7 @@ async def _read(game_id: str) -> list[StoredEvent]:
 
 def run(args: argparse.Namespace) -> int:
     """Print a game's replay; exit 1 when the game does not exist."""
-    import events.matchmaking  # noqa: F401  (registers every context the log may hold)
+    import events.contracts.matchmaking  # noqa: F401  (registers every context the log may hold)
 
     stored = asyncio.run(_read(args.game_id))
     if not stored:
@@ -67,4 +67,31 @@ def run(args: argparse.Namespace) -> int:
             print(line)
     except BrokenPipeError:  # `spades replay ... | head` is fine
         sys.stderr.close()
+    return 0
+
+
+def verify(args: argparse.Namespace) -> int:
+    """Verify a game from the event store; exit 0 when every deal checks, 1 when not."""
+    import events.contracts.matchmaking  # noqa: F401  (registers every context the log may hold)
+    from events.envelope import REGISTRY
+    from services.records.fairness import NotVerified
+    from services.records.fairness import verify as verify_game
+
+    stored = asyncio.run(_read(args.game_id))
+    if not stored:
+        print(f"no game {args.game_id}")
+        return 1
+    decoded = [REGISTRY.decode(s) for s in stored]
+    try:
+        checked = verify_game(decoded)
+    except NotVerified as exc:
+        print(f"NOT VERIFIED ({exc.code}): {exc}")
+        return 1
+    print(f"game {args.game_id}: deals {checked.scheme}")
+    if checked.commitment:
+        print(f"  commitment   {checked.commitment}")
+        print(f"  server seed  {checked.server_seed}  (SHA-256 matches)")
+        for seat, value in enumerate(checked.contributions):
+            print(f"  seat {seat} contribution {value or '(none)'}")
+    print(f"deals verified: {checked.hands} hands, every card as the seed deals it")
     return 0

@@ -29,24 +29,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from events.settings import read_infra_env, spades_home
+
 __all__ = [
     "EmbeddedNats",
     "EmbeddedPostgres",
     "Stack",
     "embedded_stack",
     "free_port",
-    "read_env_file",
     "run",
-    "spades_home",
 ]
 
 PG_SUPERUSER = "postgres"
 PG_SYSTEM_USER = "embedded_postgres"
-
-
-def spades_home() -> Path:
-    """Return the project-local folder for server data ($SPADES_HOME, default ./.spades)."""
-    return Path(os.environ.get("SPADES_HOME", ".spades")).resolve()
 
 
 def free_port() -> int:
@@ -378,15 +373,6 @@ def embedded_stack(home: Path, *, durable: bool = True) -> Iterator[Stack]:
         stack.stop()
 
 
-def read_env_file(home: Path | None = None) -> dict[str, str]:
-    """Return the variables of a running stack's `infra.env` (empty when there is none)."""
-    path = (home or spades_home()) / "infra.env"
-    if not path.exists():
-        return {}
-    pairs = (line.partition("=") for line in path.read_text().splitlines() if "=" in line)
-    return {key.strip(): value.strip() for key, _, value in pairs}
-
-
 def _ports_from(env: dict[str, str]) -> tuple[int, int]:
     pg_port = int(env["SPADES_DATABASE_URL"].rsplit(":", 1)[1].split("/", 1)[0])
     nats_port = int(env["SPADES_NATS_URL"].rsplit(":", 1)[1])
@@ -394,7 +380,7 @@ def _ports_from(env: dict[str, str]) -> tuple[int, int]:
 
 
 def _stack_at(home: Path) -> Stack:
-    env = read_env_file(home)
+    env = read_infra_env(home)
     pg_port, nats_port = _ports_from(env) if env else (0, 0)
     return Stack(
         EmbeddedPostgres(home / "postgres", port=pg_port), EmbeddedNats(home / "nats", nats_port)

@@ -2,8 +2,8 @@
 
 The engine speaks frozen dataclasses with cards as small ints; the log and the bus speak Structs
 with cards as their two-letter names ("QS", "TH", "BJ"). The engine's dataclasses are the one
-declaration of each event and seat command: `events.game_wire` is generated from them by
-`python -m events.wiregen` (which lists the few things the wire does differently) and
+declaration of each event and seat command: `events.contracts.game_wire` is generated from them by
+`python -m events.contracts.wiregen` (which lists the few things the wire does differently) and
 re-exported here. Stored events live forever, so a change to an engine event is a change of the
 log's shape and follows the versioning rule of `events.envelope` (new fields get defaults, old
 annotations never change); a test fails when the generated module is stale. `to_wire` and
@@ -25,8 +25,7 @@ import msgspec
 
 import engine
 import engine.audience
-from events.envelope import REGISTRY, StoredEvent
-from events.game_wire import (
+from events.contracts.game_wire import (
     CARD_DEPTH,
     WIRE_NAMES,
     AnySeatCommand,
@@ -60,6 +59,7 @@ from events.game_wire import (
     SeedRevealed,
     TrickWon,
 )
+from events.envelope import REGISTRY, StoredEvent
 
 __all__ = [
     "AnySeatCommand",
@@ -366,7 +366,7 @@ class Catchup(TableRequest, frozen=True, kw_only=True):
     """Gateway to the game's owner: what ``player_id`` (a spectator if he has no seat) is to
     be sent: the view when ``after`` is None, else every event message after seq ``after``;
     and the current ``your_turn`` (``hints``: with the searching bot's suggestion, at a
-    practice table only) and clock. Answered with an `events.audience.CatchupReply`."""
+    practice table only) and clock. Answered with an `events.contracts.audience.CatchupReply`."""
 
     game_id: str
     player_id: str = ""

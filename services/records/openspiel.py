@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import engine
-from events import game as wire
+from events.contracts import game as wire
 
 BID_BASE = 52
 LED = (

@@ -13,15 +13,15 @@ from collections.abc import Callable, Sequence
 
 # subcommand -> "module:function"; the function takes the parsed namespace and returns an exit code.
 _COMMANDS: dict[str, str] = {
-    "simulate": "services.simulate:run",
-    "dev": "services.devstack:run",
-    "infra": "services.infra:run",
+    "simulate": "services.tools.simulate:run",
+    "dev": "services.tools.devstack:run",
+    "infra": "services.tools.infra:run",
     "migrate": "events.migrations:run",
-    "serve": "services.serve:run",
-    "replay": "services.replay:run",
-    "verify": "services.fairness:run",
-    "export": "services.export:run",
-    "fairplay": "services.fairplay:run",
+    "serve": "services.tools.serve:run",
+    "replay": "services.tools.replay:run",
+    "verify": "services.tools.replay:verify",
+    "export": "services.records.export:run",
+    "fairplay": "services.gateway.fairplay:run",
 }
 
 SERVICES = ("gateway", "table", "matchmaking", "rating", "relay")
@@ -47,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME",
-        help="a named variant of the rule book, repeatable, or 'all' (see services/simulate.py);"
-        " --rules options apply on top of it",
+        help="a named variant of the rule book, repeatable, or 'all'"
+        " (see services/tools/simulate.py); --rules options apply on top of it",
     )
     sim.add_argument("--no-progress", action="store_true", help="no progress bar")
     sim.add_argument(

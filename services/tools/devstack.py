@@ -35,12 +35,12 @@ from typing import TextIO
 
 import msgspec
 
-from events import game as wire
 from events.bus import close_nats, connect
+from events.contracts import game as wire
+from events.settings import spades_home
 from events.subjects import Subjects
-from services.config import Settings
-from services.infra import run as infra_run
-from services.infra import spades_home
+from services.runtime.config import Settings
+from services.tools.infra import run as infra_run
 
 SERVICES = ("relay", "table", "matchmaking", "rating", "gateway")
 OPS_PORT_ENV = "SPADES_DEV_OPS_PORT"
@@ -202,7 +202,7 @@ class Service:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "services.cli", "serve", self.name],
+                [sys.executable, "-m", "services.tools.cli", "serve", self.name],
                 env={
                     **self.env,
                     "SPADES_OPS_PORT": str(self.ops_port),
@@ -375,7 +375,7 @@ def run(args: argparse.Namespace) -> int:
         "SPADES_DATABASE_URL": settings.database_url,
         "SPADES_NATS_URL": settings.nats_url,
     }
-    subprocess.run([sys.executable, "-m", "services.cli", "migrate"], env=env, check=True)
+    subprocess.run([sys.executable, "-m", "services.tools.cli", "migrate"], env=env, check=True)
     # SIGTERM (a supervisor, `timeout`) must stop the children too, like Ctrl-C does
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     supervisor = Supervisor(env, home / "logs", first_ops, sys.stdout)

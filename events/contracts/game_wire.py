@@ -1,10 +1,11 @@
 """The engine's events, seat commands and redacted forms on the wire: Structs, cards by name.
 
-Generated from engine/model.py and engine/audience.py by `python -m events.wiregen`; do not
-edit. The engine's dataclasses are the one declaration; `events.wiregen` lists what the wire
-does differently, and `events.game` re-exports these classes and bridges them to the engine.
+Generated from engine/model.py and engine/audience.py by `python -m events.contracts.wiregen`;
+do not edit. The engine's dataclasses are the one declaration; `events.contracts.wiregen` lists
+what the wire does differently, and `events.contracts.game` re-exports these classes and
+bridges them to the engine.
 """
-# Generated from engine/model.py and engine/audience.py by `python -m events.wiregen`; do not edit.
+# Generated from engine/model.py and engine/audience.py: `python -m events.contracts.wiregen`.
 
 from __future__ import annotations
 

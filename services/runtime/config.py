@@ -17,7 +17,8 @@
 | SPADES_REPLICA_ID | host:pid:random | this replica's name in lease groups (the pod's name) |
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
 | SPADES_FAIRPLAY_DAYS | 7 | days an address or device links accounts (never at one ranked table) |
-| SPADES_EVENT_LOOP | auto | auto (uvloop when installed), uvloop, or asyncio (`services.loop`) |
+| SPADES_EVENT_LOOP | auto | auto (uvloop when installed), uvloop, or asyncio
+(`services.runtime.loop`) |
 """
 
 from __future__ import annotations
@@ -25,12 +26,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Literal
 
 from msgspec import Meta
 
-from events.settings import SettingsError, from_environ
+from events.settings import SettingsError, from_environ, read_infra_env
 
 __all__ = ["Settings", "SettingsError"]
 
@@ -39,16 +39,6 @@ Positive = Annotated[float, Meta(gt=0)]
 NonNegative = Annotated[float, Meta(ge=0)]
 AtLeastOne = Annotated[int, Meta(ge=1)]
 LogLevel = Annotated[str, Meta(pattern="(?i)^(debug|info|warning|error|critical)$")]
-
-
-def _infra_env() -> dict[str, str]:
-    """Return the URLs `spades infra up` wrote ($SPADES_HOME/infra.env), if a stack runs."""
-    try:
-        text = (Path(os.environ.get("SPADES_HOME", ".spades")) / "infra.env").read_text()
-    except OSError:
-        return {}
-    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
-    return {k.strip(): v.strip() for k, v in pairs}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,5 +68,5 @@ class Settings:
 
         Raises SettingsError naming the variable when a value does not fit its setting.
         """
-        env = {**_infra_env(), **(os.environ if environ is None else environ)}
+        env = {**read_infra_env(), **(os.environ if environ is None else environ)}
         return from_environ(cls, env)

@@ -15,9 +15,9 @@ from typing import Any
 import msgspec
 
 import engine
-from events import game as wire
-from events import transcript as transcripts
+from events.contracts import game as wire
 from events.envelope import REGISTRY, StoredEvent
+from services.records import transcript as transcripts
 
 
 class GameEventOut(msgspec.Struct, frozen=True, kw_only=True):

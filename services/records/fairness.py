@@ -10,8 +10,6 @@ never leaves the server).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +17,7 @@ from dataclasses import dataclass
 import engine
 import engine.bot
 from engine import fairness
-from events import game as wire
+from events.contracts import game as wire
 
 
 class NotVerified(Exception):
@@ -151,29 +149,3 @@ def bot_game(
         events += new
         state = engine.replay(new, state)
     return events
-
-
-def run(args: argparse.Namespace) -> int:
-    """Verify a game from the event store; exit 0 when every deal checks, 1 when not."""
-    import events.matchmaking  # noqa: F401  (registers every context the log may hold)
-    from events.envelope import REGISTRY
-    from services.replay import _read
-
-    stored = asyncio.run(_read(args.game_id))
-    if not stored:
-        print(f"no game {args.game_id}")
-        return 1
-    decoded = [REGISTRY.decode(s) for s in stored]
-    try:
-        checked = verify(decoded)
-    except NotVerified as exc:
-        print(f"NOT VERIFIED ({exc.code}): {exc}")
-        return 1
-    print(f"game {args.game_id}: deals {checked.scheme}")
-    if checked.commitment:
-        print(f"  commitment   {checked.commitment}")
-        print(f"  server seed  {checked.server_seed}  (SHA-256 matches)")
-        for seat, value in enumerate(checked.contributions):
-            print(f"  seat {seat} contribution {value or '(none)'}")
-    print(f"deals verified: {checked.hands} hands, every card as the seed deals it")
-    return 0

@@ -12,7 +12,7 @@ forwards those bytes; it decodes only the `Frame` around them (msgpack), never a
   each seat's ``your_turn`` and the ``clock``. Frames are numbered by the game's seqs, so a
   gateway sees a gap (the owner died between commit and publish, the partition moved) and
   asks the table for what it missed.
-- `events.game.Catchup` / `CatchupReply`: request/reply to the partition's owner: the view
+- `events.contracts.game.Catchup` / `CatchupReply`: request/reply to the partition's owner: the view
   (a fresh subscription), the messages after a seq (resume), the current turn and clock.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from events import game as wire
+from events.contracts import game as wire
 
 # -- server messages the table builds (the gateway sends them as they are) -------------------
 
@@ -101,7 +101,7 @@ class Frame(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
 
 
 class CatchupReply(msgspec.Struct, frozen=True, kw_only=True):
-    """The table's answer to `events.game.Catchup`.
+    """The table's answer to `events.contracts.game.Catchup`.
 
     ``version``: the game's last seq; ``released``: the last seq spectators may see. ``seat``
     is the asker's (-1: a spectator), ``players`` who sits where. ``view``: the `View` message

@@ -6,11 +6,13 @@ One month's files, like lichess's monthly dumps:
   players with their ratings before and after, rules, the result, and every event of the game
   as the public sees a finished one (every deal, the commitment, the contributions and the
   revealed seed; a legacy game's deck seed never leaves the server).
-- ``spades-transcripts-YYYY-MM.tar.gz``: each game's plain-text transcript (`events.transcript`).
+- ``spades-transcripts-YYYY-MM.tar.gz``: each game's plain-text transcript
+(`services.records.transcript`).
 - ``SHA256SUMS-YYYY-MM``: the two files' SHA-256, in ``sha256sum -c`` format.
 
 ``--format openspiel`` writes instead each hand as an OpenSpiel ``spades`` episode
-(`services.openspiel`), ``spades-openspiel-skipped-YYYY-MM.ndjson`` naming every game or hand
+(`services.records.openspiel`), ``spades-openspiel-skipped-YYYY-MM.ndjson`` naming every game or
+hand
 left out and why, and their SHA-256 sums.
 
 The same record streams one player's games (`GET /api/players/NAME/games.ndjson`).
@@ -35,10 +37,11 @@ import asyncpg
 import msgspec
 
 import engine
-from events import game as wire
-from events import transcript as transcripts
+from events.contracts import game as wire
+from events.contracts.rating import RatingsUpdated, rating_stream
 from events.envelope import REGISTRY, StoredEvent
 from events.pgstore import PostgresEventStore
+from services.records import transcript as transcripts
 
 _MONTH = re.compile(r"([1-9]\d{3})-(0[1-9]|1[0-2])")
 _encoder = msgspec.json.Encoder()
@@ -69,8 +72,8 @@ def public_event(event: wire.GameEvent) -> Any:
 def game_record(
     game_id: str, stored: Sequence[StoredEvent], ratings: dict[str, dict[str, float]]
 ) -> dict[str, Any]:
-    """Return one finished game's line of the export (``ratings``: per player, from
-    rating_history: mu/sigma/ordinal before and after)."""
+    """Return one finished game's line of the export (``ratings``: per player, from the
+    game's `RatingsUpdated`: mu/sigma/ordinal before and after)."""
     decoded = [REGISTRY.decode(s) for s in stored]
     opened = decoded[0]
     assert isinstance(opened, wire.TableOpened)
@@ -144,24 +147,35 @@ async def finished_games(
 
 
 async def records(pool: asyncpg.Pool, game_ids: Sequence[str]) -> AsyncIterator[dict[str, Any]]:
-    """Yield the export record of each game, in order."""
+    """Yield the export record of each game, in order. The ratings come from the log too:
+    the rating service records each rated game's changes as a `RatingsUpdated` event in the
+    game's own rating stream, so nothing here reads another service's tables."""
     store = PostgresEventStore(pool)
     for game_id in game_ids:
         stored = await store.read(f"game-{game_id}")
-        rows = await pool.fetch(
-            "SELECT player_id, mu_before, sigma_before, ordinal_before, mu_after, sigma_after,"
-            " ordinal_after FROM rating_history WHERE game_id = $1",
-            game_id,
-        )
-        ratings = {
-            r["player_id"]: {k: v for k, v in dict(r).items() if k != "player_id"} for r in rows
-        }
+        ratings: dict[str, dict[str, float]] = {}
+        for event in await store.read(rating_stream(game_id)):
+            update = REGISTRY.decode(event)
+            if isinstance(update, RatingsUpdated):
+                ratings.update(
+                    {
+                        c.player_id: {
+                            "mu_before": c.mu_before,
+                            "sigma_before": c.sigma_before,
+                            "ordinal_before": c.ordinal_before,
+                            "mu_after": c.mu_after,
+                            "sigma_after": c.sigma_after,
+                            "ordinal_after": c.ordinal_after,
+                        }
+                        for c in update.changes
+                    }
+                )
         yield game_record(game_id, stored, ratings)
 
 
 async def export_openspiel(pool: asyncpg.Pool, month: str, out: Path) -> dict[str, Any]:
     """Write a month's hands as OpenSpiel spades episodes, and the list of what was skipped."""
-    from services import openspiel
+    from services.records import openspiel
 
     started = time.perf_counter()
     game_ids = await finished_games(pool, *month_bounds(month))
@@ -232,8 +246,8 @@ async def export_month(pool: asyncpg.Pool, month: str, out: Path) -> dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     """Export a month; exit 2 on a bad month or when no database is configured."""
-    import events.matchmaking  # noqa: F401  (registers every context the log may hold)
-    from services.config import Settings
+    import events.contracts.matchmaking  # noqa: F401  (registers every context the log may hold)
+    from services.runtime.config import Settings
 
     try:
         month_bounds(args.month)

@@ -38,7 +38,7 @@ import asyncpg
 import msgspec
 
 from events.pgstore import PostgresEventStore
-from services.config import Settings
+from services.runtime.config import Settings
 
 WINDOW_DAYS = 7.0
 DEVICE_HEADER = "x-spades-device"
@@ -172,10 +172,10 @@ async def build_report(
             elif finished.winner == b % sides:
                 won[(pb, pa)] += 1
     meetings = []
-    for (a, b), games in met.items():
-        wins = [won[(a, b)], won[(b, a)]]
+    for (one, other), games in met.items():
+        wins = [won[(one, other)], won[(other, one)]]
         if games >= min_games and max(wins) >= one_sided * games:
-            meetings.append(Meeting(players=[a, b], games=games, wins=wins))
+            meetings.append(Meeting(players=[one, other], games=games, wins=wins))
     meetings.sort(key=lambda m: (-m.games, m.players))
     return Report(window_days=days, shared=shared, one_sided=meetings)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from services import loop
-from services.runtime import Runtime, ServiceMain, run_service
+from services.runtime import loop
+from services.runtime.service import Runtime, ServiceMain, run_service
 
-# service name -> module whose `main(rt)` runs it under services.runtime
+# service name -> module whose `main(rt)` runs it under services.runtime.service
 _MAINS = {
     "table": "services.table.app",
     "matchmaking": "services.matchmaking.app",
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 async def _relay(rt: Runtime) -> None:
     """Run the outbox relay under the common runtime (ops server, logs, signals)."""
     from events.relay import RelayLag, run_relay
-    from services import ops
+    from services.runtime import ops
 
     def show_lag(lag: RelayLag) -> None:
         ops.RELAY_LAG_EVENTS.set(lag.events)

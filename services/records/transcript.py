@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence
 
 import engine
 import engine.fairness
-from events import game as wire
+from events.contracts import game as wire
 
 MOE_NAMES = {6: "Little", 8: "Big"}
 """How a Moe bid is written: "N bids Little Moe" (6 in a row), "N bids Big Moe" (8)."""
@@ -416,7 +416,7 @@ class _Reader:
             self.pending = decided[1:]
         elif match["commitment"] is not None:
             # a committed game: the deals come from the text, checked against the seed by
-            # `services.fairness`; hand 1 waits for the contributions
+            # `services.records.fairness`; hand 1 waits for the contributions
             who = match["contributors"]
             started = engine.GameStarted(
                 rules,

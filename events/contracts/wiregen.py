@@ -1,4 +1,5 @@
-"""Generate `events/game_wire.py`: the wire Structs of the engine's events and seat commands.
+"""Generate `events/contracts/game_wire.py`: the wire Structs of the engine's events and seat
+commands.
 
 The engine's frozen dataclasses are the one declaration of every event and seat command
 (`engine/model.py`) and of the redacted forms a seat may be told (`engine/audience.py`). This
@@ -6,8 +7,8 @@ reads their source (names, annotations, defaults, docstrings, in order) and
 writes each one's msgspec twin, cards by name, so the two cannot drift apart; a test fails when
 the checked-in module differs from what this writes now.
 
-    python -m events.wiregen            # rewrite events/game_wire.py
-    python -m events.wiregen --check    # exit 1 (and say so) when it is out of date
+    python -m events.contracts.wiregen            # rewrite events/contracts/game_wire.py
+    python -m events.contracts.wiregen --check    # exit 1 (and say so) when it is out of date
 
 What the wire does differently from the engine is the small table below, and nothing else:
 a `Card` annotation stays `Card` (on the wire a name, "QS"), the seat commands lose ``seat``
@@ -30,7 +31,7 @@ import engine.model
 GENERATED = Path(__file__).with_name("game_wire.py")
 MODEL = Path(engine.model.__file__)
 AUDIENCE = Path(engine.audience.__file__)
-COMMAND = "python -m events.wiregen"
+COMMAND = "python -m events.contracts.wiregen"
 
 # -- the wire's differences from the engine (the only hand-kept part) -----------------------------
 
@@ -83,11 +84,12 @@ WIRE_NAMES = frozenset({"int", "bool", "str", "tuple", "Card"})
 HEADER = '''\
 """The engine's events, seat commands and redacted forms on the wire: Structs, cards by name.
 
-Generated from engine/model.py and engine/audience.py by `{command}`; do not
-edit. The engine's dataclasses are the one declaration; `events.wiregen` lists what the wire
-does differently, and `events.game` re-exports these classes and bridges them to the engine.
+Generated from engine/model.py and engine/audience.py by `{command}`;
+do not edit. The engine's dataclasses are the one declaration; `events.contracts.wiregen` lists
+what the wire does differently, and `events.contracts.game` re-exports these classes and
+bridges them to the engine.
 """
-# Generated from engine/model.py and engine/audience.py by `{command}`; do not edit.
+# Generated from engine/model.py and engine/audience.py: `{command}`.
 
 from __future__ import annotations
 
@@ -203,7 +205,8 @@ def _load(
 
 
 def render(source: str | None = None, audience: str | None = None) -> str:
-    """Return the text of `events/game_wire.py` for the engine's model and audience sources
+    """Return the text of `events/contracts/game_wire.py` for the engine's model and audience
+    sources
     (default: the engine's own `engine/model.py` and `engine/audience.py`)."""
     source = MODEL.read_text() if source is None else source
     audience = AUDIENCE.read_text() if audience is None else audience

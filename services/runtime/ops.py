@@ -253,7 +253,7 @@ def nats_check(nc: _Nats) -> Check:
 
 def ops_port_from_env(environ: Mapping[str, str] | None = None) -> int:
     """Return the ops port from SPADES_OPS_PORT, or the default 9000."""
-    from services.config import Settings
+    from services.runtime.config import Settings
 
     return Settings.from_env(environ).ops_port
 

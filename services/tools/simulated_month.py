@@ -9,16 +9,17 @@ import uuid
 import asyncpg
 
 import engine
-from events import game as wire
+from events.contracts import game as wire
+from events.contracts.rating import RatingChange, RatingsUpdated, rating_stream
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
-from services.fairness import bot_game
+from services.records.fairness import bot_game
 
 
 async def add_games(
     pool: asyncpg.Pool, count: int, *, seed: int = 0, rules: engine.Ruleset | None = None
 ) -> list[str]:
-    """Append ``count`` finished rated games and their rating rows; return their ids."""
+    """Append ``count`` finished rated games and their rating updates; return their ids."""
     store = PostgresEventStore(pool)
     rng = random.Random(seed)
     rules = rules or engine.Ruleset()
@@ -38,12 +39,20 @@ async def add_games(
             for e in played
         ]
         await store.append(f"game-{game_id}", 0, [REGISTRY.new_event(e) for e in events])
-        for player in players:
-            await pool.execute(
-                "INSERT INTO rating_history VALUES ($1, 'ranked', $2, 25, 8.3, 26, 8.1, 0.1,"
-                " 1.7, 1, 0)",
-                game_id,
-                player,
+        changes = tuple(
+            RatingChange(
+                player_id=player,
+                mu_before=25,
+                sigma_before=8.3,
+                mu_after=26,
+                sigma_after=8.1,
+                ordinal_before=0.1,
+                ordinal_after=1.7,
+                games=1,
             )
+            for player in players
+        )
+        update = RatingsUpdated(game_id=game_id, ladder="ranked", changes=changes)
+        await store.append(rating_stream(game_id), 0, [REGISTRY.new_event(update)])
         ids.append(game_id)
     return ids

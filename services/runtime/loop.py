@@ -1,7 +1,8 @@
 """The event loop every long-running service runs on: uvloop where it is installed.
 
 `spades serve NAME` runs its service through `run`, which picks the loop SPADES_EVENT_LOOP
-names (`services.config`): ``auto`` (the default) takes uvloop when it imports and asyncio's own
+names (`services.runtime.config`): ``auto`` (the default) takes uvloop when it imports and
+asyncio's own
 loop otherwise (a platform without uvloop wheels still runs, only slower); ``uvloop`` insists on
 it; ``asyncio`` is the standard library's loop (for comparing, or ruling uvloop out).
 
@@ -16,7 +17,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from services.config import Settings, SettingsError
+from services.runtime.config import Settings, SettingsError
 
 T = TypeVar("T")
 

@@ -24,9 +24,9 @@ from events.consumer import Handler, consume
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
-from services import logs, ops
-from services.config import Settings, SettingsError
-from services.loop import current_loop_name
+from services.runtime import logs, ops
+from services.runtime.config import Settings, SettingsError
+from services.runtime.loop import current_loop_name
 
 
 @dataclass
