@@ -49,6 +49,8 @@ import msgspec
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from events.errors import Refusal
+
 ISSUER = "spades-gateway"
 TOKEN_TYPE = "access"
 BOT_PREFIX = "bot:"
@@ -94,12 +96,8 @@ class Claims(msgspec.Struct, frozen=True, kw_only=True):
     expires_at: float
 
 
-class TokenError(Exception):
+class TokenError(Refusal):
     """An access token that cannot be used: ``code`` is token_expired or token_invalid."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class NameTaken(Exception):
@@ -241,12 +239,8 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
     seconds: int
 
 
-class SessionError(Exception):
+class SessionError(Refusal):
     """A refresh token that cannot be used: ``code`` is refresh_expired or refresh_invalid."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def _secret_hash(secret: str) -> bytes:

@@ -2,7 +2,8 @@
 
 ``code`` is stable for programs (`malformed`, `unauthenticated`, `token_expired`, `name_taken`,
 `rate_limited`, the services' own codes ...); ``message`` is for people. Handlers raise
-`ApiError`; litestar's own exceptions (validation, 404, 405, 413, 429) are mapped to a code by
+`ApiError` (or let a `events.errors.Refusal` through: it is answered at its code's status,
+`status_of`); litestar's own exceptions (validation, 404, 405, 413, 429) are mapped to a code by
 their status, and anything unexpected becomes `internal` without its details.
 """
 
@@ -15,6 +16,8 @@ import structlog
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
+
+from events.errors import Refusal
 
 log = structlog.get_logger("gateway")
 
@@ -30,6 +33,27 @@ _CODES = {
     429: "rate_limited",
     503: "unavailable",
 }
+
+
+_STATUS = {
+    # HTTP status of each refusal code the services answer with (400 for any other)
+    "malformed": 400,
+    "invalid_ruleset": 400,
+    "wrong_player_count": 400,
+    "bot_not_allowed": 403,
+    "not_your_seat": 403,
+    "unknown_ladder": 404,
+    "unknown_game": 404,
+    "already_queued": 409,
+    "in_game": 409,
+    "not_queued": 409,
+    "unavailable": 503,
+}
+
+
+def status_of(code: str) -> int:
+    """Return the HTTP status of a refusal's code: the one table the HTTP edge maps by."""
+    return _STATUS.get(code, 400)
 
 
 class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,6 +95,15 @@ def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[
     )
 
 
+def refusal_error(request: Request[Any, Any, Any], exc: Refusal) -> Response[ErrorBody]:
+    """Answer a `Refusal` a handler let through with its code, at the code's status."""
+    return Response(
+        ErrorBody(code=exc.code, message=exc.message),
+        status_code=status_of(exc.code),
+        media_type=MediaType.JSON,
+    )
+
+
 def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
     """Answer an unexpected exception as `internal` (the details go to the log only)."""
     log.exception("unhandled error", path=request.url.path, error=type(exc).__name__)
@@ -83,6 +116,7 @@ def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[
 
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     HTTPException: http_error,
+    Refusal: refusal_error,
     Exception: internal_error,
 }
 

@@ -15,6 +15,7 @@ from nats.js import JetStreamContext
 
 from events.contracts.audience import CatchupReply, catchup_decoder
 from events.contracts.game import Catchup, TableReply, TableRequest
+from events.errors import Refusal
 from events.pgstore import PostgresEventStore
 from events.retry import Backoff
 from events.subjects import Subjects
@@ -41,8 +42,11 @@ class Gateway:
         self.tokens = Tokens(self.config.jwt_secret, self.config.token_seconds)
 
 
-class Unavailable(Exception):
+class Unavailable(Refusal):
     """A service did not answer in time (or nobody listens on its subject)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("unavailable", f"the service did not answer: try again ({reason})")
 
 
 REQUEST_TIMEOUT = 5.0

@@ -21,17 +21,14 @@ from typing import Any
 
 from events.contracts.audience import CatchupReply, Frame, messages_after
 from events.contracts.game import Catchup
+from events.errors import Refusal
 from services.gateway.protocol import Error, Subscribed
 from services.gateway.rooms import Inbox, Room
 from services.gateway.state import Gateway, Unavailable, ask_catchup
 
 
-class Refused(Exception):
+class Refused(Refusal):
     """The table refused the watch (``code`` for programs)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class Watch:

@@ -18,14 +18,11 @@ import engine
 import engine.bot
 from engine import fairness
 from events.contracts import game as wire
+from events.errors import Refusal
 
 
-class NotVerified(Exception):
+class NotVerified(Refusal):
     """A game whose deals or commitment do not check: ``code`` for programs."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass(frozen=True, slots=True)

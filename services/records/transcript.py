@@ -39,6 +39,7 @@ from collections.abc import Iterator, Sequence
 import engine
 import engine.fairness
 from events.contracts import game as wire
+from events.errors import Refusal
 
 MOE_NAMES = {6: "Little", 8: "Big"}
 """How a Moe bid is written: "N bids Little Moe" (6 in a row), "N bids Big Moe" (8)."""
@@ -47,12 +48,11 @@ MAX_LINE = 1000
 """Longest line a transcript may hold (a four-hand deal line is about 180 characters)."""
 
 
-class TranscriptError(ValueError):
+class TranscriptError(Refusal, ValueError):
     """A transcript that cannot be replayed: ``code`` for programs, ``line`` (from 1) where."""
 
     def __init__(self, code: str, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.code = code
+        super().__init__(code, f"line {line}: {message}")
         self.line = line
 
 
@@ -298,10 +298,8 @@ _ACTIONS = (
 )
 
 
-class _Refused(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+class _Refused(Refusal):
+    """A line the reader refuses; `TranscriptError` adds where."""
 
 
 def _untoken(text: str) -> str:

@@ -31,6 +31,7 @@ import engine.search
 from events.contracts import game as wire
 from events.contracts.audience import Frame
 from events.envelope import StoredEvent
+from events.errors import Refusal
 
 ABANDONED = "abandoned"
 """`GameFinished.reason` of an unrated table closed because no person plays at it any more."""
@@ -43,12 +44,8 @@ RECENT_FRAMES = 32
 EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
 
 
-class Rejected(Exception):
+class Rejected(Refusal):
     """A request the table refuses: ``code`` for programs, the message for people."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def event_ids(seed: str, count: int) -> list[uuid.UUID]:

@@ -10,7 +10,7 @@ from litestar import Request
 from litestar.datastructures import ResponseHeader, State
 
 from services.gateway import fairplay
-from services.gateway.errors import ApiError
+from services.gateway.errors import ApiError, status_of
 from services.gateway.state import Gateway, Unavailable, ask
 
 BEARER: list[dict[str, list[str]]] = [{"BearerToken": []}]
@@ -37,25 +37,9 @@ async def sighted(gateway: Gateway, request: Request[Any, Any, Any], player_id: 
     await fairplay.record_sighting(gateway.pool, player_id, address, device)
 
 
-# HTTP status of each refusal code the services answer with
-_STATUS = {
-    "malformed": 400,
-    "invalid_ruleset": 400,
-    "wrong_player_count": 400,
-    "bot_not_allowed": 403,
-    "not_your_seat": 403,
-    "unknown_ladder": 404,
-    "unknown_game": 404,
-    "already_queued": 409,
-    "in_game": 409,
-    "not_queued": 409,
-    "unavailable": 503,
-}
-
-
 def refused(code: str, message: str) -> ApiError:
     """Return the HTTP error for a service's refusal code."""
-    return ApiError(_STATUS.get(code, 400), code, message)
+    return ApiError(status_of(code), code, message)
 
 
 async def asked(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
