@@ -1,10 +1,9 @@
 """Commands (requests from a seat) and events (facts, past tense): frozen dataclasses.
 
-Field types stay plain (int, bool, str, tuples, Ruleset) and every card field is annotated
-`Card` (or tuples of `Card`): `events.contracts.wiregen` reads these annotations to generate the
-wire
-Structs (cards by name) from this module, so a change here is a change of the stored events'
-shape; ``COMMAND_TYPES`` and ``EVENT_TYPES`` name every class.
+Field types stay plain (int, bool, str, tuples, Ruleset) and every card field is annotated `Card`
+(or tuples of `Card`): `events.contracts.wiregen` reads these annotations to generate the wire
+Structs (cards by name) from this module, so a change here is a change of the stored events' shape;
+``COMMAND_TYPES`` and ``EVENT_TYPES`` name every class.
 """
 
 from __future__ import annotations

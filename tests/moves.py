@@ -1,10 +1,9 @@
 """A test player's own choice of move, from what its seat may know.
 
-The bot's suggestion is only offered at practice tables (`events.contracts.game.hints_allowed`):
-at a
-casual or rated table a test (or a bench) plays by this instead. Its bid counts aces, kings
-and long spades in the hand; its card is the first legal one. Games it plays run about 1.4
-times as many commands as the baseline bot's (measured on 20 seeded games with the engine).
+The bot's suggestion is only offered at practice tables (`events.contracts.game.hints_allowed`): at
+a casual or rated table a test (or a bench) plays by this instead. Its bid counts aces, kings and
+long spades in the hand; its card is the first legal one. Games it plays run about 1.4 times as many
+commands as the baseline bot's (measured on 20 seeded games with the engine).
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""Generate `events/contracts/game_wire.py`: the wire Structs of the engine's events and seat
-commands.
+"""Generate `events/contracts/game_wire.py`: wire Structs of the engine's events and commands.
 
 The engine's frozen dataclasses are the one declaration of every event and seat command
 (`engine/model.py`) and of the redacted forms a seat may be told (`engine/audience.py`). This
@@ -206,8 +205,7 @@ def _load(
 
 def render(source: str | None = None, audience: str | None = None) -> str:
     """Return the text of `events/contracts/game_wire.py` for the engine's model and audience
-    sources
-    (default: the engine's own `engine/model.py` and `engine/audience.py`)."""
+    sources (default: the engine's own `engine/model.py` and `engine/audience.py`)."""
     source = MODEL.read_text() if source is None else source
     audience = AUDIENCE.read_text() if audience is None else audience
     namespace, nodes = _load(source, MODEL, engine.model.__name__)

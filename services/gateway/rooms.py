@@ -1,15 +1,14 @@
 """What reaches the WebSocket sessions of one gateway replica from the bus: games and matches.
 
-Games. The table publishes, after each commit, one `events.contracts.audience.Frame` per append
-on the
-game's audience subject: every audience's messages already encoded. A replica takes them all
-with ONE core NATS subscription (`Subjects.all_audiences`), whatever it watches: a frame for
-a game nobody watches here is dropped by its subject, undecoded, and an idle game costs
-nothing (no consumer, no timer). A game watched here is a `Room`: the queues of its watchers
-and a bounded history of its recent frames, which serves a ``last_seq`` resume without asking
-the table; beyond it, the watch asks the table (`events.contracts.game.Catchup`). The bus is not
-trusted alone: frames carry the game's seqs, so a watcher that sees a gap asks the table for
-what it missed (`services.gateway.watch`).
+Games. The table publishes, after each commit, one `events.contracts.audience.Frame` per append on
+the game's audience subject: every audience's messages already encoded. A replica takes them all
+with ONE core NATS subscription (`Subjects.all_audiences`), whatever it watches: a frame for a game
+nobody watches here is dropped by its subject, undecoded, and an idle game costs nothing (no
+consumer, no timer). A game watched here is a `Room`: the queues of its watchers and a bounded
+history of its recent frames, which serves a ``last_seq`` resume without asking the table; beyond
+it, the watch asks the table (`events.contracts.game.Catchup`). The bus is not trusted alone: frames
+carry the game's seqs, so a watcher that sees a gap asks the table for what it missed
+(`services.gateway.watch`).
 
 Matches. One JetStream ordered consumer per replica on MatchFound (`Matches`): each replica
 tells the sessions of its own connections, so any number of replicas run side by side with no

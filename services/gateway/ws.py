@@ -1,13 +1,11 @@
 """The WebSocket protocol at `/ws`: play and watch games (PROTOCOL.md has examples).
 
-Every message is one JSON text frame with a ``type`` (with ``/ws?batch=1``, every frame the
-server sends is a JSON array of the messages ready at once, in order); both directions are
-msgspec Structs
+Every message is one JSON text frame with a ``type`` (with ``/ws?batch=1``, every frame the server
+sends is a JSON array of the messages ready at once, in order); both directions are msgspec Structs
 (`services.gateway.protocol`, and `events.contracts.audience` for the messages about a game), so
-what
-is declared is exactly what is accepted and sent. The gateway is a forwarder: what a seat or
-a spectator is told of a game (events, hands, views, turns, clocks) is decided and encoded by
-the game's table, once per audience; the gateway sends those bytes as they are
+what is declared is exactly what is accepted and sent. The gateway is a forwarder: what a seat or a
+spectator is told of a game (events, hands, views, turns, clocks) is decided and encoded by the
+game's table, once per audience; the gateway sends those bytes as they are
 (`services.gateway.rooms`, `services.gateway.watch`; the connection: `services.gateway.session`).
 
 Client to server:
@@ -18,13 +16,12 @@ Client to server:
   ``view`` and ``unsubscribe`` work as a spectator (one trick behind, no hands, the same view
   as any account without a seat there); ``command`` answers ``unauthenticated``. A
   connection that neither authenticates nor watches a game within 10 s is closed.
-- ``subscribe {game_id, last_seq?, hints?}``: watch a game: as its seat if the account sits at
-  it, else as a spectator. Without ``last_seq`` the server sends ``view`` (a snapshot at seq
-  N) then every event after N. With ``last_seq`` it sends exactly the events after it: a
-  client that reconnects resumes with no gap and no duplicate. ``hints``: add the searching
-  bot's suggestion to ``your_turn``, at a practice table only
-  (`events.contracts.game.hints_allowed`:
-  the server decides from the game's kind; at a rated or casual table the flag is ignored).
+- ``subscribe {game_id, last_seq?, hints?}``: watch a game: as its seat if the account sits at it,
+  else as a spectator. Without ``last_seq`` the server sends ``view`` (a snapshot at seq N) then
+  every event after N. With ``last_seq`` it sends exactly the events after it: a client that
+  reconnects resumes with no gap and no duplicate. ``hints``: add the searching bot's suggestion to
+  ``your_turn``, at a practice table only (`events.contracts.game.hints_allowed`: the server decides
+  from the game's kind; at a rated or casual table the flag is ignored).
 - ``command {game_id, command_id, command}``: act at the seat: ``command`` is one of
   PlaceBid {tricks, blind?}, DeclareBlindNil, DeclineBlindNil, PassCards {cards},
   PlayCard {card}, DrawCard {keep} (``type`` names it; the seat is always the sender's own).

@@ -7,11 +7,11 @@
     ev.rating.*.RatingsUpdated ──▶ matchmaking's own rating projection
 
 State: the queue of each ladder is the fold of its stream
-(`events.contracts.matchmaking.fold_queue`),
-rebuilt at every start, so a restart or a kill -9 loses nobody. Every change is one append at
-the stream's expected version; a MatchFound removes its players from the queue in the same
-append that announces the match, and inserts them into `matchmaking_live_players` in the same
-transaction, so a player is never both queued and seated, nor seated twice.
+(`events.contracts.matchmaking.fold_queue`), rebuilt at every start, so a restart or a kill -9 loses
+nobody. Every change is one append at the stream's expected version; a MatchFound removes its
+players from the queue in the same append that announces the match, and inserts them into
+`matchmaking_live_players` in the same transaction, so a player is never both queued and seated, nor
+seated twice.
 
 Partitioned by ladder: each ladder's queue is served by the replica holding the lease
 ``matchmaking/<ladder>`` (`events.leases`, shared out among the live replicas like the

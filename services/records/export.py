@@ -7,13 +7,12 @@ One month's files, like lichess's monthly dumps:
   as the public sees a finished one (every deal, the commitment, the contributions and the
   revealed seed; a legacy game's deck seed never leaves the server).
 - ``spades-transcripts-YYYY-MM.tar.gz``: each game's plain-text transcript
-(`services.records.transcript`).
+  (`services.records.transcript`).
 - ``SHA256SUMS-YYYY-MM``: the two files' SHA-256, in ``sha256sum -c`` format.
 
 ``--format openspiel`` writes instead each hand as an OpenSpiel ``spades`` episode
 (`services.records.openspiel`), ``spades-openspiel-skipped-YYYY-MM.ndjson`` naming every game or
-hand
-left out and why, and their SHA-256 sums.
+hand left out and why, and their SHA-256 sums.
 
 The same record streams one player's games (`GET /api/players/NAME/games.ndjson`).
 """

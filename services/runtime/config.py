@@ -17,8 +17,7 @@
 | SPADES_REPLICA_ID | host:pid:random | this replica's name in lease groups (the pod's name) |
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
 | SPADES_FAIRPLAY_DAYS | 7 | days an address or device links accounts (never at one ranked table) |
-| SPADES_EVENT_LOOP | auto | auto (uvloop when installed), uvloop, or asyncio
-(`services.runtime.loop`) |
+| SPADES_EVENT_LOOP | auto | auto (uvloop if installed), uvloop, or asyncio (`runtime.loop`) |
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The event loop every long-running service runs on: uvloop where it is installed.
 
-`spades serve NAME` runs its service through `run`, which picks the loop SPADES_EVENT_LOOP
-names (`services.runtime.config`): ``auto`` (the default) takes uvloop when it imports and
-asyncio's own
-loop otherwise (a platform without uvloop wheels still runs, only slower); ``uvloop`` insists on
-it; ``asyncio`` is the standard library's loop (for comparing, or ruling uvloop out).
+`spades serve NAME` runs its service through `run`, which picks the loop SPADES_EVENT_LOOP names
+(`services.runtime.config`): ``auto`` (the default) takes uvloop when it imports and asyncio's own
+loop otherwise (a platform without uvloop wheels still runs, only slower); ``uvloop`` insists on it;
+``asyncio`` is the standard library's loop (for comparing, or ruling uvloop out).
 
 Why uvloop: the gateway and the table spend most of their time in the loop's socket and
 callback machinery; `python -m benchmarks gateway` measures each service's CPU per card play on

@@ -1,6 +1,5 @@
 """Transcripts (`services.records.transcript`): export -> parse gives the game back, event for
-event;
-a golden example per deal style; every kind of bad text refused with its code and line.
+event; a golden example per deal style; every kind of bad text refused with its code and line.
 
 Pure: bot games folded by the engine, no servers. Regenerate the golden files on purpose only,
 then review the diff::

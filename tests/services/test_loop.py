@@ -1,6 +1,5 @@
-"""`services.runtime.loop`: the services' event loop is uvloop where it is installed, asyncio's
-own when
-asked or when uvloop is missing, and a demand for a missing uvloop is refused by name."""
+"""`services.runtime.loop`: the services' event loop is uvloop where it is installed, asyncio's own
+when asked or when uvloop is missing, and a demand for a missing uvloop is refused by name."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`services.records.fairness.verify`: accepts every finished committed game, rejects any one
-change."""
+"""`services.records.fairness.verify`: accepts every finished committed game, rejects any
+one change."""
 
 from __future__ import annotations
 
