@@ -13,6 +13,7 @@ Layout:
     {p}cmd.matchmaking.join|leave|status   request/reply: queue requests (any replica)
     {p}cmd.matchmaking.ladder.{ladder}.join|leave   request/reply: the ladder's owner only
     {p}cmd.rating.ladder|player     request/reply: ladder and player reads
+    {p}cmd.bots.decide|hint|transcript   request/reply: the bot tier (any worker)
     {p}parked.{consumer}            messages a consumer set aside (JetStream PARKED)
 
 Putting the event type in the subject lets a consumer filter server-side (rating only pulls
@@ -191,6 +192,22 @@ class Subjects:
     def rating_player(self) -> str:
         """Request subject: a player's ratings per ladder and rating history."""
         return f"{self._p}cmd.rating.player"
+
+    def bots_decide(self) -> str:
+        """Request subject: a bot seat's move (any bot worker, queue group)."""
+        return f"{self._p}cmd.bots.decide"
+
+    def bots_hint(self) -> str:
+        """Request subject: the strong bot's suggestion for a person's seat (practice)."""
+        return f"{self._p}cmd.bots.hint"
+
+    def bots_transcript(self) -> str:
+        """Request subject: parse and replay an uploaded transcript."""
+        return f"{self._p}cmd.bots.transcript"
+
+    def bots_queue_group(self) -> str:
+        """Queue group of the bot workers answering the three requests above."""
+        return f"{self.prefix}bots" if self.prefix else "bots"
 
     # -- parking -------------------------------------------------------------------------------
 

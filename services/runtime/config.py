@@ -12,6 +12,7 @@
 | SPADES_TURN_SECONDS | 25 | seconds a seat has for one action before the bot plays it |
 | SPADES_CONTRIBUTION_SECONDS | 5 | hand 1 waits this long for the clients' deal contributions |
 | SPADES_ABANDON_STREAK | 3 | consecutive timeouts after which a bot takes the seat over |
+| SPADES_BOT_SECONDS | 0.15 | the strong bot's time budget per decision, in the bot tier |
 | SPADES_TABLE_PARTITIONS | 16 | game partitions shared out among table replicas |
 | SPADES_LEASE_SECONDS | 5 | lease time to live: a dead replica's games move within about this |
 | SPADES_REPLICA_ID | host:pid:random | this replica's name in lease groups (the pod's name) |
@@ -54,6 +55,7 @@ class Settings:
     turn_seconds: Positive = 25.0
     contribution_seconds: NonNegative = 5.0
     abandon_streak: AtLeastOne = 3
+    bot_seconds: Positive = 0.15
     table_partitions: AtLeastOne = 16
     lease_seconds: Positive = 5.0
     replica_id: str = ""

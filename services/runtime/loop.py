@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from services.runtime import ops
 from services.runtime.config import Settings, SettingsError
 
 T = TypeVar("T")
@@ -62,3 +63,34 @@ def current_loop_name() -> str:
     """Return ``uvloop`` or ``asyncio``: the kind of loop running now (for the start log)."""
     module = type(asyncio.get_running_loop()).__module__
     return "uvloop" if module.startswith("uvloop") else "asyncio"
+
+
+LOOP_LAG_LIMIT_SECONDS = 1.0
+"""Event-loop lag past which a process says it is not ready (`LoopLag.check`)."""
+
+
+class LoopLag:
+    """Samples how late the event loop runs a timer that is due (every ``every`` seconds):
+    the `spades_event_loop_lag_seconds` gauge, and a readiness check that fails while the
+    last sample is over a limit (a loop starved by work that should not run on it)."""
+
+    def __init__(self, every: float = 0.25) -> None:
+        self.every = every
+        self.last = 0.0
+
+    async def run(self) -> None:
+        """Sample until cancelled."""
+        loop = asyncio.get_running_loop()
+        while True:
+            started = loop.time()
+            await asyncio.sleep(self.every)
+            self.last = max(0.0, loop.time() - started - self.every)
+            ops.EVENT_LOOP_LAG.set(self.last)
+
+    def check(self, limit: float = LOOP_LAG_LIMIT_SECONDS) -> ops.Check:
+        """Return a readiness check: the loop's last lag is within ``limit`` seconds."""
+
+        async def loop_keeps_time() -> bool:
+            return self.last <= limit
+
+        return loop_keeps_time

@@ -144,6 +144,30 @@ RATING_UPDATES = Counter(
     ["outcome"],
 )
 
+BOT_DECISIONS = Counter(
+    "spades_bot_decisions",
+    "Decisions of the bot tier, by kind (decide, hint), level and outcome (ok; fallback: the "
+    "level failed and the baseline's move was answered; refused: a request that was not one).",
+    ["kind", "level", "outcome"],
+)
+BOT_DECISION_SECONDS = Histogram(
+    "spades_bot_decision_seconds",
+    "CPU seconds of one bot tier decision, by kind and level.",
+    ["kind", "level"],
+    buckets=(0.0005, 0.002, 0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0),
+)
+TABLE_BOT_MOVES = Counter(
+    "spades_table_bot_moves",
+    "Bot moves a table replica played, by source: tier (answered by a bot worker) or "
+    "fallback (no worker answered in time: the baseline's move, computed on the table).",
+    ["source"],
+)
+EVENT_LOOP_LAG = Gauge(
+    "spades_event_loop_lag_seconds",
+    "How late this process's event loop ran a timer that was due (sampled every 0.25 s): a "
+    "starved loop shows here and on /readyz before its leases or pings suffer.",
+)
+
 PLATFORM_METRICS = (
     COMMANDS_HANDLED,
     COMMANDS_REJECTED,
@@ -156,6 +180,10 @@ PLATFORM_METRICS = (
     QUEUE_WAIT,
     WEBSOCKET_CONNECTIONS,
     RATING_UPDATES,
+    BOT_DECISIONS,
+    BOT_DECISION_SECONDS,
+    TABLE_BOT_MOVES,
+    EVENT_LOOP_LAG,
 )
 
 

@@ -26,7 +26,7 @@ from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
 from services.runtime import logs, ops
 from services.runtime.config import Settings, SettingsError
-from services.runtime.loop import current_loop_name
+from services.runtime.loop import LoopLag, current_loop_name
 
 
 @dataclass
@@ -93,11 +93,17 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
     subjects = Subjects(settings.nats_prefix)
     pool = await create_pool(settings.database_url)
     nc = await connect(settings.nats_url, name=f"spades-{name}")
+    lag = LoopLag()
+    sampler = asyncio.create_task(lag.run())
     try:
         js = nc.jetstream()
         await ensure_streams(js, subjects)
         store = PostgresEventStore(pool)
-        checks = {"postgres": ops.postgres_check(pool), "nats": ops.nats_check(nc)}
+        checks = {
+            "postgres": ops.postgres_check(pool),
+            "nats": ops.nats_check(nc),
+            "event_loop": lag.check(),
+        }
         async with ops.ops_server(settings.ops_port, checks) as server:
             log.info("service started", ops_port=server.port, event_loop=current_loop_name())
             rt = Runtime(name, settings, subjects, pool, store, nc, js, stop, log, checks)
@@ -105,6 +111,7 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
             log.info("service stopping")
             await store.aclose()
     finally:
+        sampler.cancel()
         await close_nats(nc)
         await pool.close()
     log.info("service stopped")

@@ -39,8 +39,6 @@ import msgspec
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-import engine
-import engine.search
 from events.consumer import Received, Unprocessable
 from events.contracts import game as wire
 from events.contracts.audience import FRAMES, CatchupReply, Frame
@@ -59,11 +57,14 @@ from services.table import audiences
 from services.table.tables import (
     BOT_ACTOR,
     TIMEOUT_ACTOR,
+    OpenRequest,
     Rejected,
     Table,
     event_ids,
     opening_events,
+    opening_of,
 )
+from services.table.tier import BotTier
 
 LEASE_GROUP = "table"
 BOT_DELAY = 0.0  # seconds a bot "thinks" before it plays (a UI may want ~0.5)
@@ -82,8 +83,6 @@ CONFLICT_ATTEMPTS = 3
 _requests = msgspec.json.Decoder(wire.AnyTableRequest)
 _reply = msgspec.json.Decoder(wire.TableReply)
 _encoder = msgspec.json.Encoder()
-
-OpenRequest = wire.OpenPractice | wire.OpenCasual | wire.OpenMatch
 
 
 def lease_name(partition: int) -> str:
@@ -105,6 +104,7 @@ class TableService:
         self.retries: dict[str, int] = {}
         self.owned: dict[int, Subscription] = {}
         self.inflight: set[asyncio.Task[Any]] = set()
+        self.bots = BotTier(rt, self.log)
         partitions = self.settings.table_partitions
         self.leases = LeaseGroup(
             rt.pool,
@@ -462,6 +462,8 @@ class TableService:
             return CatchupReply(
                 ok=False, code="malformed", message=f"last_seq {after} is past the last event"
             )
+        if request.hints and seat >= 0 and wire.hints_allowed(table.opened):
+            await self.bots.hint(table, seat)
         upto = table.version if seat >= 0 else table.released
         messages: tuple[bytes, ...] = ()
         if after is not None and after < upto:
@@ -511,7 +513,7 @@ class TableService:
     async def _open_at_owner(self, request: OpenRequest) -> wire.TableReply:
         """Open here if this replica owns the game's partition, else ask the owner to."""
         try:
-            game_id, _how = _opening(request)
+            game_id, _how = opening_of(request)
         except Rejected as exc:
             return wire.TableReply(ok=False, code=exc.code, message=str(exc))
         if self.fence(game_id) is not None:
@@ -534,7 +536,7 @@ class TableService:
     async def _open_here(self, request: OpenRequest) -> wire.TableReply:
         """Open the requested game as its partition's owner; refuse if this replica is not."""
         try:
-            game_id, how = _opening(request)
+            game_id, how = opening_of(request)
         except Rejected as exc:
             return wire.TableReply(ok=False, code=exc.code, message=str(exc))
         request_id = None if isinstance(request, wire.OpenMatch) else str(request.command_id)
@@ -653,6 +655,14 @@ class TableService:
 
     async def _act_for(self, game_id: str, version: int, seat: int, is_bot: bool) -> None:
         """Play the bot's move, or time the seat out, unless somebody acted in time."""
+        move = None
+        if seat >= 0:
+            table = self.tables.get(game_id)
+            if table is None or table.version != version or self.rt.stop.is_set():
+                return  # somebody acted in time
+            # Outside the game's lock: the bot tier thinks while the table serves; the move
+            # is played below only if the game is still where it was asked about.
+            move = await self.bots.move(table, seat)
         async with self._lock(game_id):
             table = self.tables.get(game_id)
             if table is None or table.version != version or self.rt.stop.is_set():
@@ -666,10 +676,10 @@ class TableService:
                     events = table.close_seeding_events()
                     actor = "table"
                 elif is_bot:
-                    events = table.bot_events(seat)
+                    events = table.bot_events(seat, move)
                     actor = BOT_ACTOR
                 else:
-                    events = table.timeout_events(seat, self.settings.abandon_streak)
+                    events = table.timeout_events(seat, self.settings.abandon_streak, move)
                     actor = TIMEOUT_ACTOR
                     self.log.info("turn timed out", seat=seat)
                 await self._append(table, events, id_seed=f"{game_id}:{version}", actor=actor)
@@ -690,60 +700,6 @@ class TableService:
     def _window(self) -> float:
         """Return the seconds hand 1 waits for contributions (never more than a turn)."""
         return min(self.settings.contribution_seconds, self.settings.turn_seconds)
-
-
-def _opening(request: OpenRequest) -> tuple[str, dict[str, Any]]:
-    """Return the game id an open request makes and how to open it; raise `Rejected`."""
-    try:
-        if isinstance(request, wire.OpenMatch):
-            rules = ruleset_of(request.ladder)
-        else:
-            rules = engine.Ruleset.from_options(dict(request.rules))
-    except UnknownLadder as exc:
-        raise Rejected("malformed", str(exc)) from None
-    except engine.InvalidRuleset as exc:
-        raise Rejected("invalid_ruleset", str(exc)) from None
-    players: tuple[str, ...]
-    if isinstance(request, wire.OpenMatch):
-        game_id = game_id_of_match(request.match_id)
-        opened: dict[str, Any] = {
-            "ladder": request.ladder,
-            "rated": True,
-            "players": tuple(request.seats),
-            "bots": (),
-            "rules": rules,
-            "match_id": request.match_id,
-        }
-        return game_id, opened
-    level = "baseline"
-    untimed = False
-    if isinstance(request, wire.OpenPractice):
-        kind = "practice"
-        players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
-        bots: tuple[int, ...] = tuple(range(1, rules.players))
-        level = request.bots
-        if level not in engine.search.LEVELS:
-            levels = ", ".join(engine.search.LEVELS)
-            raise Rejected(
-                "unknown_bot_level", f"unknown bot level {level!r}: choose one of {levels}"
-            )
-        untimed = request.untimed
-    else:
-        kind, players, bots = "casual", request.players, ()
-    if len(set(players)) != len(players):
-        raise Rejected("malformed", "a player can sit only once")
-    game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}:{request.command_id}"))
-    how: dict[str, Any] = {
-        "ladder": kind,
-        "rated": False,
-        "players": players,
-        "bots": bots,
-        "rules": rules,
-        "bot_level": level,
-    }
-    if untimed:
-        how["turn_seconds"] = 0.0  # no turn timer for the person (TableOpened says so)
-    return game_id, how
 
 
 def _unavailable(game_id: str, exc: BaseException) -> wire.TableReply:

@@ -10,18 +10,16 @@ one encoding.
 from __future__ import annotations
 
 import functools
-import random
 from collections.abc import Iterable, Sequence
 
 import msgspec
 
 import engine
 import engine.audience
-import engine.search
 from events.contracts import game as wire
 from events.contracts.audience import Clock, Event, Frame, View, YourTurn, messages_after
 from events.envelope import REGISTRY, StoredEvent
-from services.table.tables import BOT_SECONDS, Table
+from services.table.tables import Table
 
 _json = msgspec.json.Encoder()
 _command = functools.lru_cache(maxsize=4096)(wire.command_to_wire)
@@ -62,7 +60,7 @@ def spectator_message(game_id: str, seq: int, event: wire.GameEvent) -> bytes:
 
 def turn_message(table: Table, seat: int, *, hints: bool = False) -> bytes:
     """Return ``seat``'s `YourTurn` now (empty: not on turn, or a bot holds the seat);
-    ``hints``: with the searching bot's suggestion, at a practice table only."""
+    ``hints``: with the bot tier's suggestion, at a practice table only (if it has come)."""
     state = table.state
     if seat < 0 or state.turn != seat or table.over or seat in table.bot_seats():
         return b""
@@ -71,8 +69,8 @@ def turn_message(table: Table, seat: int, *, hints: bool = False) -> bytes:
         return b""
     suggestion = None
     if hints and table.opened is not None and wire.hints_allowed(table.opened):
-        hint = engine.search.player("strong", seconds=BOT_SECONDS)
-        suggestion = _command(hint(engine.view(state, seat), random.Random(table.version)))
+        hinted = table.suggestion(seat)  # asked of the bot tier once per turn; never here
+        suggestion = None if hinted is None else _command(hinted)
     return _json.encode(
         YourTurn(
             game_id=table.game_id,

@@ -5,8 +5,10 @@ abandonment are tested without servers; `services.table.app` does the loading an
 
 Seat rules decided here (the issue leaves them to us):
 
-- A seat that lets its timer run out is played by the baseline bot for that one action
-  (`TurnTimedOut` then the bot's events, in one append). ``abandon_streak`` timeouts in a row
+- A seat that lets its timer run out is played by the strong bot for that one action
+  (`TurnTimedOut` then the bot's events, in one append), as is a seat taken over; the move
+  is decided in the bot tier, or by the baseline on the table when no worker answers in
+  time (`services.table.app`). ``abandon_streak`` timeouts in a row
   (default 3) and a bot takes the seat over for the rest of the game (`SeatAbandoned`); the
   player can no longer act there. Any action of his own resets his streak.
 - An unrated table (practice, casual) whose every seat a bot now plays closes at once: the
@@ -27,9 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import engine
-import engine.search
+import engine.bot
 from events.contracts import game as wire
 from events.contracts.audience import Frame
+from events.contracts.bots import LEVELS
+from events.contracts.game import game_id_of_match
+from events.contracts.ladders import UnknownLadder, ruleset_of
 from events.envelope import StoredEvent
 from events.errors import Refusal
 
@@ -37,8 +42,6 @@ ABANDONED = "abandoned"
 """`GameFinished.reason` of an unrated table closed because no person plays at it any more."""
 BOT_ACTOR = "bot"
 TIMEOUT_ACTOR = "timeout"
-BOT_SECONDS = 0.15
-"""The strong bot's time cap per move on a table replica (its event loop waits)."""
 RECENT_FRAMES = 32
 """Frames a table keeps in memory for catch-ups (beyond them it reads the log)."""
 EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
@@ -78,6 +81,9 @@ class Table:
     """The events after ``released`` (spectators get them with the next completed trick)."""
     recent: deque[Frame] = field(default_factory=lambda: deque(maxlen=RECENT_FRAMES))
     """The last frames published (`services.table.audiences`), for a gateway's catch-up."""
+    hint: tuple[int, int, engine.Command] | None = None
+    """The bot tier's suggestion for the seat on turn: (version, seat, command). Asked for
+    once per turn at a practice table (`services.table.app`), however often it is shown."""
 
     # -- folding ------------------------------------------------------------------------------
 
@@ -188,22 +194,37 @@ class Table:
     def bot_level(self, seat: int) -> str:
         """Return the level of the bot acting for ``seat``.
 
-        Bots seated from the start play the table's level; a seat taken over after
-        timeouts (rated games) gets the cheap baseline: the strong bot costs up to
-        `BOT_SECONDS` of the replica's CPU per move.
+        Bots seated from the start play the table's level; a seat a person left (a timeout,
+        an abandonment: rated games too) gets the strong bot, whose search runs in the bot
+        tier (`services.bots`), never on a table replica.
         """
         if self.opened is not None and seat in self.opened.bots:
             return self.opened.bot_level
-        return "baseline"
+        return "strong"
 
-    def bot_events(self, seat: int) -> list[wire.GameEvent]:
-        """Return the events of the table's bot acting for ``seat`` on its own view."""
+    def baseline_move(self, seat: int) -> engine.Command:
+        """Return the baseline bot's move for ``seat``: the table's own fallback when the bot
+        tier does not answer in time (about 20 µs of CPU; `python -m benchmarks bots`)."""
         rng = random.Random(f"{self.game_id}:{self.version}")
-        act = engine.search.player(self.bot_level(seat), seconds=BOT_SECONDS)
-        return self._engine_events(act(engine.view(self.state, seat), rng))
+        return engine.bot.choose(engine.view(self.state, seat), rng)
 
-    def timeout_events(self, seat: int, abandon_streak: int) -> list[wire.GameEvent]:
-        """Return the events of ``seat`` timing out: the fact, maybe abandonment, the bot."""
+    def bot_events(self, seat: int, move: engine.Command | None = None) -> list[wire.GameEvent]:
+        """Return the events of the bot playing ``move`` for ``seat`` (decided on its view by
+        the bot tier; the baseline's move when None)."""
+        return self._engine_events(self.baseline_move(seat) if move is None else move)
+
+    def suggestion(self, seat: int) -> engine.Command | None:
+        """Return the bot tier's suggestion for ``seat`` if it is on turn and one was asked."""
+        if self.hint is None or self.seat_to_act() != seat:
+            return None
+        version, hinted, command = self.hint
+        return command if (version, hinted) == (self.version, seat) else None
+
+    def timeout_events(
+        self, seat: int, abandon_streak: int, move: engine.Command | None = None
+    ) -> list[wire.GameEvent]:
+        """Return the events of ``seat`` timing out: the fact, maybe abandonment, the bot's
+        ``move`` (decided on the seat's view; the baseline's when None)."""
         streak = self.streaks.get(seat, 0) + 1
         events: list[wire.GameEvent] = [wire.TurnTimedOut(seat=seat, streak=streak)]
         if streak >= abandon_streak and seat not in self.abandoned:
@@ -213,10 +234,10 @@ class Table:
             self.abandoned.add(seat)  # the GameFinished below must know
             try:
                 closing = self.closing_events()
-                return events + (closing or self.bot_events(seat))
+                return events + (closing or self.bot_events(seat, move))
             finally:
                 self.abandoned.discard(seat)  # folding the stored event sets it for good
-        return events + self.bot_events(seat)
+        return events + self.bot_events(seat, move)
 
     def closing_events(self) -> list[wire.GameEvent]:
         """Return the end of an unrated game nobody plays any more (every seat a bot's), or
@@ -258,16 +279,11 @@ class Table:
         )
 
     def view(self, player_id: str, **extra: Any) -> wire.SeatViewWire:
-        """Return ``player_id``'s view (a spectator's if he has no seat), with a suggestion at a
-        practice table."""
+        """Return ``player_id``'s view (a spectator's if he has no seat), with the suggestion
+        the bot tier made for his turn if there is one (a view never starts a search)."""
         seat = self.seat_of(player_id)
         seat_view = engine.view(self.state, engine.SPECTATOR if seat is None else seat)
-        suggestion = None
-        hints = self.opened is not None and wire.hints_allowed(self.opened)
-        if seat is not None and self.seat_to_act() == seat and hints:
-            # Hints exist at practice tables only, and come from the searching bot.
-            hint = engine.search.player("strong", seconds=BOT_SECONDS)
-            suggestion = hint(seat_view, random.Random(self.version))
+        suggestion = None if seat is None else self.suggestion(seat)
         return wire.view_to_wire(
             seat_view, suggestion, players=self.players, version=self.version, **extra
         )
@@ -309,3 +325,61 @@ def opening_events(
     start = engine.StartGame(rules, seed=seed, server_seed=server_seed, contributors=contributors)
     started = engine.decide(engine.initial_state(), start)
     return [opened, *(wire.to_wire(e) for e in started)]
+
+
+OpenRequest = wire.OpenPractice | wire.OpenCasual | wire.OpenMatch
+"""The requests that open a table."""
+
+
+def opening_of(request: OpenRequest) -> tuple[str, dict[str, Any]]:
+    """Return the game id an open request makes and how to open it; raise `Rejected`."""
+    try:
+        if isinstance(request, wire.OpenMatch):
+            rules = ruleset_of(request.ladder)
+        else:
+            rules = engine.Ruleset.from_options(dict(request.rules))
+    except UnknownLadder as exc:
+        raise Rejected("malformed", str(exc)) from None
+    except engine.InvalidRuleset as exc:
+        raise Rejected("invalid_ruleset", str(exc)) from None
+    players: tuple[str, ...]
+    if isinstance(request, wire.OpenMatch):
+        game_id = game_id_of_match(request.match_id)
+        opened: dict[str, Any] = {
+            "ladder": request.ladder,
+            "rated": True,
+            "players": tuple(request.seats),
+            "bots": (),
+            "rules": rules,
+            "match_id": request.match_id,
+        }
+        return game_id, opened
+    level = "baseline"
+    untimed = False
+    if isinstance(request, wire.OpenPractice):
+        kind = "practice"
+        players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
+        bots: tuple[int, ...] = tuple(range(1, rules.players))
+        level = request.bots
+        if level not in LEVELS:
+            levels = ", ".join(LEVELS)
+            raise Rejected(
+                "unknown_bot_level", f"unknown bot level {level!r}: choose one of {levels}"
+            )
+        untimed = request.untimed
+    else:
+        kind, players, bots = "casual", request.players, ()
+    if len(set(players)) != len(players):
+        raise Rejected("malformed", "a player can sit only once")
+    game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}:{request.command_id}"))
+    how: dict[str, Any] = {
+        "ladder": kind,
+        "rated": False,
+        "players": players,
+        "bots": bots,
+        "rules": rules,
+        "bot_level": level,
+    }
+    if untimed:
+        how["turn_seconds"] = 0.0  # no turn timer for the person (TableOpened says so)
+    return game_id, how

@@ -24,7 +24,7 @@ _COMMANDS: dict[str, str] = {
     "fairplay": "services.gateway.fairplay:run",
 }
 
-SERVICES = ("gateway", "table", "matchmaking", "rating", "relay")
+SERVICES = ("gateway", "table", "matchmaking", "rating", "relay", "bots")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,10 +42,10 @@ from events.subjects import Subjects
 from services.runtime.config import Settings
 from services.tools.infra import run as infra_run
 
-SERVICES = ("relay", "table", "matchmaking", "rating", "gateway")
+SERVICES = ("relay", "table", "matchmaking", "rating", "gateway", "bots")
 OPS_PORT_ENV = "SPADES_DEV_OPS_PORT"
 DEFAULT_FIRST_OPS_PORT = 9101
-"""The services' ops ports are SPADES_DEV_OPS_PORT (9101) and the next four, in SERVICES order."""
+"""The services' ops ports are SPADES_DEV_OPS_PORT (9101) and the next five, in SERVICES order."""
 
 RESTART_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """Seconds before restarting a service that exited: longer after each crash in a row."""
@@ -62,7 +62,7 @@ class Refused(SystemExit):
 
 
 def first_ops_port(environ: dict[str, str] | None = None) -> int:
-    """Return the first of the five ops ports (SPADES_DEV_OPS_PORT, default 9101)."""
+    """Return the first of the six ops ports (SPADES_DEV_OPS_PORT, default 9101)."""
     raw = (os.environ if environ is None else environ).get(OPS_PORT_ENV, "").strip()
     return int(raw) if raw else DEFAULT_FIRST_OPS_PORT
 
@@ -103,7 +103,7 @@ def _claim_home(home: Path) -> object:
 
 
 def check_ports(http_port: int, first_ops: int, http_host: str = "0.0.0.0") -> None:
-    """Refuse, in one line, when the gateway's port or one of the five ops ports is taken."""
+    """Refuse, in one line, when the gateway's port or one of the six ops ports is taken."""
     wanted = [("SPADES_HTTP_PORT", "gateway HTTP", http_port, http_host)] + [
         (OPS_PORT_ENV, f"{name} ops", first_ops + offset, "0.0.0.0")
         for offset, name in enumerate(SERVICES)
@@ -113,7 +113,7 @@ def check_ports(http_port: int, first_ops: int, http_host: str = "0.0.0.0") -> N
             raise Refused(
                 f"port {port} ({what}) is already in use, perhaps by another spades dev: "
                 f"choose free ones, e.g. SPADES_HTTP_PORT=8010 {OPS_PORT_ENV}=9111 "
-                f"(the ops ports are {OPS_PORT_ENV} and the next four; now {variable} "
+                f"(the ops ports are {OPS_PORT_ENV} and the next five; now {variable} "
                 f"gives {port if variable == 'SPADES_HTTP_PORT' else first_ops})"
             )
 

@@ -13,6 +13,7 @@ _MAINS = {
     "table": "services.table.app",
     "matchmaking": "services.matchmaking.app",
     "rating": "services.rating.app",
+    "bots": "services.bots.app",
 }
 
 

@@ -853,7 +853,7 @@ def test_autoscaled_deployments_leave_replicas_to_the_hpa(target: str) -> None:
     for name in scaled:
         assert "replicas" not in deployments[name]["spec"], f"{name}: HPA and apply would fight"
     if target != "dev":
-        assert scaled == {"gateway", "table"}
+        assert scaled == {"gateway", "table", "bots"}
 
 
 def test_dev_is_one_of_everything_on_small_resources() -> None:

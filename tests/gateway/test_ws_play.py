@@ -22,8 +22,8 @@ from tests.services.tablekit import TableClient
 
 
 async def start_platform(processes: Processes, **env: str) -> GatewayProcess:
-    """Start relay and table, then the gateway; return the gateway."""
-    for name in ("relay", "table"):
+    """Start relay, table and a bot worker, then the gateway; return the gateway."""
+    for name in ("relay", "table", "bots"):
         processes.start(
             "-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env}
         )

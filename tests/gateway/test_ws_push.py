@@ -43,16 +43,16 @@ async def queue_up(http: httpx.AsyncClient, token: str) -> None:
 async def test_queued_players_are_told_their_match_and_play_it(
     processes: Processes, event_store: PostgresEventStore
 ) -> None:
-    # four players on one machine: fair-play linking off (a window of 0 days)
+    # four players on one machine: the gateway's fair-play linking off (a window of 0 days)
     for name in ("relay", "table", "matchmaking"):
         processes.start(
             "-m",
             "services.tools.cli",
             "serve",
             name,
-            env={"SPADES_OPS_PORT": "0", "SPADES_FAIRPLAY_DAYS": "0"},
+            env={"SPADES_OPS_PORT": "0"},
         )
-    gateway = await start_gateway(processes)
+    gateway = await start_gateway(processes, SPADES_FAIRPLAY_DAYS="0")
     names = ["mia", "noah", "olga", "piet"]
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
         tokens = [await register_and_login(http, name) for name in names]

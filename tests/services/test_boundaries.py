@@ -28,7 +28,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ROOT / "services"
 EVENTS = ROOT / "events"
-PACKAGES = ["gateway", "matchmaking", "rating", "table"]
+PACKAGES = ["bots", "gateway", "matchmaking", "rating", "table"]
 """The services: each owns its logic, its SQL, its migrations and a runner."""
 LIBRARIES = ["records", "runtime"]
 """Shared by the services, owned by none: they import no service and own no table."""
@@ -186,7 +186,7 @@ OVERSIZE = {
     "events/pgstore.py": 692,
     "events/contracts/game.py": 567,
     "services/records/transcript.py": 732,
-    "services/table/app.py": 766,
+    "services/table/app.py": 722,
     "services/matchmaking/app.py": 679,
     "engine/search.py": 540,
     "engine/rules.py": 526,
@@ -231,7 +231,10 @@ def test_each_packages_ruff_config_bans_every_other_service_module(package: str)
     assert banned - others == set(), f"services/{package}/ruff.toml bans modules that are gone"
 
 
-FORBIDDEN_TO = {"gateway": {"engine", "engine.bot", "engine.search", "engine.audience"}}
+FORBIDDEN_TO = {
+    "gateway": {"engine", "engine.bot", "engine.search", "engine.audience"},
+    "table": {"engine.search"},
+}
 """Beyond other services: the gateway forwards what the table built for each audience
 (`events.contracts.audience`), so it never folds a game, redacts or computes a turn: no engine."""
 
@@ -244,6 +247,13 @@ def test_the_gateway_imports_no_engine() -> None:
         if module == "engine" or module.startswith("engine.")
     ]
     assert bad == [], "the gateway forwards bytes the table built (events.contracts.audience)"
+
+
+def test_the_table_never_searches() -> None:
+    """The strong bot's search runs in the bot tier: a table replica only validates,
+    appends, publishes and arms timers (and plays the baseline when the tier is away)."""
+    bad = imported_under(SERVICES / "table", ("engine.search",))
+    assert bad == [], "ask the bot tier (events.contracts.bots)"
 
 
 def test_the_import_walker_sees_every_import_form(tmp_path: Path) -> None:
@@ -263,7 +273,8 @@ def test_the_import_walker_sees_every_import_form(tmp_path: Path) -> None:
         ("services/gateway/probe.py", "import services.matchmaking.pairing\n", True),
         ("services/gateway/probe.py", "import engine.search\n", True),
         ("services/gateway/probe.py", "from engine import view\n", True),
-        ("services/table/probe.py", "import engine.search\n", False),
+        ("services/table/probe.py", "import engine.search\n", True),
+        ("services/bots/probe.py", "import engine.search\n", False),
         ("services/table/probe.py", "from events.contracts.game import stream_of\n", False),
         ("services/matchmaking/probe.py", "from events.contracts.skill import Rating\n", False),
     ],

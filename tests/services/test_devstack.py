@@ -93,7 +93,7 @@ def test_a_second_spades_dev_on_the_same_home_refuses_and_starts_nothing(tmp_pat
     home = tmp_path / "spades"
     held = _claim_home(home)  # what the first, running instance holds
     try:
-        done = _refused(_dev_env(home, _free_ports(6)))
+        done = _refused(_dev_env(home, _free_ports(7)))
     finally:
         held.close()  # type: ignore[attr-defined]
     assert done.returncode == 2, done.stdout + done.stderr
@@ -111,7 +111,7 @@ def test_a_second_spades_dev_on_the_same_home_refuses_and_starts_nothing(tmp_pat
 
 
 def test_spades_dev_refuses_a_taken_port_naming_it_and_the_variables(tmp_path: Path) -> None:
-    base = _free_ports(6)
+    base = _free_ports(7)
     for taken, variable in ((base, "SPADES_HTTP_PORT"), (base + 3, "SPADES_DEV_OPS_PORT")):
         home = tmp_path / f"spades-{taken}"
         with socket.socket() as squatter:
@@ -149,7 +149,7 @@ def test_readiness_counts_only_a_socket_the_process_itself_listens_on() -> None:
 async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against_bots(
     tmp_path: Path,
 ) -> None:
-    base = _free_ports(6)  # the gateway's HTTP port, then the services' five ops ports
+    base = _free_ports(7)  # the gateway's HTTP port, then the services' six ops ports
     http_port = base
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPADES_")}
     env |= {
@@ -184,7 +184,7 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
         services = [
             c for c in psutil.Process(dev.pid).children(recursive=True) if "serve" in c.cmdline()
         ]
-        assert len(services) == 5  # relay, table, matchmaking, rating, gateway
+        assert len(services) == 6  # relay, table, matchmaking, rating, gateway, bots
 
         async with httpx.AsyncClient(base_url=url, timeout=30) as http:
             page = await http.get("/")
@@ -231,7 +231,7 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
         services = [
             c for c in psutil.Process(dev.pid).children(recursive=True) if "serve" in c.cmdline()
         ]
-        assert len(services) == 5
+        assert len(services) == 6
         assert rating.pid not in {c.pid for c in services}
     finally:
         dev.send_signal(signal.SIGTERM)
@@ -251,4 +251,4 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
     # SIGTERM stopped every service it started (the servers stop with `infra down`)
     gone, alive = psutil.wait_procs(services, timeout=30)
     assert not alive, [c.pid for c in alive]
-    assert len(gone) == 5
+    assert len(gone) == 6

@@ -37,7 +37,7 @@ from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects, partition_of
 from services.tools.infra import EmbeddedNats, EmbeddedPostgres
 from tests.infra import Processes, eventually, unique_token
-from tests.services.tablekit import PARTITIONS, TableClient
+from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn
 
 # Whole games on a loaded machine: more than the suite's default 300 s per test.
 pytestmark = pytest.mark.timeout(900)
@@ -135,10 +135,10 @@ class Player:
             view = await self.client.view(self.game_id)
             if view.phase == "over":
                 return
-            if view.suggestion is None:
+            if not my_turn(view):
                 await asyncio.sleep(0.05)
                 continue
-            reply = await self.client.send(self.game_id, view.suggestion)
+            reply = await self.client.send(self.game_id, move(view))
             if not reply.ok:
                 self.refusals.append(reply.code)
 

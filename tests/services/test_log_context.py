@@ -24,7 +24,7 @@ from events.pgstore import PostgresEventStore
 from services.runtime.logs import REQUEST_ID_HEADER
 from tests.infra import Processes, eventually
 from tests.services.opskit import log_records, start_gateway
-from tests.services.tablekit import PARTITIONS, TableClient
+from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn
 
 pytestmark = pytest.mark.infra
 
@@ -98,13 +98,13 @@ async def test_table_lines_carry_the_command_or_timer_and_the_game(
     )
     assert refused.code == "unknown_game"
 
-    async def my_turn() -> wire.SeatViewWire | None:
+    async def anns_turn() -> wire.SeatViewWire | None:
         view = await client.view(game_id)
-        return view if view.suggestion is not None else None
+        return view if my_turn(view) else None
 
     played_id = uuid.uuid4()
-    view = await eventually(my_turn, within=60, what="ann's turn")
-    played = await client.send(game_id, view.suggestion, command_id=played_id)
+    view = await eventually(anns_turn, within=60, what="ann's turn")
+    played = await client.send(game_id, move(view), command_id=played_id)
 
     async def over() -> bool:
         return (await client.view(game_id)).phase == "over"

@@ -272,7 +272,8 @@ async def test_the_gateway_process_serves_probes_and_every_metric_on_its_ops_por
     live, _, _ = await fetch(port, ops.LIVEZ)
     ready, _, body = await fetch(port, ops.READYZ)
     assert (live, ready) == (200, 200), body
-    assert json.loads(body)["checks"] == {"postgres": "ok", "nats": "ok"}
+    checks = {"postgres": "ok", "nats": "ok", "event_loop": "ok"}
+    assert json.loads(body)["checks"] == checks
     text = scrape(port)
     missing = [m for m in ops.metric_names() if f"# HELP {m} " not in text]
     assert missing == []

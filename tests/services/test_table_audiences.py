@@ -191,23 +191,22 @@ def _stored(version: int, event: wire.GameEvent) -> StoredEvent:
     )
 
 
-def test_the_hint_comes_from_the_searching_bot_at_practice_tables_only(
+def test_the_hint_is_the_bot_tiers_at_practice_tables_only_and_never_a_search_here(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    asked: list[str] = []
-    real = engine.search.player
+    def refused(name: str, **budget: object) -> object:
+        raise AssertionError(f"the table ran the {name} bot: that belongs to the bot tier")
 
-    def recording(name: str, **budget: object) -> object:
-        asked.append(name)
-        return real(name, **budget)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine.search, "player", recording)
-    turn = json.loads(audiences.turn_message(_on_turn("practice"), 0, hints=True))
+    monkeypatch.setattr(engine.search, "player", refused)
+    practice = _on_turn("practice")
+    turn = json.loads(audiences.turn_message(practice, 0, hints=True))
+    assert "suggestion" not in turn  # none asked of the tier yet: none invented here
+    legal = engine.view(practice.state, 0).legal
+    practice.hint = (practice.version, 0, legal[0])
+    turn = json.loads(audiences.turn_message(practice, 0, hints=True))
     assert turn["suggestion"] in turn["legal"]
-    assert asked == ["strong"]
-    casual = json.loads(audiences.turn_message(_on_turn("casual"), 0, hints=True))
-    assert "suggestion" not in casual
-    assert asked == ["strong"]  # a casual table never asks the bot, hints or not
-    plain = json.loads(audiences.turn_message(_on_turn("practice"), 0))
+    plain = json.loads(audiences.turn_message(practice, 0))
     assert "suggestion" not in plain
-    assert asked == ["strong"]
+    casual = _on_turn("casual")
+    casual.hint = (casual.version, 0, legal[0])
+    assert "suggestion" not in json.loads(audiences.turn_message(casual, 0, hints=True))

@@ -24,7 +24,7 @@ from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from tests.events.helpers import consumer_idle
 from tests.infra import Processes, eventually
-from tests.services.tablekit import PARTITIONS, TableClient, play_together
+from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn, play_together
 
 TABLE = ("-m", "services.tools.cli", "serve", "table")
 
@@ -107,22 +107,22 @@ async def test_a_retried_command_id_is_answered_the_same_and_appends_nothing(
     client = TableClient(nc, subjects, "ann")
     game_id = (await client.open_practice()).game_id
     view = await client.view(game_id)
-    while view.suggestion is None:  # a practice table: the bot's suggestion comes with the turn
+    while not my_turn(view):  # the bots before ann move first
         await asyncio.sleep(0.05)
         view = await client.view(game_id)
     command_id = uuid.uuid4()
-    first = await client.send(game_id, view.suggestion, command_id)
+    first = await client.send(game_id, move(view), command_id)
     assert first.ok
     assert not first.retry
 
     async def waits_for_ann() -> bool:
         now = await client.view(game_id)
-        return now.phase == "over" or now.suggestion is not None
+        return now.phase == "over" or (my_turn(now) and now.version > first.version)
 
     # the bots answer, so the stream moves past our command; then nothing moves until ann does
     await eventually(waits_for_ann, within=60, what="the bots to answer")
     version_after = await event_store.stream_version(stream_of(game_id))
-    again = await client.send(game_id, view.suggestion, command_id)
+    again = await client.send(game_id, move(view), command_id)
     assert again.ok
     assert again.retry
     assert again.version == first.version
@@ -240,6 +240,7 @@ async def test_a_practice_table_takes_a_bot_level_and_refuses_an_unknown_one(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
     start_table(processes)
+    processes.start("-m", "services.tools.cli", "serve", "bots", env={"SPADES_OPS_PORT": "0"})
     client = TableClient(nc, subjects, "ann")
     wrong = await client.open_practice(bots="grandmaster")
     assert not wrong.ok

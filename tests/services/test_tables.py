@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 import engine
+import engine.search
 from events.contracts import game as wire
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata
@@ -168,44 +169,42 @@ async def _practice(store: InMemoryEventStore, level: str) -> Table:
     return table
 
 
+def _no_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any search on this process fail the test: the table never runs one."""
+
+    def refused(level: str, **budget: object) -> object:
+        raise AssertionError(f"the table ran the {level} bot: that belongs to the bot tier")
+
+    monkeypatch.setattr(engine.search, "player", refused)
+
+
 async def test_a_practice_tables_bots_play_at_its_level(monkeypatch: pytest.MonkeyPatch) -> None:
-    asked: list[str] = []
-    real = engine.search.player
-
-    def recording(level: str, **budget: object) -> object:
-        asked.append(level)
-        return real(level, **budget)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine.search, "player", recording)
+    _no_search(monkeypatch)
     store = InMemoryEventStore()
     table = await _practice(store, "strong")
     assert table.opened is not None
     assert table.opened.bot_level == "strong"
+    assert {table.bot_level(seat) for seat in (1, 2, 3)} == {"strong"}  # asked of the tier
     while table.state.turn != 0 and not table.over:
         seat = table.state.turn
-        await _commit(store, table, table.bot_events(seat), actor="bot")
-    assert asked
-    assert set(asked) == {"strong"}
-    # The seat's hint at a practice table comes from the searching bot too.
-    asked.clear()
-    assert table.view("ann").suggestion is not None
-    assert asked == ["strong"]
+        # the move the tier decided is what the table plays (here: the baseline's)
+        await _commit(store, table, table.bot_events(seat, table.baseline_move(seat)), actor="bot")
+    # A view never searches: the seat's hint is the one the bot tier gave for this turn.
+    assert table.view("ann").suggestion is None
+    legal = engine.view(table.state, 0).legal
+    table.hint = (table.version, 0, legal[-1])
+    assert table.view("ann").suggestion == wire.command_to_wire(legal[-1])
+    table.hint = (table.version - 1, 0, legal[-1])  # a hint of an earlier turn is stale
+    assert table.view("ann").suggestion is None
 
 
-async def test_a_rated_tables_timeout_bot_is_the_baseline_and_it_gives_no_hint(
+async def test_a_rated_tables_timeout_bot_is_the_strong_one_and_it_gives_no_hint(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    asked: list[str] = []
-    real = engine.search.player
-
-    def recording(level: str, **budget: object) -> object:
-        asked.append(level)
-        return real(level, **budget)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine.search, "player", recording)
+    _no_search(monkeypatch)
     store = InMemoryEventStore()
     table = await _table(store)
     seat = table.state.turn
+    assert table.bot_level(seat) == "strong"  # a seat a person left gets the strong bot
     await _commit(store, table, table.timeout_events(seat, abandon_streak=3), actor="timeout")
     _suggested(table, PLAYERS[table.state.turn])  # asserts the view carries no suggestion
-    assert asked == ["baseline"]

@@ -3,7 +3,6 @@ in progress only as a spectator sees it), a seat's own view, and transcripts rep
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -15,19 +14,18 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, Requ
 from litestar.params import Parameter
 
 from events.contracts import game as wire
+from events.contracts.bots import ReplayTranscript, TranscriptReply
 from events.contracts.game import stream_of
 from services.gateway.errors import ERROR_RESPONSES, ApiError
-from services.gateway.http.common import BEARER, gateway_of, refused
+from services.gateway.http.common import BEARER, asked, gateway_of, refused
 from services.gateway.http.security import Caller, account_required
 from services.gateway.state import Unavailable, ask_table
-from services.records import transcript as transcripts
 from services.records.public import (
     Game,
     GameEventOut,
     GameSummary,
     StateAt,
     TranscriptReplay,
-    replay_of,
 )
 
 GAME_ID = Annotated[
@@ -132,6 +130,9 @@ class Games(Controller):
 
 # -- transcripts -----------------------------------------------------------------------------------
 
+_transcript_reply = msgspec.json.Decoder(TranscriptReply)
+_replay = msgspec.json.Decoder(TranscriptReplay)
+
 MAX_TRANSCRIPT_BYTES = 512 * 1024
 """Largest transcript accepted (413 beyond): a whole game is 25 to 50 KiB, one that reaches
 the 50-hand cap about 250 KiB."""
@@ -168,7 +169,7 @@ class Transcripts(Controller):
         operation_class=_TranscriptBody,
         request_max_body_size=MAX_TRANSCRIPT_BYTES,
     )
-    async def replay(self, request: Request[Any, Any, Any]) -> TranscriptReplay:
+    async def replay(self, request: Request[Any, Any, Any], state: State) -> TranscriptReplay:
         """Read a finished game's plain-text transcript back and replay it with the rules
         engine: the game's events (as `/api/games/{game_id}/events` shows them) and its final
         state. Only the text is replayed: no game is looked up, nothing is stored. A line
@@ -181,11 +182,15 @@ class Transcripts(Controller):
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise ApiError(400, "malformed", "a transcript is UTF-8 text") from None
-        try:
-            read = await asyncio.to_thread(transcripts.parse, text)
-        except transcripts.TranscriptError as exc:
-            raise ApiError(400, exc.code, str(exc)) from None
-        return replay_of(read)
+        # The replay costs up to a fifth of a second of CPU: it runs in the bot tier, never
+        # on this serving process (a busy or absent tier answers 503 `unavailable`).
+        gateway = gateway_of(state)
+        answer = _transcript_reply.decode(
+            await asked(gateway, gateway.subjects.bots_transcript(), ReplayTranscript(text=text))
+        )
+        if not answer.ok:
+            raise ApiError(400, answer.code or "malformed", answer.message)
+        return _replay.decode(answer.body)
 
 
 __all__ = ["MAX_TRANSCRIPT_BYTES", "Games", "Transcripts", "load_game"]
