@@ -54,6 +54,7 @@ from events.subjects import partition_of
 from services.runtime import logs, ops
 from services.runtime.service import Runtime
 from services.table import audiences
+from services.table.catchups import Catchups
 from services.table.tables import (
     BOT_ACTOR,
     TIMEOUT_ACTOR,
@@ -105,6 +106,7 @@ class TableService:
         self.owned: dict[int, Subscription] = {}
         self.inflight: set[asyncio.Task[Any]] = set()
         self.bots = BotTier(rt, self.log)
+        self.catchups = Catchups()
         partitions = self.settings.table_partitions
         self.leases = LeaseGroup(
             rt.pool,
@@ -468,9 +470,13 @@ class TableService:
         messages: tuple[bytes, ...] = ()
         if after is not None and after < upto:
             found = audiences.recent_messages(table, seat, after)
+            key = (table.game_id, seat, after, upto)
             if found is None:
+                found = self.catchups.get(key)
+            if found is None:  # beyond the frames kept: fold the log once, keep the answer
                 stored = await self.rt.store.read(stream_of(table.game_id))
                 found = audiences.replayed_messages(table.game_id, stored, seat, after, upto)
+                self.catchups.put(key, found)
             messages = found
         return CatchupReply(
             ok=True,
