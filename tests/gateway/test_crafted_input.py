@@ -15,12 +15,14 @@ from typing import Any
 import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from litestar.middleware._utils import build_exclude_path_pattern, should_bypass_for_path_pattern
 from nats.aio.client import Client as NATS
 from websockets.sync.client import connect
 
 from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
+from services.gateway.http.limits import SCHEMA_PATHS, UNLIMITED
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.test_ws_play import open_casual
 from tests.infra import Processes
@@ -80,11 +82,38 @@ bodies = st.one_of(
         max_size=3,
     ).map(lambda f: body_of(f).encode("utf-8", "surrogatepass")),
 )
+schema_params = st.builds(
+    lambda a, b: f"{a}schema{b}",
+    st.from_regex(r"[a-z0-9]{0,4}", fullmatch=True),
+    st.from_regex(r"[a-z0-9]{0,4}", fullmatch=True),
+)
 path_texts = st.one_of(
     st.text(min_size=1, max_size=20),
     st.binary(min_size=1, max_size=20).map(lambda b: b.decode("latin-1")),
     st.sampled_from(["a\x00b", "ann\n", "..", "%00", "\x7f"]),
 )
+
+
+schema_paths = st.builds(
+    lambda before, after: f"{before}schema{after}",
+    st.sampled_from(["/", "/api/players/", "/api/ladders/", "/static/../", "//", "/x/", ""])
+    | st.text(min_size=0, max_size=12).map(lambda t: "/" + t),
+    st.sampled_from(["", "zz", "/", "/openapi.json", "/openapi.jsonx", "/games", ".ndjson"])
+    | st.text(min_size=0, max_size=12),
+)
+"""Paths with "schema" in them: the API's document, and everything that merely contains it."""
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(path=schema_paths)
+def test_only_the_schemas_own_paths_skip_the_limits_and_the_auth(path: str) -> None:
+    """Issue 26, item 2: litestar searches a path for the exclusion patterns, so an unanchored
+    "/schema" once exempted `/api/players/schemazz` from every rate limit and from the
+    authentication middleware (both use `UNLIMITED`)."""
+    pattern = build_exclude_path_pattern(exclude=UNLIMITED)
+    skipped = should_bypass_for_path_pattern({"path": path}, pattern)  # type: ignore[typeddict-item]
+    exempt = path in SCHEMA_PATHS or path == "/" or path.startswith("/static/")
+    assert skipped == exempt, path
 
 
 def routes(schema: dict[str, Any]) -> list[tuple[str, str]]:
@@ -133,7 +162,7 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
         @given(
             operation=st.sampled_from(operations),
             body=bodies,
-            param=st.one_of(st.just(game_id), path_texts),
+            param=st.one_of(st.just(game_id), path_texts, schema_params),
             content_type=st.sampled_from(["application/json", "text/plain", ""]),
         )
         def http_case(
@@ -152,6 +181,9 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
                 headers={**auth, "content-type": content_type} if sends_body else auth,
             )
             answered.append(answer.status_code)
+            if "schema" in param and answer.status_code != 404:
+                # a route's answer: the budgets counted it (their headers say so)
+                assert "ratelimit-policy" in answer.headers, (method, path, answer.headers)
             assert answer.status_code < 500, (method, path, body[:80], answer.text)
             if answer.status_code >= 400:
                 assert answer.json()["code"] != "internal", answer.text
