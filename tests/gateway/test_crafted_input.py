@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+import uuid
 from typing import Any
 
 import httpx
@@ -23,6 +24,7 @@ from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.gateway.http.limits import SCHEMA_PATHS, UNLIMITED
+from services.gateway.protocol import Error, parse
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.test_ws_play import open_casual
 from tests.infra import Processes
@@ -82,6 +84,43 @@ bodies = st.one_of(
         max_size=3,
     ).map(lambda f: body_of(f).encode("utf-8", "surrogatepass")),
 )
+
+
+@st.composite
+def uuid_spellings(draw: st.DrawFn) -> str:
+    """Return a UUID spelt any way `uuid.UUID` reads it: canonical, capitals, braces,
+    `urn:uuid:`, without or with moved dashes."""
+    value = draw(st.uuids())
+    hex_ = draw(st.sampled_from([value.hex, value.hex.upper()]))
+    if draw(st.booleans()):
+        hex_ = "".join(c.upper() if draw(st.booleans()) else c for c in hex_)
+    anywhere = tuple(sorted(draw(st.sets(st.integers(1, 31), max_size=4))))
+    canonical, none, early, extra = (8, 12, 16, 20), (), (4, 8), (8, 12, 16, 20, 24)
+    dashes = draw(st.sampled_from([canonical, none, early, extra, anywhere]))
+    body = "".join(("-" if i in dashes else "") + c for i, c in enumerate(hex_))
+    wrap = draw(st.sampled_from(["{}", "urn:uuid:{}", "{{{}}}", "uuid:{}", "urn:{}", "{}"]))
+    return wrap.format(body)
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(game_id=uuid_spellings(), kind=st.sampled_from(["subscribe", "unsubscribe", "view"]))
+def test_a_game_id_in_another_uuid_spelling_is_malformed(game_id: str, kind: str) -> None:
+    """Issue 26, item 7: `{uuid}` and `urn:uuid:` passed the UUID check, then broke the NATS
+    subject check and closed the socket with 4500. Only the canonical form gets through."""
+    canonical = str(uuid.UUID(game_id))
+    for message in (
+        {"type": kind, "game_id": game_id},
+        {"type": "command", "game_id": game_id, "command_id": str(uuid.uuid4()), "command": {}},
+    ):
+        parsed = parse(json.dumps(message))
+        if game_id == canonical:
+            assert not isinstance(parsed, Error), parsed
+        else:
+            assert isinstance(parsed, Error), (game_id, parsed)
+            assert parsed.code == "malformed"
+            assert canonical in parsed.message
+
+
 schema_params = st.builds(
     lambda a, b: f"{a}schema{b}",
     st.from_regex(r"[a-z0-9]{0,4}", fullmatch=True),
@@ -114,6 +153,14 @@ def test_only_the_schemas_own_paths_skip_the_limits_and_the_auth(path: str) -> N
     skipped = should_bypass_for_path_pattern({"path": path}, pattern)  # type: ignore[typeddict-item]
     exempt = path in SCHEMA_PATHS or path == "/" or path.startswith("/static/")
     assert skipped == exempt, path
+
+
+def is_misspelt(text: str) -> bool:
+    """Return whether ``text`` is a UUID, not in its canonical spelling."""
+    try:
+        return str(uuid.UUID(text)) != text
+    except ValueError:
+        return False
 
 
 def routes(schema: dict[str, Any]) -> list[tuple[str, str]]:
@@ -162,7 +209,7 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
         @given(
             operation=st.sampled_from(operations),
             body=bodies,
-            param=st.one_of(st.just(game_id), path_texts, schema_params),
+            param=st.one_of(st.just(game_id), path_texts, schema_params, uuid_spellings()),
             content_type=st.sampled_from(["application/json", "text/plain", ""]),
         )
         def http_case(
@@ -181,6 +228,9 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
                 headers={**auth, "content-type": content_type} if sends_body else auth,
             )
             answered.append(answer.status_code)
+            if template.startswith("/api/games/{") and is_misspelt(param):
+                assert answer.status_code == 400, (method, path, answer.text)
+                assert answer.json()["code"] == "malformed", answer.text
             if "schema" in param and answer.status_code != 404:
                 # a route's answer: the budgets counted it (their headers say so)
                 assert "ratelimit-policy" in answer.headers, (method, path, answer.headers)
@@ -206,7 +256,7 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
             kind=st.sampled_from(WS_TYPES),
             fields=st.dictionaries(
                 st.sampled_from(["game_id", "token", "last_seq", "command", "command_id", "x"]),
-                field_value(),
+                field_value() | uuid_spellings().map(json.dumps),
                 max_size=3,
             ),
             binary=st.one_of(st.none(), st.binary(min_size=1, max_size=200)),
