@@ -16,7 +16,10 @@ Client to server:
   no account: without ``auth``, ``subscribe`` (up to ANONYMOUS_WATCHES games at once),
   ``view`` and ``unsubscribe`` work as a spectator (one trick behind, no hands, the same view
   as any account without a seat there); ``command`` answers ``unauthenticated``. A
-  connection that neither authenticates nor watches a game within 10 s is closed.
+  connection that neither authenticates nor watches a game within 10 s is closed; at most
+  SPADES_WS_ANONYMOUS_PER_ADDRESS connections of one address watch without an account.
+  Connections are capped per address (SPADES_WS_PER_ADDRESS) and per account
+  (SPADES_WS_PER_ACCOUNT): one too many gets ``too_many_connections`` and close 1008.
 - ``subscribe {game_id, last_seq?, hints?}``: watch a game: as its seat if the account sits at
   it, else as a spectator. Without ``last_seq`` the server sends ``view`` (a snapshot at seq
   N) then every event after N. With ``last_seq`` it sends exactly the events after it: a

@@ -3,6 +3,7 @@ item closed with a stated limit and a code (the items' numbers are the issue's).
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 
@@ -10,16 +11,19 @@ import asyncpg
 import httpx
 import pytest
 import structlog
+import websockets
 from litestar.testing import TestClient
 
 from events.subjects import Subjects
 from services.config import Settings
 from services.gateway.app import create_app
+from services.gateway.auth import Tokens
 from services.gateway.config import GatewayConfig
 from services.gateway.http.web import SECURITY_HEADERS, WEB
 from services.gateway.state import Gateway
-from tests.gateway.conftest import start_gateway
+from tests.gateway.conftest import SECRET, start_gateway
 from tests.gateway.test_sessions import logout, refresh, refused, sign_up
+from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
 
 
@@ -82,3 +86,68 @@ async def test_a_logout_with_a_made_up_secret_ends_nothing(
         refused(await refresh(http, renewed.json()["refresh_token"]), "refresh_invalid")
         # and again, or with a guess once it is over: nothing left to end
         assert (await logout(http, f"{session_id}.{'A' * 43}")).status_code == 204
+
+
+# -- 4. WebSocket connections: caps per address and per account, anonymous watchers ----------
+
+
+async def closed_with(client: WsClient, code: str) -> None:
+    """Expect an `error` with ``code``, then the connection closed with 1008 and ``code``."""
+    error = await client.recv(20)
+    assert (error["type"], error["code"]) == ("error", code), error
+    assert error["message"]
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        await client.recv(10)
+    assert closed.value.rcvd is not None
+    assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, code)
+
+
+async def connect_when_free(url: str) -> WsClient:
+    """Return an anonymous connection, once the address has a place again (a connection that
+    was just closed is counted down when the gateway sees it end)."""
+    while True:
+        client = WsClient(url, "")
+        await client.connect(auth=False)
+        await client.send({"type": "ping"})
+        answer = await client.recv(20)
+        if answer["type"] == "pong":
+            return client
+        assert answer["code"] == "too_many_connections", answer
+        await client.close()
+        await asyncio.sleep(0.05)
+
+
+async def test_websocket_connections_are_capped_per_address_and_per_account(
+    processes: Processes,
+) -> None:
+    gateway = await start_gateway(
+        processes,
+        SPADES_WS_PER_ADDRESS="3",
+        SPADES_WS_PER_ACCOUNT="1",
+        SPADES_WS_ANONYMOUS_PER_ADDRESS="1",
+    )
+    token, _ = Tokens(SECRET, 900).issue("capped", False)
+    # per account: a second connection of the account is refused at its auth
+    first, second = WsClient(gateway.ws_url, token), WsClient(gateway.ws_url, token)
+    await first.connect()
+    await second.connect(auth=False)
+    await second.send({"type": "auth", "token": token})
+    await closed_with(second, "too_many_connections")
+    # per address: three open, the fourth refused at once
+    watcher = await connect_when_free(gateway.ws_url)
+    other = await connect_when_free(gateway.ws_url)
+    fourth = WsClient(gateway.ws_url, "")
+    await fourth.connect(auth=False)
+    await closed_with(fourth, "too_many_connections")
+    await first.send({"type": "ping"})  # the others are untouched
+    await first.expect("pong")
+    # one connection of the address may watch without an account ...
+    await watcher.send({"type": "subscribe", "game_id": "not-a-game"})
+    assert (await watcher.expect("error"))["code"] == "unknown_game"
+    # ... another must authenticate, and within the auth deadline like any connection
+    await other.send({"type": "subscribe", "game_id": "not-a-game"})
+    refused_watch = await other.expect("error")
+    assert refused_watch["code"] == "unauthenticated", refused_watch
+    assert "address" in refused_watch["message"]
+    await closed_with(other, "auth_timeout")
+    assert "Traceback" not in processes.log(gateway.proc)
