@@ -59,6 +59,7 @@ from services.table import audiences
 from services.table.tables import (
     BOT_ACTOR,
     TIMEOUT_ACTOR,
+    FinishedTables,
     Rejected,
     Table,
     event_ids,
@@ -100,6 +101,9 @@ class TableService:
         self.log = rt.log
         self.bot_delay = bot_delay
         self.tables: dict[str, Table] = {}
+        """The live games of the owned partitions."""
+        self.finished = FinishedTables(self.settings.table_finished_cache_bytes)
+        """Finished games read again, within a byte limit (SPADES_TABLE_FINISHED_CACHE_BYTES)."""
         self.locks: dict[str, asyncio.Lock] = {}
         self.timers: dict[str, asyncio.Task[None]] = {}
         self.retries: dict[str, int] = {}
@@ -175,7 +179,9 @@ class TableService:
         """Stop serving partitions at once: no subscription, no timer, no game in memory."""
         lost = {int(name.rsplit("/", 1)[1]) for name in names}
         subs = [self.owned.pop(p) for p in lost if p in self.owned]
-        for game_id in [g for g in self.tables if self.partition(g) in lost]:
+        for game_id in [
+            g for g in (*self.tables, *self.finished.tables) if self.partition(g) in lost
+        ]:
             self._forget(game_id)
         for game_id in [g for g in self.timers if self.partition(g) in lost]:
             self._forget(game_id)
@@ -193,6 +199,13 @@ class TableService:
             timer.cancel()
         self.tables.pop(game_id, None)
         self.retries.pop(game_id, None)
+        if game_id in self.finished.tables:
+            self.finished.pop(game_id)
+            self._count_finished()
+
+    def _count_finished(self) -> None:
+        ops.FINISHED_CACHE_BYTES.set(self.finished.bytes)
+        ops.FINISHED_CACHE_GAMES.set(len(self.finished))
 
     async def _resume(self, partitions: set[int]) -> None:
         """Load the live games of newly owned partitions so their timers run again; retry
@@ -245,14 +258,23 @@ class TableService:
 
     async def _load(self, game_id: str, *, fresh: bool = False) -> Table | None:
         """Return the game from memory, or rebuilt from its events; None if it has none."""
-        if not fresh and game_id in self.tables:
-            return self.tables[game_id]
+        if not fresh:
+            found = self.tables.get(game_id) or self.finished.get(game_id)
+            if found is not None:
+                return found
         table = Table(game_id)
         for stored in await self.rt.store.read(stream_of(game_id)):
             table.fold(stored, REGISTRY.decode(stored))
         if table.opened is None or self.fence(game_id) is None:
             self.tables.pop(game_id, None)
             return None if table.opened is None else table
+        if table.over:  # kept for the next reader within the cache's bytes, not for ever
+            self.tables.pop(game_id, None)
+            evicted = self.finished.evicted
+            self.finished.put(table)
+            ops.FINISHED_CACHE_EVICTIONS.inc(self.finished.evicted - evicted)
+            self._count_finished()
+            return table
         self.tables[game_id] = table
         ops.ACTIVE_GAMES.set(sum(1 for t in self.tables.values() if not t.over))
         return table

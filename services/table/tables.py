@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,51 @@ class Rejected(Exception):
         self.code = code
 
 
+class FinishedTables:
+    """Finished games a replica read again (a view or a catch-up of an old game), kept for
+    the next reader, least recently used first, within ``limit`` bytes of their events
+    (`Table.stored_bytes`; SPADES_TABLE_FINISHED_CACHE_BYTES). Beyond it the least recently
+    read are dropped, and read from the log again when asked for; a game larger than the
+    whole limit is not kept at all. Live games are not here: they are bounded by the seats
+    and tables people may hold, and their timers need them in memory."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.tables: OrderedDict[str, Table] = OrderedDict()
+        self.bytes = 0
+        self.evicted = 0
+        """Games dropped to stay within the limit, since the replica started."""
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    def get(self, game_id: str) -> Table | None:
+        """Return a kept game (now the most recently used), or None."""
+        table = self.tables.get(game_id)
+        if table is not None:
+            self.tables.move_to_end(game_id)
+        return table
+
+    def put(self, table: Table) -> None:
+        """Keep a finished game, dropping the least recently used beyond the limit."""
+        self.pop(table.game_id)
+        if table.stored_bytes > self.limit:
+            self.evicted += 1
+            return
+        self.tables[table.game_id] = table
+        self.bytes += table.stored_bytes
+        while self.bytes > self.limit:
+            _, oldest = self.tables.popitem(last=False)
+            self.bytes -= oldest.stored_bytes
+            self.evicted += 1
+
+    def pop(self, game_id: str) -> None:
+        """Forget a game if it is kept."""
+        table = self.tables.pop(game_id, None)
+        if table is not None:
+            self.bytes -= table.stored_bytes
+
+
 def event_ids(seed: str, count: int) -> list[uuid.UUID]:
     """Return ``count`` event ids derived from ``seed``, the same on every retry."""
     return [uuid.uuid5(EVENT_NAMESPACE, f"{seed}:{i}") for i in range(count)]
@@ -68,6 +113,9 @@ class Table:
     """Command id -> version right after its events: a retried id gets the same answer."""
     streaks: dict[int, int] = field(default_factory=dict)
     abandoned: set[int] = field(default_factory=set)
+    stored_bytes: int = 0
+    """The size of the game's events as the log holds them (their JSON): what a finished
+    game weighs in `FinishedTables`."""
     deadline: float = 0.0
     """The turn timer the log recorded with the last event (`Metadata.deadline`), 0 if none."""
     turn_deadline: float | None = None
@@ -91,6 +139,7 @@ class Table:
         if stored.version != self.version + 1:
             raise ValueError(f"game {self.game_id}: event {stored.version} after {self.version}")
         self.version = stored.version
+        self.stored_bytes += len(stored.data)
         self.deadline = stored.metadata.deadline
         command_id = stored.metadata.command_id
         if command_id is not None:
