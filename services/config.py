@@ -18,6 +18,7 @@
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
 | SPADES_FAIRPLAY_DAYS | 7 | days an address or device links accounts (never at one ranked table) |
 | SPADES_EVENT_LOOP | auto | auto (uvloop when installed), uvloop, or asyncio (`services.loop`) |
+| SPADES_UNTIMED_IDLE_SECONDS | 1800 | an untimed table nobody acted at for this long closes |
 | SPADES_TABLE_FINISHED_CACHE_BYTES | 16777216 | table: finished games kept for readers (LRU) |
 """
 
@@ -72,6 +73,7 @@ class Settings:
     jwt_secret: str = ""
     fairplay_days: NonNegative = 7.0
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
+    untimed_idle_seconds: Positive = 1800.0
     table_finished_cache_bytes: Annotated[int, Meta(ge=0)] = 16 * 1024 * 1024
 
     @classmethod

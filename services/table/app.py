@@ -635,8 +635,16 @@ class TableService:
         if self.fence(table.game_id) is None:
             return
         is_bot = seat in table.bot_seats()
-        if not is_bot and table.opened is not None and table.opened.turn_seconds <= 0:
-            return  # an untimed table: the person takes as long as he likes
+        if not is_bot and table.untimed:
+            # an untimed table: the person takes as long as he likes, but a table nobody acts
+            # at closes SPADES_UNTIMED_IDLE_SECONDS after its last event (restarts included)
+            if delay is None:
+                idle = self.settings.untimed_idle_seconds
+                delay = max(0.0, table.last_recorded + idle - time.time())
+            self.timers[table.game_id] = asyncio.create_task(
+                self._fire(table.game_id, table.version, seat, False, delay, idle=True)
+            )
+            return
         if delay is None:
             # a person's timer runs to the deadline the log recorded (and every watcher was
             # told); a game recorded before deadlines were: a full turn from now
@@ -650,13 +658,20 @@ class TableService:
         )
 
     async def _fire(
-        self, game_id: str, version: int, seat: int, is_bot: bool, delay: float
+        self,
+        game_id: str,
+        version: int,
+        seat: int,
+        is_bot: bool,
+        delay: float,
+        *,
+        idle: bool = False,
     ) -> None:
         await asyncio.sleep(delay)
         # The timer task was armed inside some command's context: log under its own id.
         with logs.work(f"timer:{game_id}:{version}", game_id=game_id):
             try:
-                await self._act_for(game_id, version, seat, is_bot)
+                await self._act_for(game_id, version, seat, is_bot, idle=idle)
             except Exception as exc:  # the database or NATS away: try again, never give up
                 self._retry_later(game_id, exc)
 
@@ -671,8 +686,11 @@ class TableService:
         if table is not None and self.fence(game_id) is not None:
             self._schedule(table, delay=delay)
 
-    async def _act_for(self, game_id: str, version: int, seat: int, is_bot: bool) -> None:
-        """Play the bot's move, or time the seat out, unless somebody acted in time."""
+    async def _act_for(
+        self, game_id: str, version: int, seat: int, is_bot: bool, *, idle: bool = False
+    ) -> None:
+        """Play the bot's move, time the seat out, or close an idle untimed table (``idle``),
+        unless somebody acted in time."""
         async with self._lock(game_id):
             table = self.tables.get(game_id)
             if table is None or table.version != version or self.rt.stop.is_set():
@@ -682,7 +700,13 @@ class TableService:
             if self.timers.get(game_id) is asyncio.current_task():
                 del self.timers[game_id]
             try:
-                if seat < 0:  # the contribution window ran out: deal hand 1
+                if idle:  # nobody acted at an untimed table for SPADES_UNTIMED_IDLE_SECONDS
+                    events = table.idle_close_events()
+                    actor = "table"
+                    if not events:
+                        return
+                    self.log.info("idle untimed table closed", seat=seat)
+                elif seat < 0:  # the contribution window ran out: deal hand 1
                     events = table.close_seeding_events()
                     actor = "table"
                 elif is_bot:

@@ -14,6 +14,10 @@ Seat rules decided here (the issue leaves them to us):
   reason "abandoned" (no winner, the scores as they stand) instead of the bot's move (see
   `closing_events`). So an idle practice table ends after ``abandon_streak`` turn timers in
   a row (3 x 25 s by default), recorded in its log, and bots never play on for nobody.
+- An untimed table (a practice table without the turn clock) has no timer to run out, so it
+  would never end: after ``SPADES_UNTIMED_IDLE_SECONDS`` (30 min) with no event in its log
+  (nobody acted; the bots act at once) it closes with `GameFinished` reason "idle", no
+  winner, the scores as they stand (`idle_close_events`), appended like any timer's events.
 - An abandoned game stays rated; who is charged is `services.rating.model`'s rule (the
   abandoner a loss, his partner no move), carried to the rating service in `GameFinished`.
 """
@@ -34,6 +38,9 @@ from events.envelope import StoredEvent
 
 ABANDONED = "abandoned"
 """`GameFinished.reason` of an unrated table closed because no person plays at it any more."""
+IDLE = "idle"
+"""`GameFinished.reason` of an untimed table closed because nobody acted at it for
+SPADES_UNTIMED_IDLE_SECONDS (`Table.idle_close_events`)."""
 BOT_ACTOR = "bot"
 TIMEOUT_ACTOR = "timeout"
 BOT_SECONDS = 0.15
@@ -114,6 +121,8 @@ class Table:
     streaks: dict[int, int] = field(default_factory=dict)
     abandoned: set[int] = field(default_factory=set)
     stored_bytes: int = 0
+    last_recorded: float = 0.0
+    """When the log recorded the game's last event (unix seconds): its last activity."""
     """The size of the game's events as the log holds them (their JSON): what a finished
     game weighs in `FinishedTables`."""
     deadline: float = 0.0
@@ -140,6 +149,7 @@ class Table:
             raise ValueError(f"game {self.game_id}: event {stored.version} after {self.version}")
         self.version = stored.version
         self.stored_bytes += len(stored.data)
+        self.last_recorded = stored.recorded_at.timestamp()
         self.deadline = stored.metadata.deadline
         command_id = stored.metadata.command_id
         if command_id is not None:
@@ -268,6 +278,29 @@ class Table:
             finally:
                 self.abandoned.discard(seat)  # folding the stored event sets it for good
         return events + self.bot_events(seat)
+
+    @property
+    def untimed(self) -> bool:
+        """Return whether the table has no turn clock (an untimed practice table)."""
+        return self.opened is not None and self.opened.turn_seconds <= 0
+
+    def idle_close_events(self) -> list[wire.GameEvent]:
+        """Return the end of an unrated untimed table nobody acted at for too long, or nothing:
+        `GameFinished` with reason "idle", no winner, the scores as they stand."""
+        opened = self.opened
+        if opened is None or opened.rated or self.over or not self.untimed:
+            return []
+        return [
+            wire.GameFinished(
+                winner=-1,
+                reason=IDLE,
+                scores=self.state.scores,
+                ladder=opened.ladder,
+                rated=False,
+                players=self.players,
+                abandoned=tuple(sorted(self.abandoned)),
+            )
+        ]
 
     def closing_events(self) -> list[wire.GameEvent]:
         """Return the end of an unrated game nobody plays any more (every seat a bot's), or

@@ -7,12 +7,13 @@ import uuid
 
 from nats.aio.client import Client as NATS
 
+from events import game as wire
 from events.envelope import REGISTRY
 from events.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.table.tables import FinishedTables, Table
-from tests.infra import Processes
+from tests.infra import Processes, eventually
 from tests.services.opskit import gauge, ops_port
 from tests.services.tablekit import TableClient
 from tests.services.test_table_service import game_events, play_to_the_end, start_table
@@ -67,3 +68,37 @@ async def test_reading_old_games_keeps_the_table_within_its_cache_bytes(
     # a game dropped is read from the log again, the same
     assert (await client.view(copies[0])).phase == "over"
     assert gauge(port, "spades_table_finished_cache_games") == 3
+
+
+# -- 1. untimed practice tables end when nobody acts at them ----------------------------------
+
+
+async def test_an_idle_untimed_practice_table_closes_through_its_log(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    """An untimed practice table had no timer at all, so an account could park tables for
+    good (in the table's memory, reloaded at every take-over). Nobody acting at it for
+    SPADES_UNTIMED_IDLE_SECONDS closes it with `GameFinished` reason "idle"."""
+    start_table(processes, SPADES_UNTIMED_IDLE_SECONDS="3")
+    client = TableClient(nc, subjects, "parker")
+    opened = await client.open_practice(untimed=True)
+    assert opened.ok, opened
+    assert (await client.view(opened.game_id)).phase != "over"
+
+    async def finished() -> wire.GameFinished | None:
+        last = (await game_events(event_store, opened.game_id))[-1]
+        return last if isinstance(last, wire.GameFinished) else None
+
+    closed = await eventually(finished, within=120, what="the idle table to close")
+    assert (closed.reason, closed.winner, closed.rated) == ("idle", -1, False)
+    stored = await event_store.read(stream_of(opened.game_id))
+    assert stored[-1].metadata.actor == "table"
+    assert not [
+        e
+        for e in await game_events(event_store, opened.game_id)
+        if isinstance(e, wire.TurnTimedOut)
+    ]  # no clock ran: the table closed, nobody was timed out
+    # off the live list, and refused with a code like any finished game
+    assert stream_of(opened.game_id) not in await event_store.open_streams("game", "GameFinished")
+    view = await client.view(opened.game_id)
+    assert (view.phase, view.reason) == ("over", "idle")
