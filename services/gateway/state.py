@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -85,6 +85,8 @@ class Gateway:
     log: Any
     tokens: Tokens = field(init=False)
     connections: ConnectionCaps = field(init=False)
+    queue_changes: dict[str, deque[float]] = field(init=False, default_factory=dict)
+    """When each account last joined or left a ranked queue (`http.queue.spend_change`)."""
 
     def __post_init__(self) -> None:
         self.tokens = Tokens(self.config.jwt_secret, self.config.token_seconds)

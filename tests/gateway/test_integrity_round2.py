@@ -21,10 +21,10 @@ from services.gateway.auth import Tokens
 from services.gateway.config import GatewayConfig
 from services.gateway.http.web import SECURITY_HEADERS, WEB
 from services.gateway.state import Gateway
-from tests.gateway.conftest import SECRET, start_gateway
+from tests.gateway.conftest import SECRET, register_and_login, start_gateway
 from tests.gateway.test_sessions import logout, refresh, refused, sign_up
 from tests.gateway.wsclient import WsClient
-from tests.infra import Processes
+from tests.infra import Processes, eventually
 
 
 @pytest.fixture
@@ -151,3 +151,42 @@ async def test_websocket_connections_are_capped_per_address_and_per_account(
     assert "address" in refused_watch["message"]
     await closed_with(other, "auth_timeout")
     assert "Traceback" not in processes.log(gateway.proc)
+
+
+# -- 5. ranked queue joins and leaves: a budget per account -----------------------------------
+
+
+async def test_queue_joins_and_leaves_are_limited_per_account(processes: Processes) -> None:
+    processes.start("-m", "services.cli", "serve", "matchmaking", env={"SPADES_OPS_PORT": "0"})
+    gateway = await start_gateway(
+        processes, SPADES_QUEUE_CHANGES_PER_MINUTE="3", SPADES_FAIRPLAY_DAYS="0"
+    )
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        fickle = {"authorization": f"Bearer {await register_and_login(http, 'fickle')}"}
+        other = {"authorization": f"Bearer {await register_and_login(http, 'steady')}"}
+        standard = {"ladder": "standard"}
+
+        async def join(auth: dict[str, str]) -> httpx.Response:
+            async def answered() -> httpx.Response | None:
+                answer = await http.post("/api/queue", json=standard, headers=auth)
+                # matchmaking may still be taking its ladders: that refusal counts for nothing
+                return None if answer.json()["code"] == "unavailable" else answer
+
+            found: httpx.Response = await eventually(answered, within=60, what="a queue")
+            return found
+
+        assert (await join(fickle)).json()["code"] == "queued"
+        assert (await http.delete("/api/queue", headers=fickle)).json()["code"] == "left"
+        assert (await http.post("/api/queue", json=standard, headers=fickle)).status_code == 200
+        for refused_change in (
+            await http.delete("/api/queue", headers=fickle),
+            await http.post("/api/queue", json=standard, headers=fickle),
+        ):
+            assert refused_change.status_code == 429, refused_change.text
+            assert refused_change.json()["code"] == "rate_limited"
+            assert "3 queue joins and leaves a minute" in refused_change.json()["message"]
+            assert 1 <= int(refused_change.headers["retry-after"]) <= 60
+        # the refused leave changed nothing: still queued; another account is untouched
+        status = await http.get("/api/queue", headers=fickle)
+        assert status.json()["code"] == "queued", status.text
+        assert (await join(other)).json()["code"] == "queued"
