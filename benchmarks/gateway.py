@@ -252,6 +252,9 @@ async def start_stack(
         "SPADES_LOG_LEVEL": "warning",
         "SPADES_JWT_SECRET": SECRET,
         "SPADES_HTTP_HOST": "127.0.0.1",
+        # every seat connects from this one address
+        "SPADES_WS_PER_ADDRESS": "1000000",
+        "SPADES_WS_ANONYMOUS_PER_ADDRESS": "1000000",
         **overrides,
     }
     await ensure_streams(nc.jetstream(), subjects)

@@ -28,6 +28,7 @@ from services.gateway.http import http_routes
 from services.gateway.http.limits import UNLIMITED, rate_limits
 from services.gateway.http.openapi import StrictStructs, openapi_config
 from services.gateway.http.security import bearer_auth
+from services.gateway.http.web import secure_html
 from services.gateway.requestids import request_ids
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway
@@ -45,6 +46,7 @@ def create_app(gateway: Gateway) -> Litestar:
         request_class=GatewayRequest,
         # in this order: who is calling (request.user), then the budgets that count by it
         middleware=[
+            secure_html,  # outermost: every HTML answer, whatever its route, gets the headers
             bearer_auth(gateway.tokens, exclude=UNLIMITED),
             *(limit.middleware for limit in rate_limits(gateway.config)),
         ],

@@ -13,7 +13,8 @@
   token, `<session_id>.<secret>` (a uuid, a dot, 43 url-safe characters of
   `secrets.token_urlsafe(32)`). A client trades it for a new access token and a new refresh
   token (`rotate`); the secret is only ever stored as its sha256, and each rotation replaces
-  it. A session lasts `SPADES_SESSION_DAYS` (30) after its last use, until logout (`revoke`).
+  it. A session lasts `SPADES_SESSION_DAYS` (30) after its last use, until logout (`revoke`),
+  which takes a secret the session had, like a renewal: a made-up one ends nothing.
 - Reuse detection: a well-formed token of an existing session whose secret is the one the last
   renewal replaced (a secret already rotated away: someone else holds a copy) revokes the
   whole session, so whichever of the thief and the owner renews next must log in again.
@@ -362,15 +363,31 @@ async def rotate_session(
 async def revoke_session(pool: asyncpg.Pool, refresh_token: str) -> bool:
     """End the session of ``refresh_token`` (logout); return whether one was open.
 
-    Any well-formed token of the session ends it, a replaced one too: presenting that to
-    `rotate_session` would revoke the session anyway.
+    The same rule as `rotate_session`: only a secret the session had ends it — its current
+    one, or one a renewal replaced (presenting that to `rotate_session` would revoke the
+    session anyway). The session id is no secret, so a secret the open session never had
+    ends nothing and raises SessionError `refresh_invalid`; a token of no open session (ended
+    already, unknown, garbled) is answered as done, so logging out twice is harmless.
     """
     parsed = parse_refresh_token(refresh_token)
     if parsed is None:
         return False
+    session_id, secret = parsed
+    presented = _secret_hash(secret)
     status = await pool.execute(
         "UPDATE gateway_sessions SET revoked_at = now()"
-        " WHERE session_id = $1 AND revoked_at IS NULL",
-        parsed[0],
+        " WHERE session_id = $1 AND revoked_at IS NULL"
+        "   AND (secret_hash = $2 OR previous_hash = $2 OR $2 = ANY (spent_hashes))",
+        session_id,
+        presented,
     )
-    return bool(status.endswith(" 1"))
+    if status.endswith(" 1"):
+        return True
+    open_ = await pool.fetchval(
+        "SELECT true FROM gateway_sessions"
+        " WHERE session_id = $1 AND revoked_at IS NULL AND expires_at > now()",
+        session_id,
+    )
+    if open_:
+        raise _invalid("the refresh token is not this session's: nothing was ended")
+    return False

@@ -12,6 +12,10 @@
 | SPADES_AUTH_RATE_PER_MINUTE | 20 | register/login/refresh attempts per minute per address |
 | SPADES_TRUSTED_PROXIES | (empty) | proxies (IPs, CIDR ranges) whose X-Forwarded-* is believed |
 | SPADES_LIVE_TABLES_PER_ACCOUNT | 3 | unfinished practice/casual tables an account may have |
+| SPADES_QUEUE_CHANGES_PER_MINUTE | 10 | ranked-queue joins and leaves per account per minute |
+| SPADES_WS_PER_ADDRESS | 32 | open WebSocket connections per client address (per replica) |
+| SPADES_WS_PER_ACCOUNT | 8 | authenticated WebSocket connections per account (per replica) |
+| SPADES_WS_ANONYMOUS_PER_ADDRESS | 4 | connections per address watching without an account |
 | SPADES_GATEWAY_WS | websockets-sansio | uvicorn WebSocket code; also websockets, wsproto |
 | SPADES_GATEWAY_HTTP | auto | uvicorn's HTTP parser: auto (httptools if there), httptools, h11 |
 
@@ -69,6 +73,10 @@ class _GatewayEnv:
     auth_rate_per_minute: AtLeastOne = 20
     trusted_proxies: str = ""  # comma-separated addresses or CIDR ranges (parse_proxies)
     live_tables_per_account: AtLeastOne = 3
+    queue_changes_per_minute: AtLeastOne = 10
+    ws_per_address: AtLeastOne = 32
+    ws_per_account: AtLeastOne = 8
+    ws_anonymous_per_address: Annotated[int, Meta(ge=0)] = 4
     gateway_ws: WsImplementation = DEFAULT_WS
     gateway_http: HttpImplementation = "auto"
 
@@ -87,6 +95,10 @@ class GatewayConfig:
     auth_rate_per_minute: int = 20
     trusted_proxies: tuple[str, ...] = ()
     live_tables_per_account: int = 3
+    queue_changes_per_minute: int = 10
+    ws_per_address: int = 32
+    ws_per_account: int = 8
+    ws_anonymous_per_address: int = 4
     ws: WsImplementation = DEFAULT_WS
     http: HttpImplementation = "auto"
 
@@ -120,6 +132,10 @@ class GatewayConfig:
             auth_rate_per_minute=env.auth_rate_per_minute,
             trusted_proxies=parse_proxies(env.trusted_proxies),
             live_tables_per_account=env.live_tables_per_account,
+            queue_changes_per_minute=env.queue_changes_per_minute,
+            ws_per_address=env.ws_per_address,
+            ws_per_account=env.ws_per_account,
+            ws_anonymous_per_address=env.ws_anonymous_per_address,
             ws=env.gateway_ws,
             http=env.gateway_http,
         )

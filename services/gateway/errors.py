@@ -66,8 +66,10 @@ class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
 class ApiError(HTTPException):
     """An error answer with a machine code: raise it from a handler."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(detail=message, status_code=status)
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(detail=message, status_code=status, headers=headers)
         self.code = code
 
 

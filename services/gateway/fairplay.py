@@ -20,7 +20,11 @@ Policy (the operator guide, deploy/README.md, states it too):
   (address or device, how many accounts, when), and pairs of accounts that keep meeting on
   the ladder with one-sided results (opponents in at least `--min-games` (3) rated games of
   the window, one side winning at least `--one-sided` (0.8) of them), the pattern of
-  win-trading and rating farming. It decides nothing by itself: an operator reads it.
+  win-trading and rating farming; and partners of whom one keeps abandoning (his seat taken
+  over by a bot in at least `--min-games` rated games of the window they played together):
+  the abandoner's rating takes the partnership's loss in full, his partner's does not move
+  (`services.rating.model`), so a pair could shield one account by the other timing out
+  whenever they are losing. It decides nothing by itself: an operator reads it.
 """
 
 from __future__ import annotations
@@ -118,18 +122,32 @@ class Meeting:
 
 
 @dataclass(frozen=True)
+class Abandoning:
+    """Partners in rated games, one of whom (``quitter``) keeps leaving his seat to a bot."""
+
+    quitter: str
+    partner: str
+    games: int
+    """Rated games the two played as partners in the window."""
+    abandoned: int
+    """Of those, the games ``quitter`` abandoned and ``partner`` did not."""
+
+
+@dataclass(frozen=True)
 class Report:
     """What `spades fairplay` prints."""
 
     window_days: float
     shared: list[SharedSighting]
     one_sided: list[Meeting]
+    abandoning: list[Abandoning]
 
 
 class _Finished(msgspec.Struct):
     winner: int
     rated: bool = False
     players: list[str] = []
+    abandoned: list[int] = []
 
 
 async def build_report(
@@ -154,6 +172,8 @@ async def build_report(
     ]
     met: Counter[tuple[str, str]] = Counter()
     won: Counter[tuple[str, str]] = Counter()  # (winner, loser)
+    partnered: Counter[tuple[str, str]] = Counter()  # (player, partner), both ways
+    left: Counter[tuple[str, str]] = Counter()  # (quitter, partner who stayed)
     since = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
     for event in await PostgresEventStore(pool).recorded("GameFinished", since):
         finished = msgspec.json.decode(event.data, type=_Finished)
@@ -162,8 +182,13 @@ async def build_report(
             continue
         sides = 2 if len(players) == 4 else len(players)
         for a, b in itertools.combinations(range(len(players)), 2):
-            if a % sides == b % sides:
-                continue  # partners
+            if a % sides == b % sides:  # partners
+                partnered[(players[a], players[b])] += 1
+                partnered[(players[b], players[a])] += 1
+                for quitter, stayed in ((a, b), (b, a)):
+                    if quitter in finished.abandoned and stayed not in finished.abandoned:
+                        left[(players[quitter], players[stayed])] += 1
+                continue
             pa, pb = players[a], players[b]
             key = (min(pa, pb), max(pa, pb))
             met[key] += 1
@@ -177,7 +202,13 @@ async def build_report(
         if games >= min_games and max(wins) >= one_sided * games:
             meetings.append(Meeting(players=[one, other], games=games, wins=wins))
     meetings.sort(key=lambda m: (-m.games, m.players))
-    return Report(window_days=days, shared=shared, one_sided=meetings)
+    abandoning = [
+        Abandoning(quitter=q, partner=p, games=partnered[(q, p)], abandoned=n)
+        for (q, p), n in left.items()
+        if n >= min_games
+    ]
+    abandoning.sort(key=lambda a: (-a.abandoned, a.quitter, a.partner))
+    return Report(window_days=days, shared=shared, one_sided=meetings, abandoning=abandoning)
 
 
 def render(report: Report) -> str:
@@ -194,6 +225,12 @@ def render(report: Report) -> str:
         lines.append(
             f"  {m.players[0]} v {m.players[1]}: {m.games} rated games, "
             f"won {m.wins[0]} - {m.wins[1]}"
+        )
+    lines.append(f"partners of whom one keeps abandoning: {len(report.abandoning)}")
+    for a in report.abandoning:
+        lines.append(
+            f"  {a.quitter} left {a.partner} to a bot in {a.abandoned} of"
+            f" {a.games} rated games together"
         )
     return "\n".join(lines)
 

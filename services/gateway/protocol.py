@@ -160,6 +160,20 @@ _COMMAND_CLASSES: dict[str, type[wire.AnySeatCommand]] = {
 _COMMAND_FIELDS = {name: set(cls.__struct_fields__) for name, cls in _COMMAND_CLASSES.items()}
 
 
+def misspelt_game_id(game_id: str) -> str | None:
+    """Return why ``game_id`` is refused when it is a UUID spelt otherwise than the canonical
+    lowercase 8-4-4-4-12 form (braces, `urn:uuid:`, capitals, dashes moved or missing), or
+    None. Such an id names no game (every game id is canonical) and must never reach a NATS
+    subject, where braces or a colon are not allowed (a `{uuid}` once closed the socket)."""
+    try:
+        canonical = str(uuid.UUID(game_id))
+    except ValueError:
+        return None  # not a UUID at all: the callers answer unknown_game / not_subscribed
+    if canonical == game_id:
+        return None
+    return f"a game id is a UUID in lowercase 8-4-4-4-12 form, e.g. {canonical}"
+
+
 def parse(data: str | bytes) -> ClientMessage | Error:
     """Return the client message in a frame, or the Error that answers it."""
     try:
@@ -180,6 +194,14 @@ def parse(data: str | bytes) -> ClientMessage | Error:
         return Error(code="malformed", message=f"not JSON: {exc}")
     except RecursionError:  # deeper than the decoder goes: a crafted frame, not a message
         return Error(code="malformed", message="the message is nested too deeply")
+    game_id = getattr(message, "game_id", None)
+    if isinstance(game_id, str) and (why := misspelt_game_id(game_id)) is not None:
+        return Error(
+            code="malformed",
+            message=why,
+            game_id=game_id,
+            command_id=getattr(message, "command_id", None),
+        )
     return message
 
 

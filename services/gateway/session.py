@@ -91,6 +91,11 @@ class Session:
         self.role = ""
         self.log = gateway.log
         self.closing = False
+        client = socket.client
+        self.address = client.host if client else "unknown"
+        """The client's address (the forwarded one only from a trusted proxy): its caps."""
+        self.held: list[tuple[str, str]] = []
+        """The connection caps this connection counts in (`ConnectionCaps`), dropped at the end."""
 
     # -- output --------------------------------------------------------------------------------
 
@@ -143,10 +148,25 @@ class Session:
         with bound_ids(connection_id=self.connection_id):
             await self._run()
 
+    def _refuse_connection(self, message: str) -> None:
+        """Say why the connection is over (`too_many_connections`), then close it with 1008."""
+        self.log.info("connection refused", code="too_many_connections", address=self.address)
+        self.send(Error(code="too_many_connections", message=message))
+        self.close_code, self.close_reason = 1008, "too_many_connections"
+        self.closing = True
+        self.outbox.put_nowait(None)
+
     async def _run(self) -> None:
         await self.socket.accept()
         writer = asyncio.create_task(self._writer())
         deadline = time.monotonic() + AUTH_SECONDS
+        caps = self.gateway.connections
+        if caps.take_address(self.address):
+            self.held.append(("address", self.address))
+        else:
+            self._refuse_connection(
+                f"at most {caps.config.ws_per_address} connections from one address"
+            )
         try:
             while not writer.done():
                 watching = bool(self.tasks)  # an anonymous spectator needs no token
@@ -182,6 +202,8 @@ class Session:
             await asyncio.gather(writer, return_exceptions=True)
             if self.role:
                 ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).dec()
+            for kind, key in self.held:
+                getattr(caps, f"drop_{kind}")(key)
 
     def _allowed(self) -> bool:
         now = time.monotonic()
@@ -230,15 +252,8 @@ class Session:
                         message="send auth {token} first: watching needs no account, playing does",
                     )
                 )
-            case Subscribe() if self.claims is None and not self._may_watch_anonymously(message):
-                self.send(
-                    Error(
-                        code="unauthenticated",
-                        message=f"without an account, watch at most {ANONYMOUS_WATCHES} games"
-                        " at once: send auth {token} for more",
-                        game_id=message.game_id,
-                    )
-                )
+            case Subscribe() if self.claims is None and (why := self._anonymous_refusal(message)):
+                self.send(Error(code="unauthenticated", message=why, game_id=message.game_id))
             case _ if self.claims is not None and self.claims.expires_at <= time.time():
                 # an expired token only re-authenticates: it opens no watch and reads no view
                 self.send(
@@ -259,14 +274,26 @@ class Session:
             case ViewRequest():
                 await self._on_view(message)
 
-    def _may_watch_anonymously(self, message: Subscribe) -> bool:
-        """An anonymous connection may watch a few games; the first one counts it a spectator."""
+    def _anonymous_refusal(self, message: Subscribe) -> str:
+        """Return why an anonymous connection may not watch this game ("" when it may). It may
+        watch a few games; the first one counts it a spectator, one of the few connections of
+        its address allowed to stay without an account past the auth deadline."""
         if message.game_id not in self.tasks and len(self.tasks) >= ANONYMOUS_WATCHES:
-            return False
+            return (
+                f"without an account, watch at most {ANONYMOUS_WATCHES} games at once:"
+                " send auth {token} for more"
+            )
         if not self.role:
+            caps = self.gateway.connections
+            if not caps.take_anonymous(self.address):
+                return (
+                    f"at most {caps.config.ws_anonymous_per_address} connections of one address"
+                    " watch without an account: send auth {token}"
+                )
+            self.held.append(("anonymous", self.address))
             self.role = "spectator"
             ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).inc()
-        return True
+        return ""
 
     async def _on_auth(self, message: Auth) -> None:
         try:
@@ -280,6 +307,16 @@ class Session:
             return
         first = self.claims is None
         if first:
+            caps = self.gateway.connections
+            if not caps.take_account(claims.player_id):
+                self._refuse_connection(
+                    f"at most {caps.config.ws_per_account} connections of one account"
+                )
+                return
+            self.held.append(("account", claims.player_id))
+            if ("anonymous", self.address) in self.held:  # no longer watching anonymously
+                self.held.remove(("anonymous", self.address))
+                caps.drop_anonymous(self.address)
             if self.role:  # it watched anonymously before: counted as a spectator until now
                 ops.WEBSOCKET_CONNECTIONS.labels(role=self.role).dec()
             self.role = "bot" if claims.bot else "player"

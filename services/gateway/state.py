@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -24,6 +25,53 @@ from services.gateway.config import GatewayConfig
 from services.runtime.config import Settings
 
 
+class ConnectionCaps:
+    """The WebSocket connections of one replica, counted per client address, per account, and
+    per address among those watching without an account (`GatewayConfig.ws_*`): one place
+    cannot hold the replica's sockets. Each ``take_*`` that answers True is matched by the
+    ``drop_*`` of the same key when the connection ends."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        self.addresses: Counter[str] = Counter()
+        self.accounts: Counter[str] = Counter()
+        self.anonymous: Counter[str] = Counter()
+
+    @staticmethod
+    def _take(counts: Counter[str], key: str, cap: int) -> bool:
+        if counts[key] >= cap:
+            return False
+        counts[key] += 1
+        return True
+
+    @staticmethod
+    def _drop(counts: Counter[str], key: str) -> None:
+        counts[key] -= 1
+        if counts[key] <= 0:
+            del counts[key]
+
+    def take_address(self, address: str) -> bool:
+        """Count a new connection from ``address``; False when the address is at its cap."""
+        return self._take(self.addresses, address, self.config.ws_per_address)
+
+    def drop_address(self, address: str) -> None:
+        self._drop(self.addresses, address)
+
+    def take_account(self, player_id: str) -> bool:
+        """Count a connection authenticated as ``player_id``; False at the account's cap."""
+        return self._take(self.accounts, player_id, self.config.ws_per_account)
+
+    def drop_account(self, player_id: str) -> None:
+        self._drop(self.accounts, player_id)
+
+    def take_anonymous(self, address: str) -> bool:
+        """Count a connection of ``address`` watching without an account; False at the cap."""
+        return self._take(self.anonymous, address, self.config.ws_anonymous_per_address)
+
+    def drop_anonymous(self, address: str) -> None:
+        self._drop(self.anonymous, address)
+
+
 @dataclass
 class Gateway:
     """One gateway replica's resources; it keeps no game state of its own."""
@@ -37,9 +85,13 @@ class Gateway:
     js: JetStreamContext
     log: Any
     tokens: Tokens = field(init=False)
+    connections: ConnectionCaps = field(init=False)
+    queue_changes: dict[str, deque[float]] = field(init=False, default_factory=dict)
+    """When each account last joined or left a ranked queue (`http.queue.spend_change`)."""
 
     def __post_init__(self) -> None:
         self.tokens = Tokens(self.config.jwt_secret, self.config.token_seconds)
+        self.connections = ConnectionCaps(self.config)
 
 
 class Unavailable(Refusal):

@@ -15,13 +15,17 @@ Client to server:
   no account: without ``auth``, ``subscribe`` (up to ANONYMOUS_WATCHES games at once),
   ``view`` and ``unsubscribe`` work as a spectator (one trick behind, no hands, the same view
   as any account without a seat there); ``command`` answers ``unauthenticated``. A
-  connection that neither authenticates nor watches a game within 10 s is closed.
-- ``subscribe {game_id, last_seq?, hints?}``: watch a game: as its seat if the account sits at it,
-  else as a spectator. Without ``last_seq`` the server sends ``view`` (a snapshot at seq N) then
-  every event after N. With ``last_seq`` it sends exactly the events after it: a client that
-  reconnects resumes with no gap and no duplicate. ``hints``: add the searching bot's suggestion to
-  ``your_turn``, at a practice table only (`events.contracts.game.hints_allowed`: the server decides
-  from the game's kind; at a rated or casual table the flag is ignored).
+  connection that neither authenticates nor watches a game within 10 s is closed; at most
+  SPADES_WS_ANONYMOUS_PER_ADDRESS connections of one address watch without an account.
+  Connections are capped per address (SPADES_WS_PER_ADDRESS) and per account
+  (SPADES_WS_PER_ACCOUNT): one too many gets ``too_many_connections`` and close 1008.
+- ``subscribe {game_id, last_seq?, hints?}``: watch a game: as its seat if the account sits at
+  it, else as a spectator. Without ``last_seq`` the server sends ``view`` (a snapshot at seq
+  N) then every event after N. With ``last_seq`` it sends exactly the events after it: a
+  client that reconnects resumes with no gap and no duplicate. ``hints``: add the bot tier's
+  suggestion to ``your_turn`` (asked once a turn), at a practice table only
+  (`events.contracts.game.hints_allowed`: the server decides from the game's kind; at a
+  rated or casual table the flag is ignored).
 - ``command {game_id, command_id, command}``: act at the seat: ``command`` is one of
   PlaceBid {tricks, blind?}, DeclareBlindNil, DeclineBlindNil, PassCards {cards},
   PlayCard {card}, DrawCard {keep} (``type`` names it; the seat is always the sender's own).

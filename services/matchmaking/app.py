@@ -39,6 +39,12 @@ GameFinished). Ranked games never seat bots: only
 queued players are paired. A player queues with his rating from the projection of
 RatingsUpdated (a new player has the model's default), inactivity decay applied.
 
+Snapshots: every `SNAPSHOT_EVERY` events the owner writes the queue's waiting list with the
+stream's version (`matchmaking_queue_snapshots`, migration 12) in the transaction of that
+append, so a start, a take-over or a rebuild after a conflict reads the snapshot and at most
+about `SNAPSHOT_EVERY` events after it, however long the stream has grown. (The gateway
+also limits how often an account joins and leaves a queue: SPADES_QUEUE_CHANGES_PER_MINUTE.)
+
 Answers are `events.contracts.matchmaking.Reply`: ok, a machine code, a human message, details.
 Refusals (malformed, unknown_ladder, bot_not_allowed, already_queued, in_game, not_queued,
 unavailable) append nothing.
@@ -93,6 +99,9 @@ STOP_WAIT = 2.0  # seconds a handed-over ladder waits for its request in flight
 GAMES_CONSUMER = "matchmaking-games"
 RATINGS_CONSUMER = "matchmaking-ratings"
 MAX_PLAYER_ID = 200
+SNAPSHOT_EVERY = 100
+"""Events of a queue stream between two snapshots of its waiting list (see the docstring)."""
+_snapshot = msgspec.json.Decoder(list[PlayerQueued])
 BOT_PREFIX = "bot:"  # how a table names a seat played by a bot (events.contracts.game.TableOpened)
 
 _encoder = msgspec.json.Encoder()
@@ -234,14 +243,25 @@ class Matchmaker:
         self._fence = fence
         self.queues: dict[str, dict[str, PlayerQueued]] = {}
         self.versions: dict[str, int] = {}
+        self.snapshots: dict[str, int] = {}
+        """The version of each served ladder's last snapshot."""
+        self.loaded_events: dict[str, int] = {}
+        """Events each ladder's last rebuild read from its stream (after its snapshot)."""
         self.locks: dict[str, asyncio.Lock] = {ladder: asyncio.Lock() for ladder in LADDERS}
 
     async def load(self, ladder: str | None = None) -> None:
         """Rebuild the queue of `ladder` (default: every ladder) from its stream, and the
         ladder's rows of `matchmaking_queued_players` from that queue."""
         for name in [ladder] if ladder else list(LADDERS):
-            stored = await self._store.read(queue_stream(name))
-            queue = fold_queue(REGISTRY.decode(e) for e in stored)
+            snapshot = await self._pool.fetchrow(
+                "SELECT version, waiting FROM matchmaking_queue_snapshots WHERE ladder = $1", name
+            )
+            since = snapshot["version"] if snapshot else 0
+            base = (
+                {q.player_id: q for q in _snapshot.decode(snapshot["waiting"])} if snapshot else {}
+            )
+            stored = await self._store.read(queue_stream(name), from_version=since + 1)
+            queue = fold_queue((REGISTRY.decode(e) for e in stored), base)
             async with self._pool.acquire() as conn, conn.transaction():
                 await conn.execute(
                     "DELETE FROM matchmaking_queued_players"
@@ -255,10 +275,17 @@ class Matchmaker:
                     [(q.player_id, name, q.joined_at) for q in queue.values()],
                 )
             self.queues[name] = queue
-            self.versions[name] = stored[-1].version if stored else 0
+            self.versions[name] = stored[-1].version if stored else since
+            self.snapshots[name] = since
+            self.loaded_events[name] = len(stored)
             ops.QUEUE_SIZE.labels(name).set(len(queue))
             self._log.info(
-                "queue rebuilt", ladder=name, version=self.versions[name], waiting=len(queue)
+                "queue rebuilt",
+                ladder=name,
+                version=self.versions[name],
+                waiting=len(queue),
+                snapshot=since,
+                read=len(stored),
             )
 
     def drop(self, ladder: str) -> None:
@@ -284,6 +311,8 @@ class Matchmaker:
             raise RuntimeError(f"this replica no longer holds the {lease_of(ladder)} lease")
         if fence is not None:  # the audit trail of who wrote it, as the table's events carry
             metadata = msgspec.structs.replace(metadata or Metadata(), epoch=fence.epoch)
+        snapshot = None
+        base = self.queues.get(ladder)  # what `new` applies to (the ladder's lock is held)
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 stored = await append_with(
@@ -294,6 +323,18 @@ class Matchmaker:
                     fence=fence,
                 )
                 await _keep_members(conn, ladder, new)
+                version = stored[-1].version
+                if base is not None and version - self.snapshots.get(ladder, 0) >= SNAPSHOT_EVERY:
+                    waiting = fold_queue(new, base)
+                    await conn.execute(
+                        "INSERT INTO matchmaking_queue_snapshots (ladder, version, waiting)"
+                        " VALUES ($1, $2, $3) ON CONFLICT (ladder) DO UPDATE"
+                        " SET version = $2, waiting = $3, taken_at = now()",
+                        ladder,
+                        version,
+                        _encoder.encode(list(waiting.values())),
+                    )
+                    snapshot = version
         except ConcurrencyConflict:
             # Only the owner writes; a conflict means our view is stale: rebuild it.
             self._log.warning("queue stream moved under us; rebuilding", ladder=ladder)
@@ -303,6 +344,8 @@ class Matchmaker:
             return
         self.versions[ladder] = stored[-1].version
         self.queues[ladder] = fold_queue(new, self.queues[ladder])
+        if snapshot is not None:
+            self.snapshots[ladder] = snapshot
         ops.QUEUE_SIZE.labels(ladder).set(len(self.queues[ladder]))
 
     async def join(self, request: JoinQueue, now: float) -> Reply:

@@ -12,10 +12,15 @@ Decisions the sources leave open, written down here so the code and the operator
   ``sigma' = min(SIGMA0, sqrt(sigma^2 + INACTIVITY_C^2 * idle_days))``, applied when the
   player's next game is rated (and when the ladder is read), never beyond the starting sigma.
 - Abandonment (a seat taken over by a bot after its timeout streak): the game stays rated.
-  The abandoner is charged a loss against the two opponents whatever the final score; his
-  partner's rating does not move (he played beside a bot through no fault of his own); the
-  opponents are credited the win only if they actually won the game, otherwise they do not
-  move either. Both partners abandoning charges each of them a loss.
+  The abandoner is charged a loss in full whatever the final score: exactly what his
+  partnership losing the game to the opponents would cost him (his partner's rating is part
+  of the sum his side is judged by). Rating him alone against the two opponents, as once
+  done, made his "team" half as strong as theirs, so the loss was expected and cost little:
+  timing out whenever the partnership was losing was cheap, and shielded the partner. His
+  partner's rating does not move (he played beside a bot through no fault of his own; a pair
+  where one keeps abandoning while partnered shows in `spades fairplay`); the opponents are
+  credited the win only if they actually won the game, otherwise they do not move either.
+  Both partners abandoning charges each of them the full loss.
 """
 
 from __future__ import annotations
@@ -65,9 +70,10 @@ def rate_game(
 
     new: dict[str, Rating] = {}
     for team_index, team in enumerate(teams):
-        opponents = teams[1 - team_index]
-        for quitter in (p for p in team if p in abandoned):
-            new[quitter] = _update([opponents, [quitter]], current, now)[quitter]
+        if any(p in abandoned for p in team):
+            # the partnership's loss, in full: taken by its quitters only
+            lost = _update([teams[1 - team_index], team], current, now)
+            new.update({p: lost[p] for p in team if p in abandoned})
     if not any(p in abandoned for p in teams[winner]):
         # the winners beat a side that had a bot in it: only credit them if nobody of theirs left
         losers_quit = [p for p in teams[1 - winner] if p in abandoned]

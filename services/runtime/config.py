@@ -19,6 +19,8 @@
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
 | SPADES_FAIRPLAY_DAYS | 7 | days an address or device links accounts (never at one ranked table) |
 | SPADES_EVENT_LOOP | auto | auto (uvloop if installed), uvloop, or asyncio (`runtime.loop`) |
+| SPADES_UNTIMED_IDLE_SECONDS | 1800 | an untimed table nobody acted at for this long closes |
+| SPADES_TABLE_FINISHED_CACHE_BYTES | 16777216 | table: finished games kept for readers (LRU) |
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class Settings:
     jwt_secret: str = ""
     fairplay_days: NonNegative = 7.0
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
+    untimed_idle_seconds: Positive = 1800.0
+    table_finished_cache_bytes: Annotated[int, Meta(ge=0)] = 16 * 1024 * 1024
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -110,6 +110,19 @@ ACTIVE_GAMES = Gauge(
     "spades_active_games",
     "Games in progress that this table replica owns (has loaded and runs timers for).",
 )
+FINISHED_CACHE_BYTES = Gauge(
+    "spades_table_finished_cache_bytes",
+    "Bytes (of their events) of the finished games this table replica keeps for readers; "
+    "bounded by SPADES_TABLE_FINISHED_CACHE_BYTES.",
+)
+FINISHED_CACHE_GAMES = Gauge(
+    "spades_table_finished_cache_games",
+    "Finished games this table replica keeps for readers (least recently read dropped first).",
+)
+FINISHED_CACHE_EVICTIONS = Counter(
+    "spades_table_finished_cache_evictions",
+    "Finished games a table replica dropped from its cache to stay within its byte limit.",
+)
 PARTITIONS_OWNED = Gauge(
     "spades_partitions_owned",
     "Table partitions whose lease this replica holds (serves); summed over replicas it is the"
@@ -176,6 +189,9 @@ PLATFORM_METRICS = (
     RELAY_LAG_SECONDS,
     CONSUMER_LAG,
     ACTIVE_GAMES,
+    FINISHED_CACHE_BYTES,
+    FINISHED_CACHE_GAMES,
+    FINISHED_CACHE_EVICTIONS,
     QUEUE_SIZE,
     QUEUE_WAIT,
     WEBSOCKET_CONNECTIONS,

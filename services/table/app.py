@@ -58,6 +58,7 @@ from services.table.catchups import Catchups
 from services.table.tables import (
     BOT_ACTOR,
     TIMEOUT_ACTOR,
+    FinishedTables,
     OpenRequest,
     Rejected,
     Table,
@@ -100,6 +101,9 @@ class TableService:
         self.log = rt.log
         self.bot_delay = bot_delay
         self.tables: dict[str, Table] = {}
+        """The live games of the owned partitions."""
+        self.finished = FinishedTables(self.settings.table_finished_cache_bytes)
+        """Finished games read again, within a byte limit (SPADES_TABLE_FINISHED_CACHE_BYTES)."""
         self.locks: dict[str, asyncio.Lock] = {}
         self.timers: dict[str, asyncio.Task[None]] = {}
         self.retries: dict[str, int] = {}
@@ -177,7 +181,9 @@ class TableService:
         """Stop serving partitions at once: no subscription, no timer, no game in memory."""
         lost = {int(name.rsplit("/", 1)[1]) for name in names}
         subs = [self.owned.pop(p) for p in lost if p in self.owned]
-        for game_id in [g for g in self.tables if self.partition(g) in lost]:
+        for game_id in [
+            g for g in (*self.tables, *self.finished.tables) if self.partition(g) in lost
+        ]:
             self._forget(game_id)
         for game_id in [g for g in self.timers if self.partition(g) in lost]:
             self._forget(game_id)
@@ -195,6 +201,13 @@ class TableService:
             timer.cancel()
         self.tables.pop(game_id, None)
         self.retries.pop(game_id, None)
+        if game_id in self.finished.tables:
+            self.finished.pop(game_id)
+            self._count_finished()
+
+    def _count_finished(self) -> None:
+        ops.FINISHED_CACHE_BYTES.set(self.finished.bytes)
+        ops.FINISHED_CACHE_GAMES.set(len(self.finished))
 
     async def _resume(self, partitions: set[int]) -> None:
         """Load the live games of newly owned partitions so their timers run again; retry
@@ -249,14 +262,23 @@ class TableService:
 
     async def _load(self, game_id: str, *, fresh: bool = False) -> Table | None:
         """Return the game from memory, or rebuilt from its events; None if it has none."""
-        if not fresh and game_id in self.tables:
-            return self.tables[game_id]
+        if not fresh:
+            found = self.tables.get(game_id) or self.finished.get(game_id)
+            if found is not None:
+                return found
         table = Table(game_id)
         for stored in await self.rt.store.read(stream_of(game_id)):
             table.fold(stored, REGISTRY.decode(stored))
         if table.opened is None or self.fence(game_id) is None:
             self.tables.pop(game_id, None)
             return None if table.opened is None else table
+        if table.over:  # kept for the next reader within the cache's bytes, not for ever
+            self.tables.pop(game_id, None)
+            evicted = self.finished.evicted
+            self.finished.put(table)
+            ops.FINISHED_CACHE_EVICTIONS.inc(self.finished.evicted - evicted)
+            self._count_finished()
+            return table
         self.tables[game_id] = table
         ops.ACTIVE_GAMES.set(sum(1 for t in self.tables.values() if not t.over))
         return table
@@ -623,8 +645,16 @@ class TableService:
         if self.fence(table.game_id) is None:
             return
         is_bot = seat in table.bot_seats()
-        if not is_bot and table.opened is not None and table.opened.turn_seconds <= 0:
-            return  # an untimed table: the person takes as long as he likes
+        if not is_bot and table.untimed:
+            # an untimed table: the person takes as long as he likes, but a table nobody acts
+            # at closes SPADES_UNTIMED_IDLE_SECONDS after its last event (restarts included)
+            if delay is None:
+                idle = self.settings.untimed_idle_seconds
+                delay = max(0.0, table.last_recorded + idle - time.time())
+            self.timers[table.game_id] = asyncio.create_task(
+                self._fire(table.game_id, table.version, seat, False, delay, idle=True)
+            )
+            return
         if delay is None:
             # a person's timer runs to the deadline the log recorded (and every watcher was
             # told); a game recorded before deadlines were: a full turn from now
@@ -638,13 +668,20 @@ class TableService:
         )
 
     async def _fire(
-        self, game_id: str, version: int, seat: int, is_bot: bool, delay: float
+        self,
+        game_id: str,
+        version: int,
+        seat: int,
+        is_bot: bool,
+        delay: float,
+        *,
+        idle: bool = False,
     ) -> None:
         await asyncio.sleep(delay)
         # The timer task was armed inside some command's context: log under its own id.
         with logs.work(f"timer:{game_id}:{version}", game_id=game_id):
             try:
-                await self._act_for(game_id, version, seat, is_bot)
+                await self._act_for(game_id, version, seat, is_bot, idle=idle)
             except Exception as exc:  # the database or NATS away: try again, never give up
                 self._retry_later(game_id, exc)
 
@@ -659,10 +696,13 @@ class TableService:
         if table is not None and self.fence(game_id) is not None:
             self._schedule(table, delay=delay)
 
-    async def _act_for(self, game_id: str, version: int, seat: int, is_bot: bool) -> None:
-        """Play the bot's move, or time the seat out, unless somebody acted in time."""
+    async def _act_for(
+        self, game_id: str, version: int, seat: int, is_bot: bool, *, idle: bool = False
+    ) -> None:
+        """Play the bot's move, time the seat out, or close an idle untimed table (``idle``),
+        unless somebody acted in time."""
         move = None
-        if seat >= 0:
+        if seat >= 0 and not idle:
             table = self.tables.get(game_id)
             if table is None or table.version != version or self.rt.stop.is_set():
                 return  # somebody acted in time
@@ -678,7 +718,13 @@ class TableService:
             if self.timers.get(game_id) is asyncio.current_task():
                 del self.timers[game_id]
             try:
-                if seat < 0:  # the contribution window ran out: deal hand 1
+                if idle:  # nobody acted at an untimed table for SPADES_UNTIMED_IDLE_SECONDS
+                    events = table.idle_close_events()
+                    actor = "table"
+                    if not events:
+                        return
+                    self.log.info("idle untimed table closed", seat=seat)
+                elif seat < 0:  # the contribution window ran out: deal hand 1
                     events = table.close_seeding_events()
                     actor = "table"
                 elif is_bot:

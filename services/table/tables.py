@@ -16,6 +16,10 @@ Seat rules decided here (the issue leaves them to us):
   reason "abandoned" (no winner, the scores as they stand) instead of the bot's move (see
   `closing_events`). So an idle practice table ends after ``abandon_streak`` turn timers in
   a row (3 x 25 s by default), recorded in its log, and bots never play on for nobody.
+- An untimed table (a practice table without the turn clock) has no timer to run out, so it
+  would never end: after ``SPADES_UNTIMED_IDLE_SECONDS`` (30 min) with no event in its log
+  (nobody acted; the bots act at once) it closes with `GameFinished` reason "idle", no
+  winner, the scores as they stand (`idle_close_events`), appended like any timer's events.
 - An abandoned game stays rated; who is charged is `services.rating.model`'s rule (the
   abandoner a loss, his partner no move), carried to the rating service in `GameFinished`.
 """
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +44,9 @@ from events.errors import Refusal
 
 ABANDONED = "abandoned"
 """`GameFinished.reason` of an unrated table closed because no person plays at it any more."""
+IDLE = "idle"
+"""`GameFinished.reason` of an untimed table closed because nobody acted at it for
+SPADES_UNTIMED_IDLE_SECONDS (`Table.idle_close_events`)."""
 BOT_ACTOR = "bot"
 TIMEOUT_ACTOR = "timeout"
 RECENT_FRAMES = 32
@@ -49,6 +56,51 @@ EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
 
 class Rejected(Refusal):
     """A request the table refuses: ``code`` for programs, the message for people."""
+
+
+class FinishedTables:
+    """Finished games a replica read again (a view or a catch-up of an old game), kept for
+    the next reader, least recently used first, within ``limit`` bytes of their events
+    (`Table.stored_bytes`; SPADES_TABLE_FINISHED_CACHE_BYTES). Beyond it the least recently
+    read are dropped, and read from the log again when asked for; a game larger than the
+    whole limit is not kept at all. Live games are not here: they are bounded by the seats
+    and tables people may hold, and their timers need them in memory."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.tables: OrderedDict[str, Table] = OrderedDict()
+        self.bytes = 0
+        self.evicted = 0
+        """Games dropped to stay within the limit, since the replica started."""
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    def get(self, game_id: str) -> Table | None:
+        """Return a kept game (now the most recently used), or None."""
+        table = self.tables.get(game_id)
+        if table is not None:
+            self.tables.move_to_end(game_id)
+        return table
+
+    def put(self, table: Table) -> None:
+        """Keep a finished game, dropping the least recently used beyond the limit."""
+        self.pop(table.game_id)
+        if table.stored_bytes > self.limit:
+            self.evicted += 1
+            return
+        self.tables[table.game_id] = table
+        self.bytes += table.stored_bytes
+        while self.bytes > self.limit:
+            _, oldest = self.tables.popitem(last=False)
+            self.bytes -= oldest.stored_bytes
+            self.evicted += 1
+
+    def pop(self, game_id: str) -> None:
+        """Forget a game if it is kept."""
+        table = self.tables.pop(game_id, None)
+        if table is not None:
+            self.bytes -= table.stored_bytes
 
 
 def event_ids(seed: str, count: int) -> list[uuid.UUID]:
@@ -68,6 +120,11 @@ class Table:
     """Command id -> version right after its events: a retried id gets the same answer."""
     streaks: dict[int, int] = field(default_factory=dict)
     abandoned: set[int] = field(default_factory=set)
+    stored_bytes: int = 0
+    last_recorded: float = 0.0
+    """When the log recorded the game's last event (unix seconds): its last activity."""
+    """The size of the game's events as the log holds them (their JSON): what a finished
+    game weighs in `FinishedTables`."""
     deadline: float = 0.0
     """The turn timer the log recorded with the last event (`Metadata.deadline`), 0 if none."""
     turn_deadline: float | None = None
@@ -95,6 +152,8 @@ class Table:
         if stored.version != self.version + 1:
             raise ValueError(f"game {self.game_id}: event {stored.version} after {self.version}")
         self.version = stored.version
+        self.stored_bytes += len(stored.data)
+        self.last_recorded = stored.recorded_at.timestamp()
         self.deadline = stored.metadata.deadline
         command_id = stored.metadata.command_id
         if command_id is not None:
@@ -238,6 +297,29 @@ class Table:
             finally:
                 self.abandoned.discard(seat)  # folding the stored event sets it for good
         return events + self.bot_events(seat, move)
+
+    @property
+    def untimed(self) -> bool:
+        """Return whether the table has no turn clock (an untimed practice table)."""
+        return self.opened is not None and self.opened.turn_seconds <= 0
+
+    def idle_close_events(self) -> list[wire.GameEvent]:
+        """Return the end of an unrated untimed table nobody acted at for too long, or nothing:
+        `GameFinished` with reason "idle", no winner, the scores as they stand."""
+        opened = self.opened
+        if opened is None or opened.rated or self.over or not self.untimed:
+            return []
+        return [
+            wire.GameFinished(
+                winner=-1,
+                reason=IDLE,
+                scores=self.state.scores,
+                ladder=opened.ladder,
+                rated=False,
+                players=self.players,
+                abandoned=tuple(sorted(self.abandoned)),
+            )
+        ]
 
     def closing_events(self) -> list[wire.GameEvent]:
         """Return the end of an unrated game nobody plays any more (every seat a bot's), or

@@ -22,6 +22,11 @@ GATEWAY_ENV = {
     # tests register many accounts from one address; the limit tests set their own
     "SPADES_AUTH_RATE_PER_MINUTE": "10000",
     "SPADES_RATE_PER_MINUTE": "10000",
+    # and open many WebSocket connections from it; the cap tests set their own
+    "SPADES_WS_PER_ADDRESS": "10000",
+    "SPADES_WS_PER_ACCOUNT": "10000",
+    "SPADES_WS_ANONYMOUS_PER_ADDRESS": "10000",
+    "SPADES_QUEUE_CHANGES_PER_MINUTE": "10000",
 }
 """What a test's gateway runs with: any free ports, loopback, a fixed key, JSON logs."""
 

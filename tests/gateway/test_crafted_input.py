@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+import uuid
 from typing import Any
 
 import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from litestar.middleware._utils import build_exclude_path_pattern, should_bypass_for_path_pattern
 from nats.aio.client import Client as NATS
 from websockets.sync.client import connect
 
 from events.contracts.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
+from services.gateway.http.limits import SCHEMA_PATHS, UNLIMITED
+from services.gateway.protocol import Error, parse
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.test_ws_play import open_casual
 from tests.infra import Processes
@@ -80,11 +84,83 @@ bodies = st.one_of(
         max_size=3,
     ).map(lambda f: body_of(f).encode("utf-8", "surrogatepass")),
 )
+
+
+@st.composite
+def uuid_spellings(draw: st.DrawFn) -> str:
+    """Return a UUID spelt any way `uuid.UUID` reads it: canonical, capitals, braces,
+    `urn:uuid:`, without or with moved dashes."""
+    value = draw(st.uuids())
+    hex_ = draw(st.sampled_from([value.hex, value.hex.upper()]))
+    if draw(st.booleans()):
+        hex_ = "".join(c.upper() if draw(st.booleans()) else c for c in hex_)
+    anywhere = tuple(sorted(draw(st.sets(st.integers(1, 31), max_size=4))))
+    canonical, none, early, extra = (8, 12, 16, 20), (), (4, 8), (8, 12, 16, 20, 24)
+    dashes = draw(st.sampled_from([canonical, none, early, extra, anywhere]))
+    body = "".join(("-" if i in dashes else "") + c for i, c in enumerate(hex_))
+    wrap = draw(st.sampled_from(["{}", "urn:uuid:{}", "{{{}}}", "uuid:{}", "urn:{}", "{}"]))
+    return wrap.format(body)
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(game_id=uuid_spellings(), kind=st.sampled_from(["subscribe", "unsubscribe", "view"]))
+def test_a_game_id_in_another_uuid_spelling_is_malformed(game_id: str, kind: str) -> None:
+    """Issue 26, item 7: `{uuid}` and `urn:uuid:` passed the UUID check, then broke the NATS
+    subject check and closed the socket with 4500. Only the canonical form gets through."""
+    canonical = str(uuid.UUID(game_id))
+    for message in (
+        {"type": kind, "game_id": game_id},
+        {"type": "command", "game_id": game_id, "command_id": str(uuid.uuid4()), "command": {}},
+    ):
+        parsed = parse(json.dumps(message))
+        if game_id == canonical:
+            assert not isinstance(parsed, Error), parsed
+        else:
+            assert isinstance(parsed, Error), (game_id, parsed)
+            assert parsed.code == "malformed"
+            assert canonical in parsed.message
+
+
+schema_params = st.builds(
+    lambda a, b: f"{a}schema{b}",
+    st.from_regex(r"[a-z0-9]{0,4}", fullmatch=True),
+    st.from_regex(r"[a-z0-9]{0,4}", fullmatch=True),
+)
 path_texts = st.one_of(
     st.text(min_size=1, max_size=20),
     st.binary(min_size=1, max_size=20).map(lambda b: b.decode("latin-1")),
     st.sampled_from(["a\x00b", "ann\n", "..", "%00", "\x7f"]),
 )
+
+
+schema_paths = st.builds(
+    lambda before, after: f"{before}schema{after}",
+    st.sampled_from(["/", "/api/players/", "/api/ladders/", "/static/../", "//", "/x/", ""])
+    | st.text(min_size=0, max_size=12).map(lambda t: "/" + t),
+    st.sampled_from(["", "zz", "/", "/openapi.json", "/openapi.jsonx", "/games", ".ndjson"])
+    | st.text(min_size=0, max_size=12),
+)
+"""Paths with "schema" in them: the API's document, and everything that merely contains it."""
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(path=schema_paths)
+def test_only_the_schemas_own_paths_skip_the_limits_and_the_auth(path: str) -> None:
+    """Issue 26, item 2: litestar searches a path for the exclusion patterns, so an unanchored
+    "/schema" once exempted `/api/players/schemazz` from every rate limit and from the
+    authentication middleware (both use `UNLIMITED`)."""
+    pattern = build_exclude_path_pattern(exclude=UNLIMITED)
+    skipped = should_bypass_for_path_pattern({"path": path}, pattern)  # type: ignore[typeddict-item]
+    exempt = path in SCHEMA_PATHS or path == "/" or path.startswith("/static/")
+    assert skipped == exempt, path
+
+
+def is_misspelt(text: str) -> bool:
+    """Return whether ``text`` is a UUID, not in its canonical spelling."""
+    try:
+        return str(uuid.UUID(text)) != text
+    except ValueError:
+        return False
 
 
 def routes(schema: dict[str, Any]) -> list[tuple[str, str]]:
@@ -133,7 +209,7 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
         @given(
             operation=st.sampled_from(operations),
             body=bodies,
-            param=st.one_of(st.just(game_id), path_texts),
+            param=st.one_of(st.just(game_id), path_texts, schema_params, uuid_spellings()),
             content_type=st.sampled_from(["application/json", "text/plain", ""]),
         )
         def http_case(
@@ -152,6 +228,12 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
                 headers={**auth, "content-type": content_type} if sends_body else auth,
             )
             answered.append(answer.status_code)
+            if template.startswith("/api/games/{") and is_misspelt(param):
+                assert answer.status_code == 400, (method, path, answer.text)
+                assert answer.json()["code"] == "malformed", answer.text
+            if "schema" in param and answer.status_code != 404:
+                # a route's answer: the budgets counted it (their headers say so)
+                assert "ratelimit-policy" in answer.headers, (method, path, answer.headers)
             assert answer.status_code < 500, (method, path, body[:80], answer.text)
             if answer.status_code >= 400:
                 assert answer.json()["code"] != "internal", answer.text
@@ -174,7 +256,7 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
             kind=st.sampled_from(WS_TYPES),
             fields=st.dictionaries(
                 st.sampled_from(["game_id", "token", "last_seq", "command", "command_id", "x"]),
-                field_value(),
+                field_value() | uuid_spellings().map(json.dumps),
                 max_size=3,
             ),
             binary=st.one_of(st.none(), st.binary(min_size=1, max_size=200)),

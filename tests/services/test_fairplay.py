@@ -149,7 +149,12 @@ async def test_accounts_queued_from_one_address_are_never_seated_together(
     ]
 
 
-async def _finished(store: PostgresEventStore, players: tuple[str, ...], winner: int) -> None:
+async def _finished(
+    store: PostgresEventStore,
+    players: tuple[str, ...],
+    winner: int,
+    abandoned: tuple[int, ...] = (),
+) -> None:
     event = wire.GameFinished(
         winner=winner,
         reason="target",
@@ -157,6 +162,7 @@ async def _finished(store: PostgresEventStore, players: tuple[str, ...], winner:
         ladder="standard",
         rated=True,
         players=players,
+        abandoned=abandoned,
     )
     await store.append(f"game-{uuid.uuid4()}", 0, [REGISTRY.new_event(event)])
 
@@ -179,3 +185,24 @@ async def test_the_record_names_opponents_who_keep_meeting_with_one_sided_result
     assert ("farmer", "pal1") not in flagged
     text = fairplay.render(report)
     assert "farmer v feeder: 5 rated games, won 4 - 1" in text
+
+
+async def test_the_record_names_partners_of_whom_one_keeps_abandoning(
+    event_store: PostgresEventStore, pg_pool: asyncpg.Pool
+) -> None:
+    """Issue 26, item 9: the partner of an abandoner does not move, so a pair could shield
+    one rating by the other timing out whenever they lose; such a pair is in the record."""
+    # shield (seat 2) leaves his partner saved (seat 0) to a bot in three games of four
+    for abandoned in ((2,), (2,), (), (2,)):
+        await _finished(event_store, ("saved", "opp1", "shield", "opp2"), 1, abandoned)
+    # one abandonment is bad luck; both partners leaving shields nobody
+    await _finished(event_store, ("calm1", "opp3", "calm2", "opp4"), 1, (0,))
+    for _ in range(3):
+        await _finished(event_store, ("both1", "opp5", "both2", "opp6"), 1, (0, 2))
+    report = fairplay.build_report(pg_pool, days=7)
+    got = await report
+    assert got.abandoning == [
+        fairplay.Abandoning(quitter="shield", partner="saved", games=4, abandoned=3)
+    ]
+    text = fairplay.render(got)
+    assert "shield left saved to a bot in 3 of 4 rated games together" in text

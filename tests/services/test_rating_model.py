@@ -61,6 +61,22 @@ def test_opponents_of_an_abandoner_are_credited_when_they_win() -> None:
     assert "s" not in new
 
 
+@pytest.mark.parametrize("winner", [0, 1])
+@pytest.mark.parametrize("partner_mu", [15.0, 25.0, 35.0])
+def test_an_abandoners_loss_counts_in_full(winner: int, partner_mu: float) -> None:
+    """Issue 26, item 9: the abandoner was rated alone against both opponents, a loss his
+    half-strength "team" was expected to take, so timing out when losing cost little. He now
+    moves exactly as his partnership losing the game would move him, whatever the score."""
+    ratings = {"n": Rating(mu=27.0, sigma=5.0), "s": Rating(mu=partner_mu, sigma=6.0)}
+    lost = rate_game(TEAMS, ratings, winner=1, now=NOW)
+    new = rate_game(TEAMS, ratings, winner=winner, now=NOW, abandoned=frozenset({"n"}))
+    assert new["n"] == lost["n"]
+    assert "s" not in new
+    both = rate_game(TEAMS, ratings, winner=winner, now=NOW, abandoned=frozenset({"n", "s"}))
+    assert both["n"] == lost["n"]
+    assert both["s"] == lost["s"]
+
+
 def test_inactivity_widens_sigma_up_to_the_start_value() -> None:
     rated = Rating(mu=30.0, sigma=2.0, games=40, last_played=NOW)
     month = decayed(rated, NOW + 30 * 86_400)

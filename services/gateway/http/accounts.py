@@ -165,12 +165,30 @@ class Accounts(Controller):
             raise ApiError(401, exc.code, str(exc)) from None
         return token_of(gateway, session)
 
-    @delete("/tokens", responses=ERROR_RESPONSES, status_code=204, summary="Log out")
+    @delete(
+        "/tokens",
+        responses={
+            **ERROR_RESPONSES,
+            401: ResponseSpec(
+                data_container=ErrorBody,
+                description="refresh_invalid: the token's session is open, but the secret is"
+                " not one it had (nothing was ended)",
+            ),
+        },
+        status_code=204,
+        summary="Log out",
+    )
     async def logout(self, data: JSONBody[Refresh], state: State) -> None:
         """End the session of a refresh token: none of its refresh tokens works any more.
-        Idempotent: a session already ended, or a token that is no session's, is answered
-        204 too. Access tokens already issued stay valid until they expire."""
-        await auth.revoke_session(gateway_of(state).pool, data.refresh_token)
+        The same rule as a renewal: only the session's own secret (the current one, or one a
+        renewal replaced) ends it; a secret the open session never had is 401
+        `refresh_invalid` and ends nothing (a session id alone is no credential). Idempotent:
+        a session already ended, or a token that is no session's, is answered 204 too.
+        Access tokens already issued stay valid until they expire."""
+        try:
+            await auth.revoke_session(gateway_of(state).pool, data.refresh_token)
+        except auth.SessionError as exc:
+            raise ApiError(401, exc.code, str(exc)) from None
 
     @get(
         "/me",

@@ -19,6 +19,7 @@ from events.contracts.game import stream_of
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, asked, gateway_of, refused
 from services.gateway.http.security import Caller, account_required
+from services.gateway.protocol import misspelt_game_id
 from services.gateway.state import Unavailable, ask_table
 from services.records.public import (
     Game,
@@ -43,6 +44,8 @@ async def load_game(state: State, game_id: str) -> Game:
         uuid.UUID(game_id)
     except ValueError:
         raise ApiError(404, "unknown_game", f"no game {game_id!r}") from None
+    if (why := misspelt_game_id(game_id)) is not None:
+        raise ApiError(400, "malformed", why)
     stored = await gateway_of(state).store.read(stream_of(game_id))
     if not stored:
         raise ApiError(404, "unknown_game", f"no game {game_id!r}")

@@ -7,6 +7,7 @@ figure, which is the intent of a cheap first line of defence, not a quota. They 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from litestar import Request
@@ -16,9 +17,19 @@ from services.gateway import auth
 from services.gateway.config import GatewayConfig
 
 AUTH_PATHS = frozenset({"/api/accounts", "/api/tokens", "/api/tokens/refresh"})
-UNLIMITED = ["/schema", "^/$", "^/static/"]
+SCHEMA_PATHS = ("/schema", "/schema/openapi.json", "/schema/openapi.yaml", "/schema/openapi.yml")
+"""The API's document, every address it is served at (`services.gateway.http.openapi`)."""
+UNLIMITED = [
+    "^(?:" + "|".join(re.escape(path) for path in SCHEMA_PATHS) + ")$",
+    "^/$",
+    "^/static/",
+]
 """The client's page and files and the API's document: loading them spends none of the
-request budget, and needs no account (the authentication middleware skips them too)."""
+request budget, and needs no account (the authentication middleware skips them too).
+
+Litestar *searches* a path for these patterns (`re.findall`), so each is anchored: the
+document's own paths exactly, not any path that contains "/schema" (`/api/players/schemazz`
+is a player's page, limited like every other)."""
 
 
 def account_of(request: Request[Any, Any, Any]) -> str | None:
@@ -61,4 +72,4 @@ def rate_limits(config: GatewayConfig) -> list[RateLimitConfig]:
     ]
 
 
-__all__ = ["AUTH_PATHS", "UNLIMITED", "account_of", "rate_limits"]
+__all__ = ["AUTH_PATHS", "SCHEMA_PATHS", "UNLIMITED", "account_of", "rate_limits"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import time
+from collections import deque
 from typing import Annotated
 
 import msgspec
@@ -12,9 +15,38 @@ from litestar.params import JSONBody
 from events.contracts import matchmaking as mm
 from events.contracts.game import game_id_of_match
 from services.gateway import fairplay
-from services.gateway.errors import ERROR_RESPONSES
+from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, asked, gateway_of, refused, sighted
 from services.gateway.http.security import Caller, account_required
+from services.gateway.state import Gateway
+
+WINDOW_SECONDS = 60.0
+MAX_TRACKED = 10_000
+"""Accounts whose recent queue changes are remembered before the quiet ones are dropped."""
+
+
+def recent_changes(gateway: Gateway, player_id: str, now: float) -> deque[float]:
+    """Return when ``player_id`` joined or left a queue within the last minute; raise 429
+    `rate_limited` (with Retry-After) when that is SPADES_QUEUE_CHANGES_PER_MINUTE already.
+    Each change is an event of the ladder's stream, kept for good; a refused request reaches
+    no service and changes nothing. Counted per gateway replica, like the other budgets."""
+    limit = gateway.config.queue_changes_per_minute
+    changes = gateway.queue_changes
+    if len(changes) > MAX_TRACKED:
+        for quiet in [p for p, times in changes.items() if times[-1] <= now - WINDOW_SECONDS]:
+            del changes[quiet]
+    recent = changes.setdefault(player_id, deque(maxlen=limit))
+    while recent and recent[0] <= now - WINDOW_SECONDS:
+        recent.popleft()
+    if len(recent) >= limit:
+        wait = max(1, math.ceil(recent[0] + WINDOW_SECONDS - now))
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"at most {limit} queue joins and leaves a minute: try again in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
+    return recent
 
 
 class QueueJoin(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -71,16 +103,21 @@ class Queue(Controller):
         security=BEARER,
     )
     async def join(self, data: JSONBody[QueueJoin], request: Caller, state: State) -> QueueAnswer:
-        """Queue the caller; the match arrives by `GET /api/queue` (match_id, then game)."""
+        """Queue the caller; the match arrives by `GET /api/queue` (match_id, then game).
+        Joins and leaves together: at most SPADES_QUEUE_CHANGES_PER_MINUTE (10) a minute per
+        account, 429 `rate_limited` beyond."""
         player_id = request.user.player_id
         gateway = gateway_of(state)
+        changes = recent_changes(gateway, player_id, time.monotonic())
         await sighted(gateway, request, player_id)
         linked = await fairplay.linked_accounts(
             gateway.pool, player_id, fairplay.window_days(gateway.settings)
         )
         subject = gateway.subjects.matchmaking_join()
         body = mm.JoinQueue(player_id=player_id, ladder=data.ladder, avoid=tuple(sorted(linked)))
-        return await self._ask(state, subject, body)
+        answer = await self._ask(state, subject, body)
+        changes.append(time.monotonic())  # a join that happened (a refusal appended nothing)
+        return answer
 
     @delete(
         "/queue",
@@ -90,9 +127,14 @@ class Queue(Controller):
         security=BEARER,
     )
     async def leave(self, request: Caller, state: State) -> QueueAnswer:
-        """Take the caller out of whatever queue he is in."""
+        """Take the caller out of whatever queue he is in (counted with the joins: 429
+        `rate_limited` beyond SPADES_QUEUE_CHANGES_PER_MINUTE a minute)."""
+        player_id = request.user.player_id
+        changes = recent_changes(gateway_of(state), player_id, time.monotonic())
         subject = gateway_of(state).subjects.matchmaking_leave()
-        return await self._ask(state, subject, mm.LeaveQueue(player_id=request.user.player_id))
+        answer = await self._ask(state, subject, mm.LeaveQueue(player_id=player_id))
+        changes.append(time.monotonic())
+        return answer
 
     @get("/queue", responses=ERROR_RESPONSES, summary="Where the caller stands", security=BEARER)
     async def status(self, request: Caller, state: State) -> QueueAnswer:
