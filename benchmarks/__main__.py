@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ("engine", "store", "e2e", "gateway", "wsrelay", "export")
+SUITES = ("engine", "store", "e2e", "gateway", "wsrelay", "export", "tier")
 
 
 def main(argv: list[str]) -> int:
