@@ -203,7 +203,7 @@ export function mountLobby(root) {
     try {
       const games = await get(`/api/players/${encodeURIComponent(me.player_id)}/games?limit=10`);
       fill(gamesBox, h("h2", { id: "games-title" }, "Your games"),
-        games.length ? h("ul", { class: "games" }, games.map(gameItem)) : h("p", { class: "muted" }, "No games yet."));
+        games.length ? h("ul", { class: "games" }, games.map((game) => gameItem(game, me.player_id))) : h("p", { class: "muted" }, "No games yet."));
     } catch (error) {
       fill(gamesBox, h("h2", { id: "games-title" }, "Your games"), h("p", { class: "form-error" }, `Could not load your games: ${error.words || error.message}`));
     }
@@ -228,7 +228,7 @@ export function mountLobby(root) {
     try {
       const games = await get("/api/games?limit=10");
       fill(liveList, games.length
-        ? h("ul", { class: "games" }, games.map(gameItem))
+        ? h("ul", { class: "games" }, games.map((game) => gameItem(game)))
         : h("p", { class: "muted" }, "No game is being played right now."));
     } catch (error) {
       fill(liveList, h("p", { class: "form-error" }, `Could not list the live games: ${error.words || error.message}`));
@@ -271,11 +271,12 @@ export function gameItem(game, who = null) {
     " · ", action);
 }
 
-/** A finished game's result, from `who`'s side when he played: "won 512–310 · +18 (…)". */
-function gameResult(game, who) {
+/** A finished game's result, from `who`'s side when he played: "won 512–310 · +18 (…)";
+ *  the scores are the sides' points, `who`'s side (or the winner's) first. */
+export function gameResult(game, who = null) {
   const n = game.players.length;
-  const seat = who ? game.players.indexOf(who) : -1;
-  const score = (first) => [first, ...game.scores.filter((_, t) => t !== first)].map(num).join("–");
+  const seat = typeof who === "string" ? game.players.indexOf(who) : -1;
+  const score = (first) => [game.scores[first], ...game.scores.filter((_, t) => t !== first)].map(num).join("–");
   if (game.winner === null || game.winner === undefined || !game.scores.length) return "finished";
   if (game.winner < 0) return h("span", { class: "result-draw" }, `draw ${game.scores.map(num).join("–")}`);
   const bits = [];
