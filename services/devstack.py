@@ -9,7 +9,11 @@ game.
 It refuses to start (exit 2, one line saying why) beside another `spades dev` on the same
 SPADES_HOME (an flock on $SPADES_HOME/dev.lock) or when the gateway's port or one of the five
 ops ports is taken. A service that exits is reported on the console at once and restarted,
-after 1, 2, 4, 8, 16, then 30 s when it keeps crashing.
+after 1, 2, 4, 8, 16, then 30 s when it keeps crashing. Ctrl-C (or SIGTERM) stops every
+service and exits 0, without a traceback; the services run in a process group of their own, so
+only `spades dev` hears the terminal's Ctrl-C and stops them. It may start again at once on the
+same ports: the port check binds with SO_REUSEADDR, as the servers do, so the stopped
+servers' connections left in TIME_WAIT do not count as a port in use.
 """
 
 from __future__ import annotations
@@ -53,6 +57,17 @@ STABLE_SECONDS = 60.0
 """A service that ran this long before exiting starts again from the first delay."""
 
 
+class _Stop(BaseException):
+    """Ctrl-C or SIGTERM: stop every service and exit 0 (not an error, no traceback)."""
+
+
+def _stop_on_signal(signum: int, frame: object) -> None:
+    # the first signal stops; more Ctrl-Cs while the services stop change nothing
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise _Stop
+
+
 class Refused(SystemExit):
     """`spades dev` cannot start here; the message says why and what to change (exit code 2)."""
 
@@ -68,7 +83,10 @@ def first_ops_port(environ: dict[str, str] | None = None) -> int:
 
 
 def _bindable(port: int, host: str = "0.0.0.0") -> bool:
+    """Return whether a server could listen on the port now. SO_REUSEADDR, as the servers set
+    it: a stopped instance's connections in TIME_WAIT do not hold the port, a listener does."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
@@ -211,6 +229,9 @@ class Service:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                # a process group of its own: the terminal's Ctrl-C reaches `spades dev` alone,
+                # which stops the services itself (none is seen to crash and restarted)
+                process_group=0,
             )
         self.started = time.monotonic()
         self.restart_at = None
@@ -356,7 +377,8 @@ async def _demo(settings: Settings) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the platform until Ctrl-C; return the exit code (2: refused to start)."""
+    """Run the platform until Ctrl-C or SIGTERM; return the exit code (0 after a clean stop,
+    2: refused to start)."""
     home = spades_home()
     settings = Settings.from_env()
     first_ops = first_ops_port()
@@ -366,21 +388,23 @@ def run(args: argparse.Namespace) -> int:
     except Refused as refused:
         print(f"spades dev: {refused}", file=sys.stderr)
         return 2
-    print("starting embedded PostgreSQL and NATS ...")
-    infra_run(argparse.Namespace(action="up"))
-    settings = Settings.from_env()
-    env = {
-        "SPADES_GATEWAY_DEV": "1",  # a throwaway signing key unless SPADES_JWT_SECRET is set
-        **os.environ,
-        "SPADES_DATABASE_URL": settings.database_url,
-        "SPADES_NATS_URL": settings.nats_url,
-    }
-    subprocess.run([sys.executable, "-m", "services.cli", "migrate"], env=env, check=True)
-    # SIGTERM (a supervisor, `timeout`) must stop the children too, like Ctrl-C does
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    supervisor = Supervisor(env, home / "logs", first_ops, sys.stdout)
-    supervisor.start()
+    # Ctrl-C and SIGTERM (a supervisor, `timeout`) both stop the services, then exit 0
+    signal.signal(signal.SIGINT, _stop_on_signal)
+    signal.signal(signal.SIGTERM, _stop_on_signal)
+    supervisor: Supervisor | None = None
     try:
+        print("starting embedded PostgreSQL and NATS ...")
+        infra_run(argparse.Namespace(action="up"))
+        settings = Settings.from_env()
+        env = {
+            "SPADES_GATEWAY_DEV": "1",  # a throwaway signing key unless SPADES_JWT_SECRET is set
+            **os.environ,
+            "SPADES_DATABASE_URL": settings.database_url,
+            "SPADES_NATS_URL": settings.nats_url,
+        }
+        subprocess.run([sys.executable, "-m", "services.cli", "migrate"], env=env, check=True)
+        supervisor = Supervisor(env, home / "logs", first_ops, sys.stdout)
+        supervisor.start()
         supervisor.wait_ready()
         url = f"http://127.0.0.1:{settings.http_port}/"
         print(f"\nplay in the browser: {url}  (sign up, then 'Shuffle and play')")
@@ -396,10 +420,15 @@ def run(args: argparse.Namespace) -> int:
                 print(f"the demo game stopped: {error!r}; the platform keeps running")
         print(f"\nthe platform is running at {url}; Ctrl-C stops it")
         print("(`.venv/bin/spades infra down` then stops PostgreSQL and NATS)")
-        with contextlib.suppress(KeyboardInterrupt):
-            while watching.is_alive():
-                watching.join(0.5)
+        while watching.is_alive():
+            watching.join(0.5)
+    except _Stop:
+        print("\nstopping the services ...", flush=True)
     finally:
-        supervisor.stop()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if supervisor is not None:
+            supervisor.stop()
         del lock
+    print("stopped; PostgreSQL and NATS keep running (`.venv/bin/spades infra down` stops them)")
     return 0
