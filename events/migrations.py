@@ -152,7 +152,11 @@ def database_url() -> str:
             key, _, value = line.partition("=")
             if key.strip() == "SPADES_DATABASE_URL":
                 return value.strip()
-    raise SystemExit("no database: set SPADES_DATABASE_URL or run `spades infra up`")
+    raise SystemExit(
+        f"no database: no running stack's infra.env in {env_file.resolve().parent}; set"
+        " SPADES_HOME to the folder of the running `spades dev` (it prints it) or"
+        " `spades infra up`, or SPADES_DATABASE_URL"
+    )
 
 
 async def _migrate_url(url: str) -> list[int]:

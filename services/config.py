@@ -51,6 +51,15 @@ def _infra_env() -> dict[str, str]:
     return {k.strip(): v.strip() for k, v in pairs}
 
 
+def no_database() -> str:
+    """Return why no database was found and how to name one (where it looked included)."""
+    home = Path(os.environ.get("SPADES_HOME", ".spades")).resolve()
+    return (
+        f"no database: no running stack's infra.env in {home}; set SPADES_HOME to the folder"
+        " of the running `spades dev` (it prints it) or `spades infra up`, or SPADES_DATABASE_URL"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Every setting a service reads; see the module docstring for the variables."""

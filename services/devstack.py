@@ -328,6 +328,14 @@ class Supervisor:
                 service.proc.wait()
 
 
+def spades_command(words: str) -> str:
+    """Return a `spades` command line as it works in a fresh shell in this folder: with
+    `SPADES_HOME=...` in front when this stack's home is not the default ./.spades."""
+    home = spades_home()
+    prefix = "" if home == Path(".spades").resolve() else f"SPADES_HOME={home} "
+    return f"{prefix}.venv/bin/spades {words}"
+
+
 async def _demo(settings: Settings) -> None:
     """Open a practice table and play the human seat with the bot's suggestions."""
     nc = await connect(settings.nats_url, name="spades-dev")
@@ -351,8 +359,8 @@ async def _demo(settings: Settings) -> None:
                 print(f"  hand {hand}: scores N+S {view.scores[0]}  E+W {view.scores[1]}")
             if view.phase == "over":
                 print(f"game over ({view.reason}): N+S {view.scores[0]}, E+W {view.scores[1]}")
-                print(f"replay it: .venv/bin/spades replay {game_id}")
-                print(f"check its deals: .venv/bin/spades verify {game_id}")
+                print(f"replay it: {spades_command(f'replay {game_id}')}")
+                print(f"check its deals: {spades_command(f'verify {game_id}')}")
                 return
             if view.hand_number == 0 and 0 in view.contributors and not view.contributions[0]:
                 # as the browser does: add our randomness to the committed deals (FAIRNESS.md)
@@ -419,7 +427,7 @@ def run(args: argparse.Namespace) -> int:
             except Exception as error:
                 print(f"the demo game stopped: {error!r}; the platform keeps running")
         print(f"\nthe platform is running at {url}; Ctrl-C stops it")
-        print("(`.venv/bin/spades infra down` then stops PostgreSQL and NATS)")
+        print(f"(`{spades_command('infra down')}` then stops PostgreSQL and NATS)")
         while watching.is_alive():
             watching.join(0.5)
     except _Stop:
@@ -430,5 +438,7 @@ def run(args: argparse.Namespace) -> int:
         if supervisor is not None:
             supervisor.stop()
         del lock
-    print("stopped; PostgreSQL and NATS keep running (`.venv/bin/spades infra down` stops them)")
+    print(
+        f"stopped; PostgreSQL and NATS keep running (`{spades_command('infra down')}` stops them)"
+    )
     return 0

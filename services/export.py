@@ -233,7 +233,7 @@ async def export_month(pool: asyncpg.Pool, month: str, out: Path) -> dict[str, A
 def run(args: argparse.Namespace) -> int:
     """Export a month; exit 2 on a bad month or when no database is configured."""
     import events.matchmaking  # noqa: F401  (registers every context the log may hold)
-    from services.config import Settings
+    from services.config import Settings, no_database
 
     try:
         month_bounds(args.month)
@@ -242,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     settings = Settings.from_env()
     if not settings.database_url:
-        print("no database: set SPADES_DATABASE_URL or run `spades infra up`")
+        print(no_database())
         return 2
 
     async def go() -> dict[str, Any]:

@@ -20,7 +20,7 @@ from events import transcript as transcripts
 from events.envelope import REGISTRY, StoredEvent
 from events.game import stream_of
 from events.pgstore import PostgresEventStore
-from services.config import Settings
+from services.config import Settings, no_database
 
 
 def transcript(stored: list[StoredEvent], at: int | None = None) -> Iterator[str]:
@@ -46,7 +46,7 @@ def transcript(stored: list[StoredEvent], at: int | None = None) -> Iterator[str
 async def _read(game_id: str) -> list[StoredEvent]:
     settings = Settings.from_env()
     if not settings.database_url:
-        raise SystemExit("no database: set SPADES_DATABASE_URL or run `spades infra up`")
+        raise SystemExit(no_database())
     pool = await asyncpg.create_pool(settings.database_url, min_size=1, max_size=1)
     try:
         return await PostgresEventStore(pool).read(stream_of(game_id))
