@@ -166,11 +166,15 @@ class TurnTimedOut(GameEvent, frozen=True, kw_only=True):
 
 
 class SeatAbandoned(GameEvent, frozen=True, kw_only=True):
-    """A seat timed out ``streak`` times in a row: a bot plays it for the rest of the game."""
+    """A seat timed out ``streak`` times in a row, or its player left (``left``; at a rated
+    game he resigned): a bot plays it for the rest of the game. At a rated game it counts as
+    the abandonment it is (the abandoner a loss, his partner no move)."""
 
     seat: int
     player_id: str
     streak: int
+    left: bool = False
+    """The player left the table himself (`LeaveTable`), not by letting timers run out."""
 
 
 GameStreamEvent = TableOpened | TurnTimedOut | SeatAbandoned | EngineEvent
@@ -343,6 +347,24 @@ class OpenCasual(TableRequest, frozen=True, kw_only=True):
     rules: dict[str, RuleValue] = {}
 
 
+class LeaveTable(TableRequest, frozen=True, kw_only=True):
+    """A player leaves his seat for good (``command_id`` makes a retry safe): at an unrated
+    table a bot takes the seat, and the table closes once no person is left; at a rated game
+    he resigns, and the bot plays the seat out (counted as the abandonment it is)."""
+
+    game_id: str
+    player_id: str
+    command_id: uuid.UUID
+
+
+LEFT_CLOSED = "closed"
+"""`TableReply.code` of an accepted `LeaveTable`: the table closed (no person left at it)."""
+LEFT_BOT = "bot_seated"
+"""`TableReply.code` of an accepted `LeaveTable`: a bot plays the seat (an unrated game)."""
+LEFT_RESIGNED = "resigned"
+"""`TableReply.code` of an accepted `LeaveTable`: a rated game, resigned; the bot plays it out."""
+
+
 class GetView(TableRequest, frozen=True, kw_only=True):
     """Ask for what ``player_id`` may see of a game (a spectator's view if he has no seat)."""
 
@@ -374,7 +396,9 @@ class Catchup(TableRequest, frozen=True, kw_only=True):
     hints: bool = False
 
 
-AnyTableRequest = SubmitCommand | OpenPractice | OpenCasual | GetView | OpenMatch | Catchup
+AnyTableRequest = (
+    SubmitCommand | OpenPractice | OpenCasual | GetView | OpenMatch | Catchup | LeaveTable
+)
 
 
 class TableReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

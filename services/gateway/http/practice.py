@@ -87,7 +87,7 @@ class Practice(Controller):
                     409,
                     "too_many_tables",
                     f"you have {live} unfinished practice or casual tables (at most {cap}):"
-                    " finish or leave one first (an idle table closes after three missed turns)",
+                    " finish one or leave it first (Leave, in your games in the lobby)",
                 )
             reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
         if not reply.ok:

@@ -218,6 +218,14 @@ export class Game {
         );
         break;
       case "SeatAbandoned":
+        if (event.left) {
+          notes.push(
+            event.seat === this.seat
+              ? "You left: a bot plays your seat for the rest of the game."
+              : `${this.nameOf(event.seat)} left the table: a bot plays that seat now.`,
+          );
+          break;
+        }
         notes.push(
           event.seat === this.seat
             ? "You timed out too often: a bot plays your seat for the rest of the game."

@@ -203,10 +203,15 @@ export function mountLobby(root) {
     try {
       const games = await get(`/api/players/${encodeURIComponent(me.player_id)}/games?limit=10`);
       fill(gamesBox, h("h2", { id: "games-title" }, "Your games"),
-        games.length ? h("ul", { class: "games" }, games.map((game) => gameItem(game, me.player_id))) : h("p", { class: "muted" }, "No games yet."));
+        games.length ? h("ul", { class: "games" }, games.map((game) => gameItem(game, me.player_id, refreshAfterLeave))) : h("p", { class: "muted" }, "No games yet."));
     } catch (error) {
       fill(gamesBox, h("h2", { id: "games-title" }, "Your games"), h("p", { class: "form-error" }, `Could not load your games: ${error.words || error.message}`));
     }
+  }
+
+  function refreshAfterLeave() {
+    loadGames(); // the left table: finished (closed) or still played by the bots
+    loadLive(); // a closed table leaves the live list
   }
 
   const watchInput = h("input", { id: "watch-id", placeholder: "game id", autocomplete: "off" });
@@ -256,19 +261,50 @@ export function mountLobby(root) {
   };
 }
 
-/** One game of a list: who played, and a link to play, watch or replay it. */
-export function gameItem(game, who = null) {
+/** One game of a list: who played, and a link to play, watch or replay it; at a live game
+ *  of your own, Leave (practice, casual) or Resign (ranked). `onLeft` runs once you left. */
+export function gameItem(game, who = null, onLeft = null) {
   const me = session();
   const seated = me && game.players.includes(me.player_id);
   const action = game.finished
     ? h("a", { href: `#/replay/${game.game_id}` }, "Replay")
     : h("a", { href: `#/${seated ? "table" : "watch"}/${game.game_id}` }, seated ? "Back to the table" : "Watch");
+  const leave = seated && !game.finished && who === me.player_id ? leaveControl(game.game_id, game.rated, onLeft) : null;
   return h("li", { "data-testid": `game-${game.game_id}` },
     h("span", { class: "pill" }, game.rated ? game.ladder : "practice"),
     " ", game.players.map(playerName).join(", "),
     " · ", h("time", { datetime: game.started_at }, when(game.started_at)),
     " · ", game.finished ? gameResult(game, who) : h("strong", {}, "live"),
-    " · ", action);
+    " · ", action,
+    leave ? " · " : null, leave);
+}
+
+/** A "Leave" (unrated) or "Resign" (ranked) button that asks once more before it acts:
+ *  POST /api/games/GAME/leave; `onLeft(answer)` runs once the seat is left. */
+export function leaveControl(gameId, rated, onLeft = null) {
+  const word = rated ? "Resign" : "Leave";
+  const box = h("span", { class: "leave", "data-testid": `leave-${gameId}` });
+  const warning = rated
+    ? "Resign? A bot plays your seat out and the game counts as a loss for you."
+    : "Leave? A bot takes your seat; a table with nobody left closes.";
+  const ask = () => fill(box,
+    h("span", { role: "alert" }, warning, " "),
+    h("button", { class: "btn danger", type: "button", "data-testid": "leave-confirm", onclick: go }, `Yes, ${word.toLowerCase()}`),
+    " ",
+    h("button", { class: "btn", type: "button", onclick: idle }, "No, stay"));
+  const idle = () => fill(box, h("button", { class: "btn", type: "button", "data-testid": "leave", onclick: ask }, word));
+  async function go() {
+    try {
+      const answer = await api("POST", `/api/games/${encodeURIComponent(gameId)}/leave`, { command_id: uuid() }, { auth: true });
+      fill(box, h("span", { class: "muted", role: "status" }, answer.message));
+      if (onLeft) onLeft(answer);
+    } catch (error) {
+      showError(error, `Could not ${word.toLowerCase()}`);
+      idle();
+    }
+  }
+  idle();
+  return box;
 }
 
 /** A finished game's result, from `who`'s side when he played: "won 512–310 · +18 (…)";
@@ -278,6 +314,7 @@ export function gameResult(game, who = null) {
   const seat = typeof who === "string" ? game.players.indexOf(who) : -1;
   const score = (first) => [game.scores[first], ...game.scores.filter((_, t) => t !== first)].map(num).join("–");
   if (game.winner === null || game.winner === undefined || !game.scores.length) return "finished";
+  if (game.reason === "abandoned") return h("span", { class: "muted" }, `closed, nobody left at it (${game.scores.map(num).join("–")})`);
   if (game.winner < 0) return h("span", { class: "result-draw" }, `draw ${game.scores.map(num).join("–")}`);
   const bits = [];
   if (seat >= 0) {

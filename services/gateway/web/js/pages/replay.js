@@ -144,9 +144,9 @@ export function mountReplay(root, gameId, query) {
       case "CardPlayed": return `${who(e.seat)} played ${cardText(e.card)}.`;
       case "TrickWon": return `${who(e.seat)} won trick ${ctx.tricks}.`;
       case "HandScored": return `Hand ${e.hand} scored: ${e.points.map((p, t) => `${teamName(t, n(), players())} ${signed(p)}`).join(", ")}.`;
-      case "GameFinished": return e.winner < 0 ? "Game over: a draw." : `Game over: ${teamName(e.winner, n(), players())} won (${e.reason}).`;
+      case "GameFinished": return e.reason === "abandoned" ? "The table closed: nobody was left to play at it." : e.winner < 0 ? "Game over: a draw." : `Game over: ${teamName(e.winner, n(), players())} won (${e.reason}).`;
       case "TurnTimedOut": return `${who(e.seat)}'s time ran out; the bot played.`;
-      case "SeatAbandoned": return `${who(e.seat)} left; a bot plays the seat.`;
+      case "SeatAbandoned": return e.left ? `${who(e.seat)} left the table; a bot plays the seat.` : `${who(e.seat)} timed out too often; a bot plays the seat.`;
       default: return item.type;
     }
   }

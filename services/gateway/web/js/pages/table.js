@@ -9,6 +9,7 @@ import {
 import { makeContribution, verifyDeals } from "../fairness.js";
 import { Game } from "../game.js";
 import { GameSocket } from "../socket.js";
+import { leaveControl } from "./lobby.js";
 import {
   clock, fill, h, keepFocus, notify, num, playerName, ratingChangeLine, ratingText, showError, signed, status,
 } from "../ui.js";
@@ -65,6 +66,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   let backup = null;
   let rating = null; // the rating change shown at game over
   let fairness = null; // the deal check at game over: {ok, hands} or {ok: false, reason}
+  let leaveBox = null; // Leave (unrated) or Resign (ranked): made once, it keeps its "sure?" step
   const contributionKey = `spades.contribution.${gameId}`;
   const queue = [];
   let pumping = false;
@@ -352,6 +354,11 @@ export function mountTable(root, gameId, { watching = false } = {}) {
 
   function renderHead() {
     const bits = [];
+    if (summary && role === "seat" && !game.over && game.seat >= 0) {
+      leaveBox = leaveBox || leaveControl(gameId, summary.rated, () => { location.hash = "#/lobby"; });
+    } else {
+      leaveBox = null;
+    }
     if (summary) {
       bits.push(h("span", { class: "pill" }, summary.rated ? `Ranked · ${summary.ladder}` : "Unrated practice"));
       const changes = game.rules ? ruleChanges(game.rules) : [];
@@ -367,6 +374,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
             connection === "live" ? "● live" : `○ ${connection}`),
       role === "spectator" ? h("span", { class: "muted" }, "Spectators see each trick once it is complete (bids with the first trick).") : null,
       role === "spectator" && !session() ? h("a", { href: "#/login", "data-testid": "login-to-play" }, "Log in to play") : null,
+      leaveBox,
       scoreStrip(),
     );
   }
