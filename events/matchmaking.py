@@ -135,3 +135,9 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     window: float | None = None
     queue_sizes: dict[str, int] | None = None
     match_id: str | None = None
+    linked_waiting: int | None = None
+    """Status of a queued player: how many of the others waiting in his queue fair play keeps
+    from his table (accounts seen at one of his addresses or devices within
+    ``fairplay_days``): when they are all there is, that, not the window, holds him back."""
+    fairplay_days: float | None = None
+    """Status of a queued player: the fair-play window in days (0: linking is off)."""

@@ -51,6 +51,10 @@ OPS_PORT_ENV = "SPADES_DEV_OPS_PORT"
 DEFAULT_FIRST_OPS_PORT = 9101
 """The services' ops ports are SPADES_DEV_OPS_PORT (9101) and the next four, in SERVICES order."""
 
+DEV_FAIRPLAY_DAYS = "0"
+"""`spades dev`'s default SPADES_FAIRPLAY_DAYS: linking off, as every tab of the one machine
+shares 127.0.0.1 (production keeps 7 days; SPADES_FAIRPLAY_DAYS set by hand wins)."""
+
 RESTART_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """Seconds before restarting a service that exited: longer after each crash in a row."""
 STABLE_SECONDS = 60.0
@@ -406,11 +410,19 @@ def run(args: argparse.Namespace) -> int:
         settings = Settings.from_env()
         env = {
             "SPADES_GATEWAY_DEV": "1",  # a throwaway signing key unless SPADES_JWT_SECRET is set
+            # every account of a dev stack plays from this one machine (127.0.0.1): fair-play
+            # separation by address would never seat them together; set it to try it out
+            "SPADES_FAIRPLAY_DAYS": DEV_FAIRPLAY_DAYS,
             **os.environ,
             "SPADES_DATABASE_URL": settings.database_url,
             "SPADES_NATS_URL": settings.nats_url,
         }
         subprocess.run([sys.executable, "-m", "services.cli", "migrate"], env=env, check=True)
+        if env["SPADES_FAIRPLAY_DAYS"] == DEV_FAIRPLAY_DAYS:
+            print(
+                "fair play: off on this dev stack (SPADES_FAIRPLAY_DAYS=0), so accounts in"
+                " several tabs of this machine can meet in a ranked game"
+            )
         supervisor = Supervisor(env, home / "logs", first_ops, sys.stdout)
         supervisor.start()
         supervisor.wait_ready()

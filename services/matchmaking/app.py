@@ -182,9 +182,12 @@ async def _keep_members(conn: Conn, ladder: str, new: list[MatchmakingEvent]) ->
             )
 
 
-async def status(pool: asyncpg.Pool, request: QueueStatus, now: float) -> Reply:
-    """Say where a player stands (his queue, wait and window, or his live match), and the
-    size of every queue: from the database, so any replica answers."""
+async def status(
+    pool: asyncpg.Pool, request: QueueStatus, now: float, fairplay_days: float = 0.0
+) -> Reply:
+    """Say where a player stands (his queue, wait and window, how many of the others waiting
+    fair play keeps from his table; or his live match), and the size of every queue: from
+    the database, so any replica answers."""
     player = request.player_id
     rows = await pool.fetch(
         "SELECT ladder, count(*) AS n FROM matchmaking_queued_players GROUP BY ladder"
@@ -194,6 +197,16 @@ async def status(pool: asyncpg.Pool, request: QueueStatus, now: float) -> Reply:
     if queued is not None:
         ladder = queued["ladder"]
         waited = max(0.0, now - queued["joined_at"])
+        others = {
+            r["player_id"]
+            for r in await pool.fetch(
+                "SELECT player_id FROM matchmaking_queued_players"
+                " WHERE ladder = $1 AND player_id <> $2",
+                ladder,
+                player,
+            )
+        }
+        linked = others & await fairplay.linked_accounts(pool, player, fairplay_days)
         return Reply(
             ok=True,
             code="queued",
@@ -201,7 +214,15 @@ async def status(pool: asyncpg.Pool, request: QueueStatus, now: float) -> Reply:
             waited=waited,
             window=window(waited),
             queue_sizes=sizes,
-            message=f"{player} has waited {waited:.0f}s in {ladder}",
+            linked_waiting=len(linked),
+            fairplay_days=fairplay_days,
+            message=f"{player} has waited {waited:.0f}s in {ladder}"
+            + (
+                f"; fair play keeps {len(linked)} of the {len(others)} others waiting from"
+                " his table (seen at one address or device)"
+                if linked
+                else ""
+            ),
         )
     live = await pool.fetchrow(_LIVE_SQL, player)
     if live is not None:
@@ -573,7 +594,8 @@ class _Public:
         return await _forward(self.rt, subject, _encoder.encode(request), ladder)
 
     async def status(self, request: QueueStatus) -> Reply:
-        return await status(self.rt.pool, request, time.time())
+        days = fairplay.window_days(self.rt.settings)
+        return await status(self.rt.pool, request, time.time(), days)
 
     async def subscribe(self) -> list[Any]:
         rt, group = self.rt, self.rt.subjects.matchmaking_queue_group()

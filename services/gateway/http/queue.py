@@ -38,6 +38,11 @@ class QueueAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     queue_sizes: dict[str, int] | None = None
     match_id: str | None = None
     game_id: str | None = None
+    linked_waiting: int | None = None
+    """Queued: how many of the others waiting fair play keeps from your table (accounts seen
+    at one of your addresses or devices within ``fairplay_days``; 0 when linking is off)."""
+    fairplay_days: float | None = None
+    """Queued: the fair-play window in days (0: linking is off, as on a `spades dev` stack)."""
 
 
 class Queue(Controller):
@@ -60,6 +65,8 @@ class Queue(Controller):
             queue_sizes=reply.queue_sizes,
             match_id=reply.match_id,
             game_id=game_id_of_match(reply.match_id) if reply.match_id else None,
+            linked_waiting=reply.linked_waiting,
+            fairplay_days=reply.fairplay_days,
         )
 
     @post(

@@ -96,9 +96,28 @@ export function mountLobby(root) {
         }, "Join queue"))));
     let state = null;
     if (queued) {
+      const waiting = (status.queue_sizes || {})[status.ladder];
+      const seats = Object.fromEntries(ladderInfo.map((info) => [info.ladder, info.players]))[status.ladder] || 4;
+      const others = waiting ? waiting - 1 : 0;
+      const linked = status.linked_waiting || 0;
+      const days = status.fairplay_days;
+      let fair = null;
+      if (linked > 0) {
+        fair = h("p", { class: "fairplay-hold", "data-testid": "fairplay-hold" },
+          h("strong", {}, "Fair play is holding your match back: "),
+          `${linked} of the ${others} other${others === 1 ? "" : "s"} waiting ${linked === 1 ? "was" : "were"} seen at your address or device`,
+          days ? ` in the last ${num(days)} day${days === 1 ? "" : "s"}` : "",
+          ", and accounts seen together never sit at one ranked table. You will be matched with other players.");
+      } else if (days === 0) {
+        fair = h("p", { class: "muted", "data-testid": "fairplay-off" }, "Fair-play separation is off on this server (SPADES_FAIRPLAY_DAYS=0): accounts of one machine can meet.");
+      }
       state = h("div", { class: "queued", "data-testid": "queue-status", role: "status" },
         h("p", {}, h("strong", {}, `Waiting in the ${status.ladder} queue: ${clock(status.waited || 0)}`)),
+        waiting !== undefined
+          ? h("p", { "data-testid": "queue-waiting" }, `${waiting} waiting (you and ${others} other${others === 1 ? "" : "s"}); a table needs ${seats}.`)
+          : null,
         h("p", {}, `Rating window ±${Math.round((status.window || 0) * 40)} — it widens the longer you wait, so a match gets easier to find.`),
+        fair,
         h("button", { class: "btn", onclick: leave, disabled: busy }, "Leave the queue"));
     } else if (status && status.code === "in_game" && status.game_id) {
       state = h("div", { class: "queued", "data-testid": "queue-status" },
