@@ -96,6 +96,7 @@ export class Game {
   applyEvent(event, seq, hand) {
     this.seq = seq;
     this.legal = null;
+    this.suggestion = null;
     this.clock = null;
     this.drawn = null;
     if (hand) this.hand = [...hand];
@@ -331,6 +332,7 @@ export class Game {
   yourTurn(message) {
     if (message.seq < this.seq) return false; // a later event already moved the game on
     this.legal = message.legal;
+    this.suggestion = message.suggestion || null; // the bot's advice, at a practice table only
     this.deadline = message.deadline;
     this.turn = this.seat;
     return true;

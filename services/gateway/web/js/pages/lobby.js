@@ -168,6 +168,77 @@ export function mountLobby(root) {
     return rules;
   }
 
+  // the server's rule book: bounds of the numbers, named variants; every change is checked
+  // by the server as the table would (a dependency such as Little Willie's is named there)
+  const presetSelect = h("select", { id: "rule-preset", name: "preset", "data-testid": "rule-preset" },
+    h("option", { value: "" }, "Choose a variant…"));
+  const presetNote = h("p", { class: "muted", "data-testid": "preset-note" });
+  const rulesProblem = h("p", { class: "form-error", role: "alert", "data-testid": "rules-problem" });
+  const bots = h("select", { id: "practice-bots", name: "bots", "data-testid": "practice-bots" },
+    h("option", { value: "baseline" }, "Baseline: quick and sound"),
+    h("option", { value: "strong" }, "Strong: searches every card"));
+  bots.value = localStorage.getItem("spades.bots") === "strong" ? "strong" : "baseline";
+  bots.addEventListener("change", () => localStorage.setItem("spades.bots", bots.value));
+  let presets = [];
+  let checkTimer = null;
+  let checking = 0;
+  let rulesValid = true;
+
+  async function loadRuleBook() {
+    try {
+      const book = await get("/api/practice/rules", { auth: true });
+      for (const option of RULE_OPTIONS) {
+        if (option.kind !== "number") continue;
+        const [low, high] = book.bounds[option.name] || book.other_bound;
+        inputs[option.name].min = String(Math.max(low, option.min ?? low));
+        inputs[option.name].max = String(Math.min(high, option.max ?? high));
+      }
+      presets = book.presets;
+      for (const preset of presets) presetSelect.append(h("option", { value: preset.name }, preset.label));
+    } catch (error) {
+      showError(error, "Could not load the rule book");
+    }
+  }
+
+  function applyPreset() {
+    const preset = presets.find((p) => p.name === presetSelect.value);
+    if (!preset) return;
+    resetRules();
+    for (const [name, value] of Object.entries(preset.rules)) {
+      const input = inputs[name];
+      if (!input) continue;
+      if (input.type === "checkbox") input.checked = value;
+      else input.value = String(value);
+    }
+    presetNote.textContent = preset.description;
+    checkRules();
+  }
+  presetSelect.addEventListener("change", applyPreset);
+
+  /** Ask the server whether the chosen options make a table; show why not, and where. */
+  function checkRules() {
+    clearTimeout(checkTimer);
+    checkTimer = setTimeout(async () => {
+      const mine = ++checking;
+      let problem = "";
+      try {
+        await api("POST", "/api/practice/rules/check", { rules: chosenRules() }, { auth: true });
+      } catch (error) {
+        if (error.code !== "invalid_ruleset") return;
+        problem = error.message;
+      }
+      if (mine !== checking) return; // a later change is being checked
+      rulesValid = !problem;
+      rulesProblem.textContent = problem ? `These rules make no table: ${problem}` : "";
+      for (const option of RULE_OPTIONS) {
+        const named = problem && new RegExp(`\\b${option.name}\\b`).test(problem);
+        inputs[option.name].setAttribute("aria-invalid", named ? "true" : "false");
+        inputs[option.name].closest(".field").classList.toggle("invalid", Boolean(named));
+      }
+      startButton.disabled = !rulesValid;
+    }, 150);
+  }
+
   const practiceError = h("p", { class: "form-error", role: "alert", "data-testid": "practice-error" });
   const startButton = h("button", { class: "btn primary big", type: "submit", "data-testid": "start-practice" }, "Shuffle and play");
   // untimed practice (the choice is remembered): no turn clock, the bots wait for you
@@ -176,10 +247,13 @@ export function mountLobby(root) {
   untimed.checked = localStorage.getItem("spades.untimed") !== "0";
   const form = h("form", { class: "practice" },
     h("p", {}, "You and bots in the other seats (three at the ladder's four-seat table), unrated. It starts with the ladder's rules: open Rules to change any of them, five players included."),
+    h("div", { class: "field" }, h("label", { for: "rule-preset" }, "Variant"), presetSelect, presetNote),
     h("details", {},
       h("summary", {}, "Rules (every option of the rule book)"),
       h("div", { class: "fields" }, fields),
-      h("button", { class: "btn", type: "button", onclick: resetRules }, "Back to the ladder's rules")),
+      h("button", { class: "btn", type: "button", onclick: () => { resetRules(); presetSelect.value = ""; presetNote.textContent = ""; checkRules(); } }, "Back to the ladder's rules")),
+    rulesProblem,
+    h("div", { class: "field" }, h("label", { for: "practice-bots" }, "Bots"), bots),
     h("div", { class: "field check" }, untimed, h("label", { for: "practice-untimed" }, "Untimed: no turn clock, take as long as you like")),
     practiceError,
     startButton);
@@ -188,7 +262,7 @@ export function mountLobby(root) {
     practiceError.textContent = "";
     startButton.disabled = true;
     try {
-      const opened = await api("POST", "/api/practice", { rules: chosenRules(), command_id: uuid(), untimed: untimed.checked }, { auth: true });
+      const opened = await api("POST", "/api/practice", { rules: chosenRules(), command_id: uuid(), untimed: untimed.checked, bots: bots.value }, { auth: true });
       location.hash = `#/table/${opened.game_id}`;
     } catch (error) {
       practiceError.textContent = `Could not open the table: ${error.words || error.message}`;
@@ -213,6 +287,9 @@ export function mountLobby(root) {
       else input.value = String(ladder.rules[option.name]);
     }
   });
+  form.addEventListener("change", (event) => { if (event.target !== presetSelect && event.target !== bots && event.target !== untimed) checkRules(); });
+  form.addEventListener("input", (event) => { if (event.target.type === "number") checkRules(); });
+  loadRuleBook();
   fill(practiceBox, h("h2", { id: "practice-title" }, "Practice against the computer"), form);
 
   // -- your games and watching ----------------------------------------------------------------

@@ -67,6 +67,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   let rating = null; // the rating change shown at game over
   let fairness = null; // the deal check at game over: {ok, hands} or {ok: false, reason}
   let leaveBox = null; // Leave (unrated) or Resign (ranked): made once, it keeps its "sure?" step
+  let hintShown = -1; // the seq whose suggestion the player asked to see
   const contributionKey = `spades.contribution.${gameId}`;
   const queue = [];
   let pumping = false;
@@ -104,6 +105,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
 
   const socket = new GameSocket(gameId, {
     anonymous: watching,
+    hints: !watching, // the server adds the bot's suggestion to your_turn at practice tables only
     onMessage: (message) => {
       queue.push(message);
       if (!pumping) pump();
@@ -526,11 +528,37 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     } else if (game.turn >= 0 && game.phase !== "dealing") {
       panel.push(h("p", { class: "muted" }, `${PHASES[game.phase] || ""}: waiting for ${game.nameOf(game.turn)}.`));
     }
+    if (game.legal && game.suggestion && !game.over && role === "seat") panel.push(hintBox());
     if (game.legal && game.deadline) {
       panel.push(h("p", { class: "timer", "data-timer": "mine", "aria-live": "off" }, ""));
     }
     fill(parts.action, ...panel);
     tick();
+  }
+
+  /** The practice table's "Hint": what the searching bot would do here, shown on request. */
+  function hintBox() {
+    const advice = game.suggestion;
+    if (hintShown !== game.seq) {
+      return h("p", { class: "hint" }, h("button", {
+        class: "btn", type: "button", "data-testid": "hint", "data-key": "hint",
+        onclick: () => { hintShown = game.seq; render(); },
+      }, "Hint"));
+    }
+    return h("p", { class: "hint", "data-testid": "hint-text", role: "status" }, `The bot would ${adviceText(advice)}.`);
+  }
+
+  function adviceText(advice) {
+    switch (advice.type) {
+      case "PlaceBid": return advice.moe ? `bid ${advice.tricks === 8 ? "Big Moe" : "Little Moe"}`
+        : `bid ${bidText(advice.tricks, advice.blind, game.rules)}`;
+      case "PlayCard": return `play the ${cardLabel(advice.card)}`;
+      case "DeclareBlindNil": return "bid blind nil";
+      case "DeclineBlindNil": return "look at the hand (no blind nil)";
+      case "PassCards": return `pass ${advice.cards.map(cardLabel).join(" and ")}`;
+      case "DrawCard": return advice.keep ? "keep the top card" : "discard the top card";
+      default: return advice.type;
+    }
   }
 
   function bidRow(legal) {
@@ -655,8 +683,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       const choosing = passable.size > 0;
       const chosen = selected.has(card);
       const enabled = !sending && (choosing ? passable.has(card) : playable.has(card));
+      const hinted = hintShown === game.seq && game.suggestion && game.suggestion.type === "PlayCard" && game.suggestion.card === card;
       return h("button", {
-        class: `${cardClass(card)}${chosen ? " chosen" : ""}${enabled ? " legal" : ""}`,
+        class: `${cardClass(card)}${chosen ? " chosen" : ""}${enabled ? " legal" : ""}${hinted ? " hinted" : ""}`,
         "data-key": `card-${card}`,
         "data-card": card,
         "aria-label": cardLabel(card),
