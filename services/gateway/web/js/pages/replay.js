@@ -5,7 +5,9 @@
 
 import { get, session } from "../api.js";
 import { bidText, cardText, cardView, compass, ruleChanges, seatName, sortHand, teamName } from "../cards.js";
+import { Game } from "../game.js";
 import { fill, h, num, playerName, showError, signed, when } from "../ui.js";
+import { resultCard } from "./table.js";
 
 /** Mount the replay of `gameId` at the step in `query` (`at`); return {cleanup, update}. */
 export function mountReplay(root, gameId, query) {
@@ -214,7 +216,7 @@ export function mountReplay(root, gameId, query) {
       : count === 3 ? ["bottom", "left", "right"] : ["bottom", "top"];
     const spotOf = (seat) => spots[(seat - Math.max(0, from) + count) % count];
     const seats = players().map((id, seat) => {
-      const cards = state.face_up && state.hands[seat] ? sortHand(state.hands[seat]) : null;
+      const cards = state.face_up && state.hands[seat] ? sortHand(state.hands[seat], summary.rules) : null;
       return h("div", { class: `seat seat-${spotOf(seat)}${state.turn === seat && state.phase !== "over" ? " on-turn" : ""}` },
         h("div", { class: "seat-name" }, h("a", { href: `#/player/${encodeURIComponent(id)}` }, playerName(id)),
           state.dealer === seat && state.hand_number ? h("span", { class: "dealer", "aria-label": "dealer" }, "D") : null),
@@ -254,7 +256,26 @@ export function mountReplay(root, gameId, query) {
           h("div", { class: "mini-trick" }, ctx.last.plays.map(([card, seat]) => h("span", { class: "mini" }, cardView(card, "small"), h("small", {}, playerName(players()[seat]))))),
           h("p", {}, `won by ${who(ctx.last.winner)}`))
       : null;
-    fill(board, h("div", { class: "table-main" }, felt, h("aside", { class: "side" }, scores, last)));
+    // a scored hand: the same card as at the table, and the scorecard so far
+    const folded = new Game(-1, players());
+    folded.rules = summary.rules;
+    try {
+      for (const past of events.slice(0, step)) folded.applyEvent(past.event, past.seq);
+    } catch (error) {
+      folded.result = null; // the card and scorecard are extras: the board stands without them
+      folded.scorecard = [];
+    }
+    const card = item && item.type === "HandScored" && folded.result
+      ? resultCard(folded.result, folded.scorecard.find((r) => r.hand === folded.result.hand))
+      : null;
+    const scorecard = folded.scorecard.length
+      ? h("details", { class: "scorecard", "data-testid": "scorecard", open: true }, h("summary", {}, "Scorecard"),
+          h("table", { class: "scores" },
+            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Hand"), folded.scorecard[0].sides.map((s) => h("th", { scope: "col" }, s.name)))),
+            h("tbody", {}, folded.scorecard.map((r) => h("tr", { "data-testid": `scorecard-hand-${r.hand}` }, h("th", { scope: "row" }, String(r.hand)),
+              r.sides.map((s) => h("td", {}, `${s.bid}/${s.took} · ${signed(s.points)} → ${num(s.score)}`)))))))
+      : null;
+    fill(board, card, h("div", { class: "table-main" }, felt, h("aside", { class: "side" }, scores, last, scorecard)));
   }
 
   return {

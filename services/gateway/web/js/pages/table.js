@@ -53,6 +53,20 @@ export function likelyBid(hand, bids) {
   return legal.reduce((best, t) => (Math.abs(t - tricks) < Math.abs(best - tricks) ? t : best), legal[0]);
 }
 
+/** The card of a scored hand (`Game.handResult`, with its scorecard `row`): per side its bid
+ *  and tricks, points, total and bags, nil outcomes and penalties; then `button` if any. */
+export function resultCard(result, row, button = null) {
+  return h("section", { class: "hand-card", "data-testid": "hand-card", role: "dialog", "aria-label": `Hand ${result.hand} is over` },
+    h("h2", {}, `Hand ${result.hand} is over`),
+    h("div", { class: "hand-card-sides" }, result.sides.map((side, t) =>
+      h("div", { class: `result-side ${side.made === false ? "set" : "made"}`, "data-testid": `hand-card-side-${t}` },
+        h("h3", {}, side.name),
+        row ? h("p", {}, `Bid ${row.sides[t].bid}, took ${row.sides[t].took}`) : null,
+        h("p", { class: "points" }, `${signed(side.points)} → ${num(side.score)} · ${side.bags} bag${side.bags === 1 ? "" : "s"}`),
+        h("ul", {}, side.lines.map((line) => h("li", {}, line)))))),
+    button);
+}
+
 /** Mount the table page for `gameId`; `watching` only watches. Return the cleanup. */
 export function mountTable(root, gameId, { watching = false } = {}) {
   const me = session();
@@ -68,6 +82,10 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   let fairness = null; // the deal check at game over: {ok, hands} or {ok: false, reason}
   let leaveBox = null; // Leave (unrated) or Resign (ranked): made once, it keeps its "sure?" step
   let hintShown = -1; // the seq whose suggestion the player asked to see
+  let handCard = null; // the result of the hand just scored, shown until dismissed
+  let openedAt = null; // the game's seq when this page opened: hands scored before get no card
+  let pendingCard = null; // a hand scored while that seq was not known yet
+  let pastScorecard = []; // the scorecard of the hands before this page was opened (public log)
   const contributionKey = `spades.contribution.${gameId}`;
   const queue = [];
   let pumping = false;
@@ -128,6 +146,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         summary = await get(`/api/games/${encodeURIComponent(gameId)}`);
         game.rules = game.rules || summary.rules;
         loadRatings(summary);
+        loadScorecard(summary);
         render();
         return;
       } catch (error) {
@@ -139,7 +158,44 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       }
     }
   }
+  function showCard(result) {
+    handCard = result;
+    setTimeout(() => { const next = parts.action.querySelector('[data-testid="hand-card-continue"]'); if (next) next.focus(); }, 0);
+  }
+
+  /** The hands scored before this page opened, from the public log (a spectator's fold). */
+  async function loadScorecard(about) {
+    try {
+      const events = await get(`/api/games/${encodeURIComponent(gameId)}/events`);
+      const past = new Game(-1, about.players);
+      for (const item of events) past.applyEvent(item.event, item.seq);
+      pastScorecard = past.scorecard;
+      render();
+    } catch (error) {
+      // the scorecard then starts with the hands scored from now on
+    }
+  }
+
+  /** Where the log stood when this page opened (the seat's own view, never a trick behind):
+   *  the log a fresh page is sent first replays hands already seen, which get no card. */
+  async function loadOpenedAt() {
+    if (watching) return; // spectators see each hand's result in the side panel
+    for (let attempt = 0; openedAt === null && !closed; attempt++) {
+      try {
+        openedAt = (await get(`/api/games/${encodeURIComponent(gameId)}/view`, { auth: true })).version;
+      } catch (error) {
+        // a just-matched game opens a moment later; past that, no card rather than a stale one
+        if (attempt >= 20) openedAt = Infinity;
+        else await sleep(500);
+      }
+    }
+    if (pendingCard && pendingCard.seq > openedAt) showCard(pendingCard.result);
+    pendingCard = null;
+    render();
+  }
+
   loadSummary();
+  loadOpenedAt();
   socket.start();
   const ticker = setInterval(tick, 250);
 
@@ -190,6 +246,12 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         sending = false;
 
         if (event.type === "HandDealt") selected = new Set();
+        if (event.type === "HandScored" && game.result) {
+          // the next bidding waits behind the card until dismissed; a hand scored before the
+          // page opened (the log a fresh page is sent first) gets no card
+          if (openedAt === null) pendingCard = { result: game.result, seq: message.seq };
+          else if (message.seq > openedAt) showCard(game.result);
+        }
         if (event.type === "GameFinished") {
           fetchRating(event);
           checkDeals();
@@ -465,10 +527,12 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const rows = [];
     for (let t = 0; t < sides; t++) {
       const mine = game.seat >= 0 && teamOf(game.seat, n) === t;
+      const contract = game.phase === "bid" || game.phase === "play" || game.phase === "pass" ? game.sideBid(t) : null;
       rows.push(h("tr", { class: mine ? "mine" : "" },
         h("th", { scope: "row" }, teamName(t, n, game.players)),
         h("td", { "data-testid": `score-${t}` }, num(game.scores[t] ?? 0)),
-        h("td", {}, String(game.bags[t] ?? 0))));
+        h("td", {}, String(game.bags[t] ?? 0)),
+        h("td", { "data-testid": `side-bid-${t}` }, contract ? `${contract.words}${contract.words.includes("+") ? ` = ${contract.total}` : ""} · took ${contract.took}` : "–")));
     }
     const last = game.lastTrick
       ? h("div", { class: "last-trick", "data-testid": "last-trick" },
@@ -481,11 +545,39 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       parts.side,
       h("table", { class: "scores" },
         h("caption", {}, game.rules ? `Scores (to ${game.rules.target})` : "Scores"),
-        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Side"), h("th", { scope: "col" }, "Score"), h("th", { scope: "col" }, "Bags"))),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Side"), h("th", { scope: "col" }, "Score"), h("th", { scope: "col" }, "Bags"),
+          h("th", { scope: "col" }, "Bid in play"))),
         h("tbody", {}, rows)),
       last,
       game.result ? resultView(game.result) : null,
+      scorecardView(),
     );
+  }
+
+  /** The card between two hands: per side its bid and tricks, points, bags, penalties and
+   *  nil outcomes; the next bidding is shown once it is dismissed. */
+  function handCardView(result) {
+    const row = game.scorecard.find((r) => r.hand === result.hand);
+    return resultCard(result, row, h("button", {
+      class: "btn primary", type: "button", "data-testid": "hand-card-continue", "data-key": "hand-card-continue",
+      onclick: () => { handCard = null; render(); setTimeout(focusMove, 0); },
+    }, "Next hand"));
+  }
+
+  /** Every scored hand: per side bid/took, points and the running total. */
+  function scorecardView() {
+    const rows = new Map(pastScorecard.map((r) => [r.hand, r]));
+    for (const r of game.scorecard) rows.set(r.hand, r);
+    const hands = [...rows.values()].sort((a, b) => a.hand - b.hand);
+    if (!hands.length) return null;
+    const names = hands[hands.length - 1].sides.map((s) => s.name);
+    return h("details", { class: "scorecard", "data-testid": "scorecard", open: true },
+      h("summary", {}, "Scorecard"),
+      h("table", { class: "scores" },
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Hand"), names.map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {}, hands.map((r) => h("tr", { "data-testid": `scorecard-hand-${r.hand}` },
+          h("th", { scope: "row" }, String(r.hand)),
+          r.sides.map((s) => h("td", { title: `${s.bags} bags` }, `${s.bid}/${s.took} · ${signed(s.points)} → ${num(s.score)}`)))))));
   }
 
   function resultView(result) {
@@ -503,6 +595,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const panel = [];
     if (game.over) {
       panel.push(gameOver());
+    } else if (handCard) {
+      panel.push(handCardView(handCard));
     } else if (role === "spectator") {
       const shown = game.phase === "new" && game.turn >= 0 ? "The hand is under way" : PHASES[game.phase] || game.phase;
       panel.push(h("p", { class: "muted" }, `${shown}. ${game.turn >= 0 ? `${game.nameOf(game.turn)} to act.` : ""}`));
@@ -679,7 +773,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       parts.hand.dataset.count = "0";
       return;
     }
-    const cards = sortHand(game.hand).map((card) => {
+    const cards = sortHand(game.hand, game.rules).map((card) => {
       const choosing = passable.size > 0;
       const chosen = selected.has(card);
       const enabled = !sending && (choosing ? passable.has(card) : playable.has(card));
@@ -725,8 +819,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const active = document.activeElement;
     if (active && active !== document.body && !root.contains(active)) return;
     if (active && active.tagName === "A") return;
-    const target = root.querySelector(".bid-row button.likely:not([disabled])")
-      || root.querySelector(".hand button.legal, .bid-row button:not([disabled]), .action .btn:not([disabled])");
+    const target = root.querySelector('[data-testid="hand-card-continue"]')
+      || root.querySelector(".bid-row button.likely:not([disabled])")
+      || root.querySelector('.hand button.legal, .bid-row button:not([disabled]), .action .btn:not([disabled]):not([data-key="hint"])');
     if (target && (!active || active === document.body || active.disabled || !active.isConnected || parts.hand.contains(active) || parts.action.contains(active))) {
       target.focus({ preventScroll: true });
     }
