@@ -340,13 +340,18 @@ def spades_command(words: str) -> str:
     return f"{prefix}.venv/bin/spades {words}"
 
 
+DEMO_PLAYER = "dev:you"
+"""Who plays the demo game: no account can be named so (a name has no ":"), so no account
+inherits its games, as an account named "you" did."""
+
+
 async def _demo(settings: Settings) -> None:
     """Open a practice table and play the human seat with the bot's suggestions."""
     nc = await connect(settings.nats_url, name="spades-dev")
     subjects = Subjects(settings.nats_prefix)
     decode = msgspec.json.Decoder(wire.TableReply).decode
     try:
-        body = wire.OpenPractice(player_id="you", command_id=uuid.uuid4())
+        body = wire.OpenPractice(player_id=DEMO_PLAYER, command_id=uuid.uuid4())
         reply = decode(
             (await nc.request(subjects.table_open(), msgspec.json.encode(body), 10)).data
         )
@@ -355,7 +360,7 @@ async def _demo(settings: Settings) -> None:
         print(f"\npractice game {game_id}: you (N) and three bots, played by the bot for you")
         hand = 0
         while True:
-            view_req = msgspec.json.encode(wire.GetView(game_id=game_id, player_id="you"))
+            view_req = msgspec.json.encode(wire.GetView(game_id=game_id, player_id=DEMO_PLAYER))
             view = decode((await nc.request(subject, view_req, 10)).data).view
             assert view is not None
             if view.hand_number != hand and view.scores:
@@ -371,7 +376,7 @@ async def _demo(settings: Settings) -> None:
                 print(f"  deals committed: SHA-256 of the server seed is {view.commitment}")
                 command = wire.SubmitCommand(
                     game_id=game_id,
-                    player_id="you",
+                    player_id=DEMO_PLAYER,
                     command_id=uuid.uuid4(),
                     command=wire.Contribute(value=secrets.token_hex(32)),
                 )
@@ -381,7 +386,10 @@ async def _demo(settings: Settings) -> None:
                 await asyncio.sleep(0.01)
                 continue
             command = wire.SubmitCommand(
-                game_id=game_id, player_id="you", command_id=uuid.uuid4(), command=view.suggestion
+                game_id=game_id,
+                player_id=DEMO_PLAYER,
+                command_id=uuid.uuid4(),
+                command=view.suggestion,
             )
             await nc.request(subject, msgspec.json.encode(command), 10)
     finally:

@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx
+
 from tests.infra import REPO
 from tests.services.test_devstack import _dev_env, _free_ports, _wait_for
 
@@ -134,6 +136,12 @@ def test_every_command_spades_dev_prints_works_as_printed_in_a_fresh_shell(
             assert "no database" not in done.stdout + done.stderr
         replayed = shell(next(c for c in printed if " replay " in c)).stdout
         assert "game over" in replayed or "GameFinished" in replayed, replayed
+        # the demo game is nobody's: an account named "you" inherits no game
+        url = re.search(r"play in the browser: (http://\S+)", console)
+        assert url
+        listed = httpx.get(f"{url.group(1)}api/players/you/games", timeout=30)
+        assert listed.status_code == 200
+        assert listed.json() == []
         os.killpg(dev.pid, signal.SIGINT)
         dev.wait(60)
         assert dev.returncode == 0, out.read_text()
