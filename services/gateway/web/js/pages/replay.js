@@ -103,12 +103,15 @@ export function mountReplay(root, gameId, query) {
   const n = () => players().length || 4;
   const who = (seat) => `${playerName(players()[seat])}${n() === 4 ? ` (${seatName(seat, 4)})` : ""}`;
 
-  /** Return the hand number, the trick number within it and the trick's plays at a step. */
+  /** Return the hand number, the trick number within it and the trick's plays at a step,
+   *  the seats whose bid this hand was blind, and whether the game is over. */
   function context(step) {
     let hand = 0;
     let tricks = 0;
     let plays = [];
     let last = null;
+    let blind = [];
+    let over = false;
     for (const item of events.slice(0, step)) {
       const e = item.event;
       if (item.type === "HandDealt") {
@@ -116,6 +119,11 @@ export function mountReplay(root, gameId, query) {
         tricks = 0;
         plays = [];
         last = null;
+        blind = [];
+      } else if (item.type === "BlindNilDeclared" || (item.type === "BidPlaced" && e.blind)) {
+        blind[e.seat] = true;
+      } else if (item.type === "GameFinished") {
+        over = true;
       } else if (item.type === "CardPlayed") {
         plays.push([e.card, e.seat]);
       } else if (item.type === "TrickWon") {
@@ -124,7 +132,7 @@ export function mountReplay(root, gameId, query) {
         plays = [];
       }
     }
-    return { hand, tricks, plays, last };
+    return { hand, tricks, plays, last, blind, over };
   }
 
   function describe(item, ctx) {
@@ -224,7 +232,7 @@ export function mountReplay(root, gameId, query) {
         h("div", { class: "bidtricks", "data-testid": `bidtricks-${seat}` },
           state.bids[seat] === undefined || state.bids[seat] < 0
             ? h("span", { class: "bid" }, state.phase === "bid" ? "no bid yet" : "")
-            : [h("span", { class: "bid" }, `bid ${bidText(state.bids[seat], false, summary.rules, (state.moe || [])[seat])}`), " · ",
+            : [h("span", { class: "bid" }, `bid ${bidText(state.bids[seat], Boolean(ctx.blind[seat]), summary.rules, (state.moe || [])[seat])}`), " · ",
                 h("span", { class: "took" }, `took ${state.taken[seat] ?? 0}`)]),
         !cards && state.power_checks && (state.power_checks[seat] || []).length
           ? h("div", { class: "face-up", "aria-label": "Face up" }, state.power_checks[seat].map((c) => cardView(c, "small")))
@@ -243,7 +251,8 @@ export function mountReplay(root, gameId, query) {
     }
     const center = h("div", { class: "trick", role: "group", "aria-label": "Trick" },
       shown.map(([card, seat]) => h("div", { class: `played at-${spotOf(seat)}${faded ? " faded" : ""}` }, cardView(card), h("span", { class: "by" }, playerName(players()[seat])))),
-      h("div", { class: "trick-caption" }, trickCaption || (state.hand_number ? `Hand ${state.hand_number} · ${state.phase}` : state.phase)));
+      h("div", { class: "trick-caption", "data-testid": "replay-phase" },
+        trickCaption || (ctx.over || state.phase === "over" ? "Game over" : state.hand_number ? `Hand ${state.hand_number} · ${state.phase}` : state.phase)));
     const felt = h("div", { class: `felt${count === 5 ? " seats-5" : ""}` }, ...seats, center, compass(count, spotOf));
     const sides = state.scores.length;
     const scores = h("table", { class: "scores" },

@@ -53,6 +53,17 @@ export function likelyBid(hand, bids) {
   return legal.reduce((best, t) => (Math.abs(t - tricks) < Math.abs(best - tricks) ? t : best), legal[0]);
 }
 
+/** Return the rating a seat shows at a game (`game`: its summary) from the player's profile:
+ *  at a ranked table his rating on its ladder, and for a newcomer the 1500 everyone starts
+ *  at, provisional ("1500?"); elsewhere his rating on a ladder if he has one. */
+export function seatRating(profile, game) {
+  const on = profile.ratings[game.ladder];
+  if (on) return on;
+  if (game.rated) return { display: 1500, provisional: true };
+  const any = Object.values(profile.ratings)[0];
+  return any || { none: true };
+}
+
 /** The card of a scored hand (`Game.handResult`, with its scorecard `row`): per side its bid
  *  and tricks, points, total and bags, nil outcomes and penalties; then `button` if any. */
 export function resultCard(result, row, button = null) {
@@ -150,7 +161,13 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         render();
         return;
       } catch (error) {
-        if (!(error instanceof ApiError && error.code === "unknown_game" && attempt < 60)) {
+        const unknown = error instanceof ApiError && error.code === "unknown_game";
+        if (unknown && (watching || attempt >= 60)) {
+          // a watch link to no game (a just-matched seat waits for its table to open, above)
+          noSuchGame();
+          return;
+        }
+        if (!unknown) {
           showError(error, "Could not load the game");
           return;
         }
@@ -174,6 +191,17 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     } catch (error) {
       // the scorecard then starts with the hands scored from now on
     }
+  }
+
+  /** There is no such game: say so, stop connecting (no spinner, no toasts). */
+  function noSuchGame() {
+    closed = true;
+    socket.stop();
+    clearInterval(ticker);
+    fill(root, h("section", { class: "panel", "data-testid": "no-such-game" },
+      h("h1", {}, "No such game"),
+      h("p", {}, `There is no game ${gameId}: the link may be mistyped, or the game never started.`),
+      h("a", { class: "btn", href: session() ? "#/lobby" : "#/login" }, "See the live games")));
   }
 
   /** Where the log stood when this page opened (the seat's own view, never a trick behind):
@@ -359,11 +387,10 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       if (id.startsWith("bot:") || ratings[id]) continue;
       try {
         const profile = await get(`/api/players/${encodeURIComponent(id)}?history=1`);
-        const on = profile.ratings[found.ladder] || Object.values(profile.ratings)[0];
-        ratings[id] = on ? on : { none: true };
+        ratings[id] = seatRating(profile, found);
       } catch (error) {
         if (!(error instanceof ApiError && error.status === 404)) showError(error, `Rating of ${id}`);
-        ratings[id] = { none: true };
+        ratings[id] = seatRating({ ratings: {} }, found);
       }
     }
     renderSeats();
