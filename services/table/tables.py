@@ -16,6 +16,10 @@ Seat rules decided here (the issue leaves them to us):
   a row (3 x 25 s by default), recorded in its log, and bots never play on for nobody.
 - An abandoned game stays rated; who is charged is `services.rating.model`'s rule (the
   abandoner a loss, his partner no move), carried to the rating service in `GameFinished`.
+- A player may leave his seat for good (`leave_events`, the request `LeaveTable`):
+  `SeatAbandoned` with ``left``, then as above: at an unrated table a bot takes the seat and
+  the table closes once no person is left; a rated game is resigned, charged as an
+  abandonment, and the bots play it out.
 """
 
 from __future__ import annotations
