@@ -29,7 +29,7 @@ from pathlib import Path
 
 import asyncpg
 
-from events.settings import infra_setting
+from events.settings import infra_setting, no_database
 
 __all__ = [
     "MIGRATIONS",
@@ -144,9 +144,7 @@ async def migrate(
 
 def database_url() -> str:
     """Return the database URL: $SPADES_DATABASE_URL, else the running embedded stack's."""
-    return infra_setting(
-        "SPADES_DATABASE_URL", "no database: set SPADES_DATABASE_URL or run `spades infra up`"
-    )
+    return infra_setting("SPADES_DATABASE_URL", no_database())
 
 
 async def _migrate_url(url: str) -> list[int]:

@@ -24,6 +24,7 @@ __all__ = [
     "SettingsError",
     "from_environ",
     "infra_setting",
+    "no_database",
     "read_infra_env",
     "spades_home",
     "variable_of",
@@ -51,6 +52,15 @@ def read_infra_env(home: Path | None = None) -> dict[str, str]:
         return {}
     pairs = (line.partition("=") for line in text.splitlines() if "=" in line)
     return {key.strip(): value.strip() for key, _, value in pairs}
+
+
+def no_database() -> str:
+    """Return why no database was found and how to name one (where it looked included)."""
+    return (
+        f"no database: no running stack's infra.env in {spades_home()}; set SPADES_HOME to the"
+        " folder of the running `spades dev` (it prints it) or `spades infra up`, or"
+        " SPADES_DATABASE_URL"
+    )
 
 
 def infra_setting(variable: str, missing: str) -> str:

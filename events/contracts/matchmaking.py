@@ -121,6 +121,9 @@ class QueueStatus(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """Where `player_id` stands, and how many wait on each ladder."""
 
     player_id: str
+    avoid: tuple[str, ...] = ()
+    """The accounts the gateway's fair-play record links to his (as in `JoinQueue`): the
+    status counts how many of those wait in his queue (`Reply.linked_waiting`)."""
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -139,3 +142,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     window: float | None = None
     queue_sizes: dict[str, int] | None = None
     match_id: str | None = None
+    linked_waiting: int | None = None
+    """Status of a queued player: how many of the others waiting in his queue fair play keeps
+    from his table (the accounts of `QueueStatus.avoid`, and those that named him when they
+    joined): when they are all there is, that, not the window, holds him back."""

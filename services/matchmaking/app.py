@@ -63,8 +63,7 @@ import asyncpg
 import msgspec
 from nats.aio.msg import Msg
 
-from events.consumer import Received, Unprocessable
-from events.contracts.game import GameFinished, game_id_of_match
+from events.contracts.game import game_id_of_match
 from events.contracts.ladders import LADDERS, UnknownLadder, ruleset_of
 from events.contracts.matchmaking import (
     JoinQueue,
@@ -78,14 +77,22 @@ from events.contracts.matchmaking import (
     fold_queue,
     queue_stream,
 )
-from events.contracts.rating import RatingsUpdated
 from events.contracts.skill import Rating, decayed
 from events.envelope import REGISTRY, Metadata
 from events.leases import LeaseGroup, member_id
-from events.pgstore import Conn, PostgresEventStore, append_with
+from events.pgstore import PostgresEventStore, append_with
 from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence
 from services.matchmaking.pairing import Pairing, Waiting, pair, window
+from services.matchmaking.readmodels import (
+    LIVE_SQL,
+    QUEUED_SQL,
+    AlreadyQueued,
+    game_finished,
+    keep_members,
+    ratings_updated,
+    status,
+)
 from services.runtime import logs, ops
 from services.runtime.service import Runtime
 
@@ -133,18 +140,6 @@ def ladder_of_lease(name: str) -> str:
     return name.removeprefix(f"{LEASE}/")
 
 
-_QUEUED_SQL = "SELECT ladder, joined_at FROM matchmaking_queued_players WHERE player_id = $1"
-_LIVE_SQL = "SELECT match_id, ladder FROM matchmaking_live_players WHERE player_id = $1"
-
-
-class AlreadyQueued(Exception):
-    """The player waits in another ladder's queue (served by another replica, maybe)."""
-
-    def __init__(self, ladder: str) -> None:
-        super().__init__(ladder)
-        self.ladder = ladder
-
-
 def _already_queued(player: str, ladder: str) -> Reply:
     return Reply(
         ok=False,
@@ -152,78 +147,6 @@ def _already_queued(player: str, ladder: str) -> Reply:
         ladder=ladder,
         message=f"{player} is already waiting in the {ladder} queue",
     )
-
-
-async def _keep_members(conn: Conn, ladder: str, new: list[MatchmakingEvent]) -> None:
-    """Keep the queued and live players of a ladder's appended events, in its transaction."""
-    for event in new:
-        if isinstance(event, PlayerQueued):
-            taken = await conn.fetchval(
-                "INSERT INTO matchmaking_queued_players (player_id, ladder, joined_at)"
-                " VALUES ($1, $2, $3) ON CONFLICT (player_id) DO NOTHING RETURNING ladder",
-                event.player_id,
-                ladder,
-                event.joined_at,
-            )
-            if taken is None:
-                other = await conn.fetchval(
-                    "SELECT ladder FROM matchmaking_queued_players WHERE player_id = $1",
-                    event.player_id,
-                )
-                raise AlreadyQueued(other or ladder)  # rolls the append back
-        elif isinstance(event, PlayerLeftQueue):
-            await conn.execute(
-                "DELETE FROM matchmaking_queued_players WHERE player_id = $1 AND ladder = $2",
-                event.player_id,
-                ladder,
-            )
-        elif isinstance(event, MatchFound):
-            await conn.execute(
-                "DELETE FROM matchmaking_queued_players"
-                " WHERE player_id = ANY($1::text[]) AND ladder = $2",
-                list(event.seats),
-                ladder,
-            )
-            await conn.executemany(
-                "INSERT INTO matchmaking_live_players (player_id, match_id, ladder)"
-                " VALUES ($1, $2, $3) ON CONFLICT (player_id) DO UPDATE SET"
-                " match_id = EXCLUDED.match_id, ladder = EXCLUDED.ladder, since = now()",
-                [(player, event.match_id, ladder) for player in event.seats],
-            )
-
-
-async def status(pool: asyncpg.Pool, request: QueueStatus, now: float) -> Reply:
-    """Say where a player stands (his queue, wait and window, or his live match), and the
-    size of every queue: from the database, so any replica answers."""
-    player = request.player_id
-    rows = await pool.fetch(
-        "SELECT ladder, count(*) AS n FROM matchmaking_queued_players GROUP BY ladder"
-    )
-    sizes = dict.fromkeys(LADDERS, 0) | {r["ladder"]: r["n"] for r in rows}
-    queued = await pool.fetchrow(_QUEUED_SQL, player)
-    if queued is not None:
-        ladder = queued["ladder"]
-        waited = max(0.0, now - queued["joined_at"])
-        return Reply(
-            ok=True,
-            code="queued",
-            ladder=ladder,
-            waited=waited,
-            window=window(waited),
-            queue_sizes=sizes,
-            message=f"{player} has waited {waited:.0f}s in {ladder}",
-        )
-    live = await pool.fetchrow(_LIVE_SQL, player)
-    if live is not None:
-        return Reply(
-            ok=True,
-            code="in_game",
-            ladder=live["ladder"],
-            match_id=live["match_id"],
-            queue_sizes=sizes,
-            message=f"{player} is seated in match {live['match_id']}",
-        )
-    return Reply(ok=True, code="idle", queue_sizes=sizes, message=f"{player} is not queued")
 
 
 class Matchmaker:
@@ -322,7 +245,7 @@ class Matchmaker:
                     [REGISTRY.new_event(e, metadata) for e in new],
                     fence=fence,
                 )
-                await _keep_members(conn, ladder, new)
+                await keep_members(conn, ladder, new)
                 version = stored[-1].version
                 if base is not None and version - self.snapshots.get(ladder, 0) >= SNAPSHOT_EVERY:
                     waiting = fold_queue(new, base)
@@ -362,10 +285,10 @@ class Matchmaker:
         if request.ladder not in self.queues:
             return _refuse("unavailable", f"the {request.ladder} queue is changing hands")
         async with self.locks[request.ladder]:
-            queued = await self._pool.fetchrow(_QUEUED_SQL, player)
+            queued = await self._pool.fetchrow(QUEUED_SQL, player)
             if queued is not None:
                 return _already_queued(player, queued["ladder"])
-            live = await self._pool.fetchrow(_LIVE_SQL, player)
+            live = await self._pool.fetchrow(LIVE_SQL, player)
             if live is not None:
                 return Reply(
                     ok=False,
@@ -484,45 +407,6 @@ class Matchmaker:
 # -- consumers --------------------------------------------------------------------------------
 
 
-async def game_finished(conn: Conn, received: Received) -> None:
-    """A game ended: its players may queue again on that ladder."""
-    finished = received.payload
-    if not isinstance(finished, GameFinished):
-        raise Unprocessable(f"expected GameFinished, got {received.event.type}")
-    await conn.execute(
-        "DELETE FROM matchmaking_live_players WHERE player_id = ANY($1::text[]) AND ladder = $2",
-        list(finished.players),
-        finished.ladder,
-    )
-
-
-async def ratings_updated(conn: Conn, received: Received) -> None:
-    """Keep matchmaking's projection of ratings; an older update never overwrites a newer one."""
-    update = received.payload
-    if not isinstance(update, RatingsUpdated):
-        raise Unprocessable(f"expected RatingsUpdated, got {received.event.type}")
-    await conn.executemany(
-        "INSERT INTO matchmaking_ratings AS r (ladder, player_id, mu, sigma, games, last_played)"
-        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (ladder, player_id) DO UPDATE SET"
-        " mu = EXCLUDED.mu, sigma = EXCLUDED.sigma, games = EXCLUDED.games,"
-        " last_played = EXCLUDED.last_played WHERE r.games < EXCLUDED.games",
-        [
-            (
-                update.ladder,
-                c.player_id,
-                c.mu_after,
-                c.sigma_after,
-                c.games,
-                update.rated_at or None,
-            )
-            for c in update.changes
-        ],
-    )
-
-
-# -- requests ---------------------------------------------------------------------------------
-
-
 def _responder(
     rt: Runtime, decoder: Any, answer: Callable[[Any], Awaitable[Reply]]
 ) -> Callable[[Msg], Coroutine[Any, Any, None]]:
@@ -607,7 +491,7 @@ class _Public:
         return await _forward(self.rt, subject, _encoder.encode(request), request.ladder)
 
     async def leave(self, request: LeaveQueue) -> Reply:
-        queued = await self.rt.pool.fetchrow(_QUEUED_SQL, request.player_id)
+        queued = await self.rt.pool.fetchrow(QUEUED_SQL, request.player_id)
         if queued is None:
             return _refuse("not_queued", f"{request.player_id} is not waiting in any queue")
         ladder = queued["ladder"]

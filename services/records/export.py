@@ -63,6 +63,13 @@ def month_bounds(month: str) -> tuple[dt.datetime, dt.datetime]:
     return start, end
 
 
+def month_over(month: str, now: dt.datetime | None = None) -> bool:
+    """Return whether ``month`` (YYYY-MM, UTC) has ended: only an ended month is exported
+    (by `spades export` and by GET /api/exports alike), so an export never changes later."""
+    now = now or dt.datetime.now(dt.UTC)
+    return month < f"{now.year:04d}-{now.month:02d}"
+
+
 def public_event(event: wire.GameEvent) -> Any:
     """Return an event of a finished game as the public sees it (no legacy deck seed)."""
     return wire.redact(event, -1) if isinstance(event, wire.GameStarted) else event
@@ -244,8 +251,9 @@ async def export_month(pool: asyncpg.Pool, month: str, out: Path) -> dict[str, A
 
 
 def run(args: argparse.Namespace) -> int:
-    """Export a month; exit 2 on a bad month or when no database is configured."""
+    """Export a month; exit 2 on a bad month, a month not over yet, or no database."""
     import events.contracts.matchmaking  # noqa: F401  (registers every context the log may hold)
+    from events.settings import no_database
     from services.runtime.config import Settings
 
     try:
@@ -253,9 +261,15 @@ def run(args: argparse.Namespace) -> int:
     except BadMonth as exc:
         print(exc)
         return 2
+    if not month_over(args.month):
+        print(
+            f"{args.month} is not over: no export yet (month_not_finished);"
+            " games still finish in it"
+        )
+        return 2
     settings = Settings.from_env()
     if not settings.database_url:
-        print("no database: set SPADES_DATABASE_URL or run `spades infra up`")
+        print(no_database())
         return 2
 
     async def go() -> dict[str, Any]:

@@ -113,7 +113,8 @@ def describe(event: wire.GameEvent, players: int, *, face_up: bool, seed: bool =
         case wire.GameStarted():
             changes = wire.stored_rules(event.rules).changes()
             rules = " ".join(f"{k}={_rule_value(v)}" for k, v in changes.items())
-            shown = f", seed {event.seed}" if face_up and seed else ""
+            # a committed game deals from its server seed (revealed at the end), not ``seed``
+            shown = f", seed {event.seed}" if face_up and seed and not event.commitment else ""
             if event.commitment:
                 who = " ".join(name(s) for s in event.contributors) or "none"
                 shown += (

@@ -381,7 +381,11 @@ class TableService:
                 with contextlib.suppress(Exception):
                     await msg.respond(FRAMES.encode(answer))
             return
-        request_id = str(request.command_id) if isinstance(request, wire.SubmitCommand) else None
+        request_id = (
+            str(request.command_id)
+            if isinstance(request, wire.SubmitCommand | wire.LeaveTable)
+            else None
+        )
         with logs.work(request_id, game_id=request.game_id):
             log = self.log.bind(player_id=request.player_id)
             async with self._lock(request.game_id):
@@ -402,7 +406,9 @@ class TableService:
                     log.warning("command failed", error=type(exc).__name__)
             await self._reply(msg, reply)
 
-    async def _answer(self, request: wire.SubmitCommand | wire.GetView) -> wire.TableReply:
+    async def _answer(
+        self, request: wire.SubmitCommand | wire.GetView | wire.LeaveTable
+    ) -> wire.TableReply:
         self._owner_fence(request.game_id)
         table = await self._load(request.game_id)
         if table is None:
@@ -418,12 +424,16 @@ class TableService:
         if request.command_id in table.results:
             return wire.TableReply(
                 ok=True,
+                code=_left_code(table, request),
                 game_id=table.game_id,
                 version=table.results[request.command_id],
                 retry=True,
             )
         async for _attempt in CONFLICT_BACKOFF.attempts(limit=CONFLICT_ATTEMPTS):
-            events = table.decide(request.player_id, request.command)
+            if isinstance(request, wire.LeaveTable):
+                events = table.leave_events(request.player_id)
+            else:
+                events = table.decide(request.player_id, request.command)
             try:
                 await self._append(
                     table,
@@ -446,22 +456,27 @@ class TableService:
                 if request.command_id in table.results:
                     version = table.results[request.command_id]
                     return wire.TableReply(
-                        ok=True, game_id=table.game_id, version=version, retry=True
+                        ok=True,
+                        code=_left_code(table, request),
+                        game_id=table.game_id,
+                        version=version,
+                        retry=True,
                     )
                 continue
             break
         else:
             raise Rejected("conflict", "the game moved on three times; send the command again")
-        ops.COMMANDS_HANDLED.labels(command=type(request.command).__name__).inc()
+        ops.COMMANDS_HANDLED.labels(command=_command_name(request)).inc()
         self.log.debug(
             "command applied",
-            command=type(request.command).__name__,
+            command=_command_name(request),
             player_id=request.player_id,
             version=table.version,
         )
         self._schedule(table)
         return wire.TableReply(
             ok=True,
+            code=_left_code(table, request),
             game_id=table.game_id,
             version=table.results.get(request.command_id, table.version),
             retry=False,
@@ -763,8 +778,19 @@ def _unavailable(game_id: str, exc: BaseException) -> wire.TableReply:
     )
 
 
-def _command_name(request: wire.SubmitCommand | wire.GetView) -> str:
-    return type(request.command).__name__ if isinstance(request, wire.SubmitCommand) else "GetView"
+def _command_name(request: wire.SubmitCommand | wire.GetView | wire.LeaveTable) -> str:
+    if isinstance(request, wire.SubmitCommand):
+        return type(request.command).__name__
+    return type(request).__name__
+
+
+def _left_code(table: Table, request: wire.SubmitCommand | wire.LeaveTable) -> str:
+    """Return what an accepted `LeaveTable` did (a reply's ``code``), "" for a seat command."""
+    if not isinstance(request, wire.LeaveTable):
+        return ""
+    if table.opened is not None and table.opened.rated:
+        return wire.LEFT_RESIGNED
+    return wire.LEFT_CLOSED if table.over else wire.LEFT_BOT
 
 
 async def main(rt: Runtime) -> None:

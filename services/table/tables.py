@@ -22,6 +22,10 @@ Seat rules decided here (the issue leaves them to us):
   winner, the scores as they stand (`idle_close_events`), appended like any timer's events.
 - An abandoned game stays rated; who is charged is `services.rating.model`'s rule (the
   abandoner a loss, his partner no move), carried to the rating service in `GameFinished`.
+- A player may leave his seat for good (`leave_events`, the request `LeaveTable`):
+  `SeatAbandoned` with ``left``, then as above: at an unrated table a bot takes the seat and
+  the table closes once no person is left; a rated game is resigned, charged as an
+  abandonment, and the bots play it out.
 """
 
 from __future__ import annotations
@@ -320,6 +324,34 @@ class Table:
                 abandoned=tuple(sorted(self.abandoned)),
             )
         ]
+
+    def leave_events(self, player_id: str) -> list[wire.GameEvent]:
+        """Return the events of ``player_id`` leaving his seat for good: `SeatAbandoned`
+        (``left``), then the table's end when no person is left at an unrated table. At a
+        rated game it is his resignation: the bot plays the seat out, the rating rule of an
+        abandonment applies. Raise `Rejected` when he cannot leave."""
+        if self.opened is None:
+            raise Rejected("unknown_game", f"there is no game {self.game_id}")
+        seat = self.seat_of(player_id)
+        if seat is None:
+            raise Rejected("not_your_seat", f"player {player_id} has no seat at this game")
+        if self.over:
+            raise Rejected("game_over", "the game is over: there is no seat to leave")
+        if seat in self.abandoned:
+            raise Rejected(
+                "seat_abandoned",
+                f"seat {engine.seat_name(seat, len(self.players))} is already played by a bot",
+            )
+        events: list[wire.GameEvent] = [
+            wire.SeatAbandoned(
+                seat=seat, player_id=player_id, streak=self.streaks.get(seat, 0), left=True
+            )
+        ]
+        self.abandoned.add(seat)  # the GameFinished below must know
+        try:
+            return events + self.closing_events()
+        finally:
+            self.abandoned.discard(seat)  # folding the stored event sets it for good
 
     def closing_events(self) -> list[wire.GameEvent]:
         """Return the end of an unrated game nobody plays any more (every seat a bot's), or

@@ -9,7 +9,11 @@ game.
 It refuses to start (exit 2, one line saying why) beside another `spades dev` on the same
 SPADES_HOME (an flock on $SPADES_HOME/dev.lock) or when the gateway's port or one of the five
 ops ports is taken. A service that exits is reported on the console at once and restarted,
-after 1, 2, 4, 8, 16, then 30 s when it keeps crashing.
+after 1, 2, 4, 8, 16, then 30 s when it keeps crashing. Ctrl-C (or SIGTERM) stops every
+service and exits 0, without a traceback; the services run in a process group of their own, so
+only `spades dev` hears the terminal's Ctrl-C and stops them. It may start again at once on the
+same ports: the port check binds with SO_REUSEADDR, as the servers do, so the stopped
+servers' connections left in TIME_WAIT do not count as a port in use.
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ from pathlib import Path
 from typing import TextIO
 
 import msgspec
+from nats.aio.client import Client as NATS
 
 from events.bus import close_nats, connect
 from events.contracts import game as wire
+from events.contracts.audience import catchup_decoder
 from events.settings import spades_home
 from events.subjects import Subjects
 from services.runtime.config import Settings
@@ -47,10 +53,25 @@ OPS_PORT_ENV = "SPADES_DEV_OPS_PORT"
 DEFAULT_FIRST_OPS_PORT = 9101
 """The services' ops ports are SPADES_DEV_OPS_PORT (9101) and the next five, in SERVICES order."""
 
+DEV_FAIRPLAY_DAYS = "0"
+"""`spades dev`'s default SPADES_FAIRPLAY_DAYS: linking off, as every tab of the one machine
+shares 127.0.0.1 (production keeps 7 days; SPADES_FAIRPLAY_DAYS set by hand wins)."""
+
 RESTART_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """Seconds before restarting a service that exited: longer after each crash in a row."""
 STABLE_SECONDS = 60.0
 """A service that ran this long before exiting starts again from the first delay."""
+
+
+class _Stop(BaseException):
+    """Ctrl-C or SIGTERM: stop every service and exit 0 (not an error, no traceback)."""
+
+
+def _stop_on_signal(signum: int, frame: object) -> None:
+    # the first signal stops; more Ctrl-Cs while the services stop change nothing
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise _Stop
 
 
 class Refused(SystemExit):
@@ -68,7 +89,10 @@ def first_ops_port(environ: dict[str, str] | None = None) -> int:
 
 
 def _bindable(port: int, host: str = "0.0.0.0") -> bool:
+    """Return whether a server could listen on the port now. SO_REUSEADDR, as the servers set
+    it: a stopped instance's connections in TIME_WAIT do not hold the port, a listener does."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
@@ -211,6 +235,9 @@ class Service:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                # a process group of its own: the terminal's Ctrl-C reaches `spades dev` alone,
+                # which stops the services itself (none is seen to crash and restarted)
+                process_group=0,
             )
         self.started = time.monotonic()
         self.restart_at = None
@@ -307,13 +334,26 @@ class Supervisor:
                 service.proc.wait()
 
 
+def spades_command(words: str) -> str:
+    """Return a `spades` command line as it works in a fresh shell in this folder: with
+    `SPADES_HOME=...` in front when this stack's home is not the default ./.spades."""
+    home = spades_home()
+    prefix = "" if home == Path(".spades").resolve() else f"SPADES_HOME={home} "
+    return f"{prefix}.venv/bin/spades {words}"
+
+
+DEMO_PLAYER = "dev:you"
+"""Who plays the demo game: no account can be named so (a name has no ":"), so no account
+inherits its games, as an account named "you" did."""
+
+
 async def _demo(settings: Settings) -> None:
     """Open a practice table and play the human seat with the bot's suggestions."""
     nc = await connect(settings.nats_url, name="spades-dev")
     subjects = Subjects(settings.nats_prefix)
     decode = msgspec.json.Decoder(wire.TableReply).decode
     try:
-        body = wire.OpenPractice(player_id="you", command_id=uuid.uuid4())
+        body = wire.OpenPractice(player_id=DEMO_PLAYER, command_id=uuid.uuid4())
         reply = decode(
             (await nc.request(subjects.table_open(), msgspec.json.encode(body), 10)).data
         )
@@ -322,7 +362,7 @@ async def _demo(settings: Settings) -> None:
         print(f"\npractice game {game_id}: you (N) and three bots, played by the bot for you")
         hand = 0
         while True:
-            view_req = msgspec.json.encode(wire.GetView(game_id=game_id, player_id="you"))
+            view_req = msgspec.json.encode(wire.GetView(game_id=game_id, player_id=DEMO_PLAYER))
             view = decode((await nc.request(subject, view_req, 10)).data).view
             assert view is not None
             if view.hand_number != hand and view.scores:
@@ -330,33 +370,52 @@ async def _demo(settings: Settings) -> None:
                 print(f"  hand {hand}: scores N+S {view.scores[0]}  E+W {view.scores[1]}")
             if view.phase == "over":
                 print(f"game over ({view.reason}): N+S {view.scores[0]}, E+W {view.scores[1]}")
-                print(f"replay it: .venv/bin/spades replay {game_id}")
-                print(f"check its deals: .venv/bin/spades verify {game_id}")
+                print(f"replay it: {spades_command(f'replay {game_id}')}")
+                print(f"check its deals: {spades_command(f'verify {game_id}')}")
                 return
             if view.hand_number == 0 and 0 in view.contributors and not view.contributions[0]:
                 # as the browser does: add our randomness to the committed deals (FAIRNESS.md)
                 print(f"  deals committed: SHA-256 of the server seed is {view.commitment}")
                 command = wire.SubmitCommand(
                     game_id=game_id,
-                    player_id="you",
+                    player_id=DEMO_PLAYER,
                     command_id=uuid.uuid4(),
                     command=wire.Contribute(value=secrets.token_hex(32)),
                 )
                 await nc.request(subject, msgspec.json.encode(command), 10)
                 continue
-            if view.suggestion is None:
+            if not view.legal:
                 await asyncio.sleep(0.01)
                 continue
             command = wire.SubmitCommand(
-                game_id=game_id, player_id="you", command_id=uuid.uuid4(), command=view.suggestion
+                game_id=game_id,
+                player_id=DEMO_PLAYER,
+                command_id=uuid.uuid4(),
+                command=await _hint(nc, subject, game_id, view),
             )
             await nc.request(subject, msgspec.json.encode(command), 10)
     finally:
         await close_nats(nc)
 
 
+async def _hint(
+    nc: NATS, subject: str, game_id: str, view: wire.SeatViewWire
+) -> wire.AnySeatCommand:
+    """Return the bot tier's suggestion for the demo seat's turn, as the browser's hint
+    button asks for it (the first legal move when the tier gave none in time)."""
+    ask = wire.Catchup(game_id=game_id, player_id=DEMO_PLAYER, after=view.version, hints=True)
+    answer = catchup_decoder.decode((await nc.request(subject, msgspec.json.encode(ask), 10)).data)
+    turn = msgspec.json.decode(answer.turn) if answer.ok and answer.turn else {}
+    suggestion = turn.get("suggestion") if isinstance(turn, dict) else None
+    if suggestion is None:
+        return view.legal[0]
+    command: wire.AnySeatCommand = msgspec.convert(suggestion, wire.AnySeatCommand)
+    return command
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the platform until Ctrl-C; return the exit code (2: refused to start)."""
+    """Run the platform until Ctrl-C or SIGTERM; return the exit code (0 after a clean stop,
+    2: refused to start)."""
     home = spades_home()
     settings = Settings.from_env()
     first_ops = first_ops_port()
@@ -366,21 +425,31 @@ def run(args: argparse.Namespace) -> int:
     except Refused as refused:
         print(f"spades dev: {refused}", file=sys.stderr)
         return 2
-    print("starting embedded PostgreSQL and NATS ...")
-    infra_run(argparse.Namespace(action="up"))
-    settings = Settings.from_env()
-    env = {
-        "SPADES_GATEWAY_DEV": "1",  # a throwaway signing key unless SPADES_JWT_SECRET is set
-        **os.environ,
-        "SPADES_DATABASE_URL": settings.database_url,
-        "SPADES_NATS_URL": settings.nats_url,
-    }
-    subprocess.run([sys.executable, "-m", "services.tools.cli", "migrate"], env=env, check=True)
-    # SIGTERM (a supervisor, `timeout`) must stop the children too, like Ctrl-C does
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    supervisor = Supervisor(env, home / "logs", first_ops, sys.stdout)
-    supervisor.start()
+    # Ctrl-C and SIGTERM (a supervisor, `timeout`) both stop the services, then exit 0
+    signal.signal(signal.SIGINT, _stop_on_signal)
+    signal.signal(signal.SIGTERM, _stop_on_signal)
+    supervisor: Supervisor | None = None
     try:
+        print("starting embedded PostgreSQL and NATS ...")
+        infra_run(argparse.Namespace(action="up"))
+        settings = Settings.from_env()
+        env = {
+            "SPADES_GATEWAY_DEV": "1",  # a throwaway signing key unless SPADES_JWT_SECRET is set
+            # every account of a dev stack plays from this one machine (127.0.0.1): fair-play
+            # separation by address would never seat them together; set it to try it out
+            "SPADES_FAIRPLAY_DAYS": DEV_FAIRPLAY_DAYS,
+            **os.environ,
+            "SPADES_DATABASE_URL": settings.database_url,
+            "SPADES_NATS_URL": settings.nats_url,
+        }
+        subprocess.run([sys.executable, "-m", "services.tools.cli", "migrate"], env=env, check=True)
+        if env["SPADES_FAIRPLAY_DAYS"] == DEV_FAIRPLAY_DAYS:
+            print(
+                "fair play: off on this dev stack (SPADES_FAIRPLAY_DAYS=0), so accounts in"
+                " several tabs of this machine can meet in a ranked game"
+            )
+        supervisor = Supervisor(env, home / "logs", first_ops, sys.stdout)
+        supervisor.start()
         supervisor.wait_ready()
         url = f"http://127.0.0.1:{settings.http_port}/"
         print(f"\nplay in the browser: {url}  (sign up, then 'Shuffle and play')")
@@ -395,11 +464,18 @@ def run(args: argparse.Namespace) -> int:
             except Exception as error:
                 print(f"the demo game stopped: {error!r}; the platform keeps running")
         print(f"\nthe platform is running at {url}; Ctrl-C stops it")
-        print("(`.venv/bin/spades infra down` then stops PostgreSQL and NATS)")
-        with contextlib.suppress(KeyboardInterrupt):
-            while watching.is_alive():
-                watching.join(0.5)
+        print(f"(`{spades_command('infra down')}` then stops PostgreSQL and NATS)")
+        while watching.is_alive():
+            watching.join(0.5)
+    except _Stop:
+        print("\nstopping the services ...", flush=True)
     finally:
-        supervisor.stop()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if supervisor is not None:
+            supervisor.stop()
         del lock
+    print(
+        f"stopped; PostgreSQL and NATS keep running (`{spades_command('infra down')}` stops them)"
+    )
     return 0

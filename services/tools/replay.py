@@ -19,6 +19,7 @@ from events.contracts import game as wire
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY, StoredEvent
 from events.pgstore import PostgresEventStore
+from events.settings import no_database
 from services.records import transcript as transcripts
 from services.runtime.config import Settings
 
@@ -46,7 +47,7 @@ def transcript(stored: list[StoredEvent], at: int | None = None) -> Iterator[str
 async def _read(game_id: str) -> list[StoredEvent]:
     settings = Settings.from_env()
     if not settings.database_url:
-        raise SystemExit("no database: set SPADES_DATABASE_URL or run `spades infra up`")
+        raise SystemExit(no_database())
     pool = await asyncpg.create_pool(settings.database_url, min_size=1, max_size=1)
     try:
         return await PostgresEventStore(pool).read(stream_of(game_id))

@@ -19,6 +19,7 @@ PASSWORD = "a good password"
 
 ACTIONABLE = """() => {
   if (document.querySelector('[data-testid="game-over"]')) return "over";
+  if (document.querySelector('[data-testid="hand-card-continue"]')) return "continue";
   if (document.querySelector('[data-testid="blind-offer"] button:not([disabled])')) return "blind";
   if (document.querySelector('.bid-row button:not([disabled])')) return "bid";
   const legalCard = document.querySelector('.hand button.legal:not([disabled])');
@@ -39,9 +40,14 @@ async def sign_up(page: Page, name: str) -> None:
 
 
 async def next_move(page: Page) -> str:
-    """Wait until the page offers something to do (or the game is over); return what."""
-    handle = await page.wait_for_function(ACTIONABLE, timeout=60_000)
-    return str(await handle.json_value())
+    """Wait until the page offers something to do (or the game is over); return what. The
+    card between two hands is dismissed on the way ("Next hand"), as a person does."""
+    while True:
+        handle = await page.wait_for_function(ACTIONABLE, timeout=60_000)
+        move = str(await handle.json_value())
+        if move != "continue":
+            return move
+        await page.get_by_test_id("hand-card-continue").click()
 
 
 async def play_card(page: Page) -> str:

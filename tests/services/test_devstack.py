@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from services.tools.devstack import _claim_home, listens_on
+from services.tools.devstack import _bindable, _claim_home, listens_on
 from services.tools.infra import free_port
 from tests.gateway.conftest import register_and_login
 from tests.gateway.wsclient import WsClient
@@ -252,3 +252,96 @@ async def test_spades_dev_prints_an_address_where_a_whole_game_is_played_against
     gone, alive = psutil.wait_procs(services, timeout=30)
     assert not alive, [c.pid for c in alive]
     assert len(gone) == 6
+
+
+def _wait_for(out: Path, text: str, proc: subprocess.Popen[bytes], timeout: float) -> str:
+    """Wait until the console shows ``text``; return the console."""
+    deadline = time.monotonic() + timeout
+    while text not in (seen := out.read_text(errors="replace")):
+        assert proc.poll() is None, seen
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.2)
+    return seen
+
+
+def test_ctrl_c_stops_make_dev_silently_and_it_starts_again_at_once_on_the_same_ports(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C in the terminal (SIGINT to make, uv and spades dev: the whole foreground process
+    group) stops every service without a traceback or make's `Error 130`; a new `make dev`
+    on the same ports starts at once, though the stopped servers' connections are in
+    TIME_WAIT."""
+    base = _free_ports(7)
+    env = _dev_env(Path(tempfile.mkdtemp(prefix="spd-")), base)
+    ports = [base, *range(base + 1, base + 7)]
+    try:
+        for run in (1, 2):
+            out = tmp_path / f"dev-{run}.out"
+            with out.open("wb") as sink:
+                dev = subprocess.Popen(
+                    ["make", "--no-print-directory", "dev"],
+                    cwd=REPO,
+                    env=env,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,  # its own group, as a terminal's foreground job
+                )
+            try:
+                _wait_for(out, "play in the browser: http", dev, 240)
+                services = [
+                    c
+                    for c in psutil.Process(dev.pid).children(recursive=True)
+                    if "serve" in c.cmdline()
+                ]
+                assert len(services) == 6
+                # connections the servers close when they stop: left in TIME_WAIT on their ports
+                held = [httpx.Client(base_url=f"http://127.0.0.1:{port}") for port in ports]
+                for port, client in zip(ports, held, strict=True):
+                    path = "/api/ladders" if port == base else "/livez"
+                    assert client.get(path).status_code == 200
+                os.killpg(dev.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
+                _wait_for(out, "stopped", dev, 60)
+                dev.wait(60)
+                for client in held:
+                    client.close()
+            finally:
+                if dev.poll() is None:
+                    os.killpg(dev.pid, signal.SIGKILL)
+                    dev.wait()
+            console = out.read_text(errors="replace")
+            for noise in ("Traceback", "KeyboardInterrupt", "Error 130", "***", "exited with"):
+                assert noise not in console, console
+            assert "stopping the services" in console, console
+            # make dies of the SIGINT it got, as it must; what it ran stopped cleanly
+            # (make says "*** ... Error N" when spades dev exits with N != 0: it exited 0)
+            assert dev.returncode in (0, -signal.SIGINT), console
+            _, alive = psutil.wait_procs(services, timeout=30)
+            assert not alive, [c.pid for c in alive]
+        assert "already in use" not in console
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "services.tools.cli", "infra", "down"],
+            cwd=REPO,
+            env=env,
+            check=False,
+            capture_output=True,
+        )
+        shutil.rmtree(env["SPADES_HOME"], ignore_errors=True)
+
+
+def test_a_port_whose_last_connections_are_in_time_wait_is_free_to_listen_on() -> None:
+    """A stopped server that closed its connections first leaves them in TIME_WAIT on its
+    port for a minute; a new server (SO_REUSEADDR) can listen there, so the check says so."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("0.0.0.0", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = listener.accept()
+        accepted.close()  # the server closes first: its side goes to TIME_WAIT
+        client.recv(1)
+        client.close()
+        assert not _bindable(port)  # still listening
+    assert _bindable(port)

@@ -6,6 +6,9 @@ import datetime as dt
 import gzip
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from services.records import export
 from services.records import transcript as transcripts
 from services.records.fairness import verify
 from services.tools.simulated_month import add_games
+from tests.infra import REPO
 
 
 async def test_a_month_exports_every_rated_game_and_round_trips(
@@ -78,3 +82,33 @@ async def test_the_openspiel_format_writes_hands_and_says_what_it_skipped(
     assert len(episodes) + len(skipped) > 2
     assert all(len(e["actions"]) == 108 for e in episodes)
     assert all(s["reason"] for s in skipped)
+
+
+def test_spades_export_refuses_the_running_month_as_the_http_route_does(tmp_path: Path) -> None:
+    """The running month still changes: `spades export` refuses it (exit 2, nothing written),
+    as GET /api/exports/MONTH/... answers 404 `month_not_finished`."""
+    month = dt.datetime.now(dt.UTC).strftime("%Y-%m")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.tools.cli",
+            "export",
+            "--month",
+            month,
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        env={**os.environ, "SPADES_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "is not over" in done.stdout
+    assert "month_not_finished" in done.stdout
+    assert list(tmp_path.iterdir()) == []
+    assert export.month_over("2001-02")
+    assert not export.month_over(month)

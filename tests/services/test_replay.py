@@ -16,7 +16,7 @@ from services.tools.replay import transcript
 PLAYERS = ("ann", "bob", "cy", "di")
 
 
-async def _game(moves: int | None) -> tuple[Table, InMemoryEventStore]:
+async def _game(moves: int | None, server_seed: str = "") -> tuple[Table, InMemoryEventStore]:
     store = InMemoryEventStore()
     table = Table(str(uuid.uuid4()))
     batches = [
@@ -27,8 +27,9 @@ async def _game(moves: int | None) -> tuple[Table, InMemoryEventStore]:
             players=PLAYERS,
             bots=(),
             rules=engine.Ruleset.from_options({"target": "150"}),
-            seed=99,
+            seed=0 if server_seed else 99,
             turn_seconds=25,
+            server_seed=server_seed,
         )
     ]
     done = 0
@@ -86,3 +87,14 @@ async def test_replay_at_a_step_shows_the_state_there() -> None:
     assert lines[-5].startswith("state at step 3: phase ")
     assert [line.split()[0] for line in lines[:3]] == ["1", "2", "3"]
     assert sum(1 for line in lines if " holds " in line) == 4
+
+
+async def test_a_committed_game_names_its_commitment_and_no_seed_0() -> None:
+    """Committed deals come from the server seed (revealed at the end): the unused ``seed``
+    field (0) is not printed as if it were the deck seed."""
+    table, store = await _game(None, server_seed="ab" * 32)
+    stored = await store.read(stream_of(table.game_id))
+    text = "\n".join(transcript(stored))
+    assert "committed to" in text
+    assert "seed 0" not in text
+    assert "server seed revealed: " + "ab" * 32 in text

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 import engine
 from events.contracts import game as wire
+from events.contracts.game import stream_of
+from events.envelope import REGISTRY
 from events.store import InMemoryEventStore
-from services.table.tables import ABANDONED, Table, opening_events
+from services.table.tables import ABANDONED, Rejected, Table, opening_events
 from tests.services.test_tables import _commit
 
 HUMANS = ("ann", "bob", "cy", "di")
@@ -95,3 +99,72 @@ async def test_a_rated_game_is_played_out_by_the_bots_for_its_result() -> None:
         assert seat is not None
         await _commit(store, table, table.bot_events(seat), actor="bot")
     assert table.state.reason != ABANDONED
+
+
+async def test_leaving_a_practice_table_closes_it_at_once_recorded_as_a_leave() -> None:
+    store = InMemoryEventStore()
+    table = await _open(
+        store, ladder="practice", rated=False, players=("ann", "bot:1", "bot:2", "bot:3")
+    )
+    events = table.leave_events("ann")
+    await _commit(store, table, events, actor="ann")
+    assert events[0] == wire.SeatAbandoned(seat=0, player_id="ann", streak=0, left=True)
+    finished = events[-1]
+    assert isinstance(finished, wire.GameFinished)
+    assert (finished.reason, finished.winner, finished.abandoned) == (ABANDONED, -1, (0,))
+    assert table.over
+    assert table.seat_to_act() is None
+
+
+async def test_leaving_a_casual_table_seats_a_bot_and_the_last_leave_closes_it() -> None:
+    store = InMemoryEventStore()
+    table = await _open(store, ladder="casual", rated=False, players=HUMANS)
+    before = table.version
+    await _commit(store, table, table.leave_events("bob"), actor="bob")
+    assert table.version == before + 1  # the leave alone: the others play on
+    assert table.abandoned == {1}
+    assert 1 in table.bot_seats()
+    assert not table.over
+    for player in ("ann", "cy"):
+        await _commit(store, table, table.leave_events(player), actor=player)
+    assert not table.over
+    await _commit(store, table, table.leave_events("di"), actor="di")
+    assert table.over
+    assert table.state.reason == ABANDONED
+
+
+async def test_resigning_a_rated_game_is_an_abandonment_the_bots_play_out() -> None:
+    store = InMemoryEventStore()
+    table = await _open(store, ladder="standard", rated=True, players=HUMANS)
+    await _commit(store, table, table.leave_events("cy"), actor="cy")
+    assert table.abandoned == {2}
+    assert not table.over
+    while not table.over:
+        seat = table.seat_to_act()
+        assert seat is not None
+        await _commit(store, table, table.bot_events(seat), actor="bot")
+    finished = REGISTRY.decode((await store.read(stream_of(table.game_id)))[-1])
+    assert isinstance(finished, wire.GameFinished)
+    assert finished.rated
+    assert finished.abandoned == (2,)  # charged as an abandonment: a loss for cy
+
+
+async def test_a_refused_leave_says_why_and_changes_nothing() -> None:
+    store = InMemoryEventStore()
+    table = await _open(store, ladder="casual", rated=False, players=HUMANS)
+    await _commit(store, table, table.leave_events("ann"), actor="ann")
+    version = table.version
+    for player, code in (("zed", "not_your_seat"), ("ann", "seat_abandoned")):
+        with pytest.raises(Rejected) as refused:
+            table.leave_events(player)
+        assert refused.value.code == code
+        assert str(refused.value)
+    assert table.abandoned == {0}
+    assert table.version == version
+    practice = await _open(
+        store, ladder="practice", rated=False, players=("ann", "bot:1", "bot:2", "bot:3")
+    )
+    await _commit(store, practice, practice.leave_events("ann"), actor="ann")
+    with pytest.raises(Rejected) as over:
+        practice.leave_events("ann")
+    assert over.value.code == "game_over"

@@ -65,8 +65,7 @@ class Exports(Controller):
         state: State,
     ) -> Stream:
         """One line per rated game that finished in ``month`` (YYYY-MM, UTC), oldest first."""
-        now = dt.datetime.now(dt.UTC)
-        if month >= f"{now.year:04d}-{now.month:02d}":
+        if not export.month_over(month):
             raise ApiError(404, "month_not_finished", f"{month} is not over: no export yet")
         try:
             start, end = export.month_bounds(month)

@@ -11,7 +11,7 @@ import msgspec
 from litestar import Controller, MediaType, Request, get, post
 from litestar.datastructures import State
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
-from litestar.params import Parameter
+from litestar.params import JSONBody, Parameter
 
 from events.contracts import game as wire
 from events.contracts.bots import ReplayTranscript, TranscriptReply
@@ -54,6 +54,31 @@ async def load_game(state: State, game_id: str) -> Game:
 
 _ndjson = msgspec.json.Encoder()
 MAX_AT = 1_000_000
+
+
+class LeaveRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``command_id`` makes a retry safe (the same answer, nothing appended twice)."""
+
+    command_id: uuid.UUID | None = None
+
+
+class Left(msgspec.Struct, frozen=True, kw_only=True):
+    """What leaving did: ``outcome`` "closed" (nobody is left: the table closed, reason
+    "abandoned"), "bot_seated" (a bot plays the seat at a casual table) or "resigned" (a
+    rated game: the bot plays the seat out; counted as an abandonment, a loss)."""
+
+    game_id: str
+    outcome: str
+    message: str
+
+
+_LEFT_WORDS = {
+    wire.LEFT_CLOSED: "you left; nobody else plays at the table, so it closed",
+    wire.LEFT_BOT: "you left; a bot plays your seat for the rest of the game",
+    wire.LEFT_RESIGNED: (
+        "you resigned; a bot plays your seat out, and the game counts as a loss for you"
+    ),
+}
 
 
 class Games(Controller):
@@ -104,6 +129,41 @@ class Games(Controller):
     async def transcript(self, game_id: GAME_ID, state: State) -> str:
         """Every hand, bid and trick of a finished game; during play, the public part only."""
         return (await load_game(state, game_id)).transcript()
+
+    @post(
+        "/leave",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Leave your seat (resign a ranked game)",
+        security=BEARER,
+        guards=[account_required],
+    )
+    async def leave(
+        self, game_id: GAME_ID, data: JSONBody[LeaveRequest], request: Caller, state: State
+    ) -> Left:
+        """Leave a seat for good, recorded in the game's log (`SeatAbandoned`, ``left``):
+        at a practice or casual table a bot takes the seat, and the table closes once no
+        person is left at it; a ranked game is resigned, the bot plays the seat out, and it
+        counts as the abandonment it is (a loss). 403 `not_your_seat`, 409 `game_over` or
+        `seat_abandoned` otherwise."""
+        player = request.user
+        game = await load_game(state, game_id)
+        if player.player_id not in game.opened.players:
+            raise ApiError(403, "not_your_seat", "you have no seat at this game")
+        command_id = uuid.uuid5(
+            uuid.NAMESPACE_URL, f"leave:{game_id}:{player.player_id}:{data.command_id}"
+        )
+        try:
+            reply = await ask_table(
+                gateway_of(state),
+                game_id,
+                wire.LeaveTable(game_id=game_id, player_id=player.player_id, command_id=command_id),
+            )
+        except Unavailable:
+            raise ApiError(503, "unavailable", "the table did not answer: try again") from None
+        if not reply.ok:
+            raise refused(reply.code or "unavailable", reply.message or "not left")
+        return Left(game_id=game_id, outcome=reply.code, message=_LEFT_WORDS[reply.code])
 
     @get(
         "/view",

@@ -5,11 +5,12 @@ from __future__ import annotations
 import uuid
 
 import msgspec
-from litestar import Controller, post
+from litestar import Controller, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
 from events.contracts import game as wire
+from events.contracts import ladders
 from events.contracts.game import stream_of
 from events.pgstore import count_unfinished_openings, stream_exists
 from services.gateway.errors import ERROR_RESPONSES, ApiError
@@ -29,6 +30,37 @@ class PracticeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """No turn timer: the bots wait for you (a practice game only; ranked games are timed)."""
 
 
+class RulesCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Rule options to check as a practice table would (empty: the ladder's)."""
+
+    rules: dict[str, wire.RuleValue] = {}
+
+
+class RulesChecked(msgspec.Struct, frozen=True, kw_only=True):
+    """The options make a valid table; ``rules`` is every option as the table would play."""
+
+    rules: dict[str, wire.RuleValue]
+
+
+class RulePreset(msgspec.Struct, frozen=True, kw_only=True):
+    """A named variant of the rule book: the options it changes from the ladder's."""
+
+    name: str
+    label: str
+    description: str
+    rules: dict[str, wire.RuleValue]
+
+
+class RuleBook(msgspec.Struct, frozen=True, kw_only=True):
+    """What a rules form needs: every option's default, the bounds (inclusive) of the
+    whole-number options (``other_bound`` for any not listed), and the named variants."""
+
+    defaults: dict[str, wire.RuleValue]
+    bounds: dict[str, tuple[int, int]]
+    other_bound: tuple[int, int]
+    presets: list[RulePreset]
+
+
 class Opened(msgspec.Struct, frozen=True, kw_only=True):
     """A table was opened: play it over the WebSocket with this game id."""
 
@@ -41,6 +73,30 @@ class Practice(Controller):
     path = "/api/practice"
     tags = ["games"]  # noqa: RUF012
     guards = [account_required]  # noqa: RUF012
+
+    @get("/rules", responses=ERROR_RESPONSES, summary="The rule book: defaults, bounds, variants")
+    async def rules(self) -> RuleBook:
+        """Every rule option's default, the server's bounds of the whole-number options
+        (`engine.rules.BOUNDS`) and the rule book's named variants (standard, two players,
+        cut-throat, five players, jokers, Joker-Joker-Deuce, suicide, Moe, tournament)."""
+        return msgspec.convert(ladders.rule_book(), RuleBook)
+
+    @post(
+        "/rules/check",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Check rule options as a practice table would",
+        security=BEARER,
+    )
+    async def check_rules(self, data: JSONBody[RulesCheck]) -> RulesChecked:
+        """200 with every option when these make a valid table; 400 `invalid_ruleset` with
+        the reason (a bound, or a dependency such as "little_willie ... needs jokers and
+        deuces_high") otherwise. Nothing is opened."""
+        problem = ladders.rule_problem(dict(data.rules))
+        if problem:
+            raise ApiError(400, "invalid_ruleset", problem)
+        full = {**ladders.rule_book()["defaults"], **data.rules}  # type: ignore[dict-item]
+        return RulesChecked(rules=full)
 
     @post(
         "/",
@@ -87,7 +143,7 @@ class Practice(Controller):
                     409,
                     "too_many_tables",
                     f"you have {live} unfinished practice or casual tables (at most {cap}):"
-                    " finish or leave one first (an idle table closes after three missed turns)",
+                    " finish one or leave it first (Leave, in your games in the lobby)",
                 )
             reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
         if not reply.ok:

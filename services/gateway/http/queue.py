@@ -71,6 +71,11 @@ class QueueAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     queue_sizes: dict[str, int] | None = None
     match_id: str | None = None
     game_id: str | None = None
+    linked_waiting: int | None = None
+    """Queued: how many of the others waiting fair play keeps from your table (accounts seen
+    at one of your addresses or devices within ``fairplay_days``; 0 when linking is off)."""
+    fairplay_days: float | None = None
+    """Queued: the fair-play window in days (0: linking is off, as on a `spades dev` stack)."""
 
 
 class Queue(Controller):
@@ -93,6 +98,7 @@ class Queue(Controller):
             queue_sizes=reply.queue_sizes,
             match_id=reply.match_id,
             game_id=game_id_of_match(reply.match_id) if reply.match_id else None,
+            linked_waiting=reply.linked_waiting,
         )
 
     @post(
@@ -139,8 +145,15 @@ class Queue(Controller):
     @get("/queue", responses=ERROR_RESPONSES, summary="Where the caller stands", security=BEARER)
     async def status(self, request: Caller, state: State) -> QueueAnswer:
         """Queued (and for how long), matched (`match_id`, `game_id`), or idle; queue sizes."""
-        subject = gateway_of(state).subjects.matchmaking_status()
-        return await self._ask(state, subject, mm.QueueStatus(player_id=request.user.player_id))
+        gateway = gateway_of(state)
+        player_id = request.user.player_id
+        days = fairplay.window_days(gateway.settings)
+        linked = await fairplay.linked_accounts(gateway.pool, player_id, days)
+        body = mm.QueueStatus(player_id=player_id, avoid=tuple(sorted(linked)))
+        answer = await self._ask(state, gateway.subjects.matchmaking_status(), body)
+        if answer.code == "queued":
+            answer = msgspec.structs.replace(answer, fairplay_days=days)
+        return answer
 
 
 __all__ = ["Queue", "QueueAnswer", "QueueJoin", "reply_decoder"]

@@ -18,21 +18,31 @@ export function cardLabel(card) {
   return `${RANK_NAME[card[0]]} of ${SUIT_NAME[card[1]]}`;
 }
 
-/** Return the suit letter of a card (jokers count as spades). */
-export function suitOf(card) {
-  return card === "BJ" || card === "LJ" ? "S" : card[1];
+/** Return the suit a card plays in (jokers are spades; with deuces high, as the engine's
+ *  `engine.rules` tables say, the deuces that are trumps: all four, or with jokers the 2♠). */
+export function suitOf(card, rules = null) {
+  if (card === "BJ" || card === "LJ") return "S";
+  if (rules && rules.deuces_high && card[0] === "2" && (!rules.jokers || card[1] === "S")) return "S";
+  return card[1];
 }
 
-function power(card) {
+/** Return a card's strength within the suit it plays in (`suitOf`), as the engine ranks it. */
+function power(card, rules = null) {
+  if (rules && rules.deuces_high && (card === "BJ" || card === "LJ")) return card === "BJ" ? 15 : 14;
   if (card === "BJ") return 101;
   if (card === "LJ") return 100;
+  if (rules && rules.deuces_high && card[0] === "2") {
+    if (!rules.jokers) return 13 + "SDCH".indexOf(card[1]); // 2♠ < 2♦ < 2♣ < 2♥, above the ace
+    if (card[1] === "S") return 13; // Joker-Joker-Deuce: 2♠ above the ace, under the jokers
+  }
   return RANKS.indexOf(card[0]);
 }
 
-/** Return the hand sorted by suit (♠ ♥ ♣ ♦), high cards first within a suit. */
-export function sortHand(cards) {
+/** Return the hand sorted by suit (♠ ♥ ♣ ♦), high cards first within a suit (with
+ *  ``rules``: trump deuces among the spades, in their place). */
+export function sortHand(cards, rules = null) {
   return [...cards].sort(
-    (a, b) => SUIT_ORDER.indexOf(suitOf(a)) - SUIT_ORDER.indexOf(suitOf(b)) || power(b) - power(a),
+    (a, b) => SUIT_ORDER.indexOf(suitOf(a, rules)) - SUIT_ORDER.indexOf(suitOf(b, rules)) || power(b, rules) - power(a, rules),
   );
 }
 
@@ -71,9 +81,10 @@ export function seatName(seat, n) {
 /** A small compass rose for a felt: each seat's letter where `spotOf(seat)` draws that seat,
  *  so a turned table shows which way North lies. Four-seat tables only (null otherwise). */
 export function compass(n, spotOf) {
-  if (n !== 4) return null;
-  const letters = ["N", "E", "S", "W"];
-  return h("div", { class: "compass", "aria-hidden": "true", "data-testid": "compass" },
+  if (!n) return null;
+  // four seats by their compass names; two, three or five by number, as "Seat 1" is named
+  const letters = n === 4 ? ["N", "E", "S", "W"] : Array.from({ length: n }, (_, seat) => String(seat + 1));
+  return h("div", { class: `compass compass-n${n}`, "aria-hidden": "true", "data-testid": "compass" },
     letters.map((letter, seat) => h("span", { class: `compass-${spotOf(seat)}`, "data-seat": seat }, letter)));
 }
 

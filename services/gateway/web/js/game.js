@@ -43,6 +43,7 @@ export class Game {
     this.deadline = null;
     this.lastTrick = null;
     this.result = null;
+    this.scorecard = []; // one row per scored hand seen: {hand, sides: [{name, bid, took, points, score, bags}]}
     this.over = null;
     this.exchange = [];
     this.stock = 0;
@@ -96,6 +97,7 @@ export class Game {
   applyEvent(event, seq, hand) {
     this.seq = seq;
     this.legal = null;
+    this.suggestion = null;
     this.clock = null;
     this.drawn = null;
     if (hand) this.hand = [...hand];
@@ -122,7 +124,8 @@ export class Game {
       case "HandDealt":
         this.hand_number = event.hand;
         this.dealer = event.dealer;
-        this.hand_sizes = [...event.hand_sizes];
+        // a seat's or a spectator's deal carries the sizes; a finished game's, every hand
+        this.hand_sizes = event.hand_sizes ? [...event.hand_sizes] : (event.hands || []).map((cards) => cards.length);
         this.bids = Array(n).fill(-1);
         this.blind = Array(n).fill(false);
         this.moe = Array(n).fill(false);
@@ -196,6 +199,8 @@ export class Game {
         break;
       case "HandScored":
         this.result = this.handResult(event);
+        this.scorecard = this.scorecard.filter((row) => row.hand !== event.hand)
+          .concat([this.scorecardRow(event)]).sort((a, b) => a.hand - b.hand);
         this.scores = [...event.scores];
         this.bags = [...event.bags];
         this.taken = [...event.tricks];
@@ -218,6 +223,14 @@ export class Game {
         );
         break;
       case "SeatAbandoned":
+        if (event.left) {
+          notes.push(
+            event.seat === this.seat
+              ? "You left: a bot plays your seat for the rest of the game."
+              : `${this.nameOf(event.seat)} left the table: a bot plays that seat now.`,
+          );
+          break;
+        }
         notes.push(
           event.seat === this.seat
             ? "You timed out too often: a bot plays your seat for the rest of the game."
@@ -323,6 +336,7 @@ export class Game {
   yourTurn(message) {
     if (message.seq < this.seq) return false; // a later event already moved the game on
     this.legal = message.legal;
+    this.suggestion = message.suggestion || null; // the bot's advice, at a practice table only
     this.deadline = message.deadline;
     this.turn = this.seat;
     return true;
@@ -330,6 +344,39 @@ export class Game {
 
   nameOf(seat) {
     return playerName(this.players[seat]) + (this.n === 4 ? ` (${seatName(seat, this.n)})` : "");
+  }
+
+  /** Return a side's contract in play: its members' bids ("4 + Nil"), their sum (nil and Moe
+   *  aside) and the tricks they took so far; null before anyone of it bid. */
+  sideBid(team) {
+    const r = this.rules || {};
+    const nilAllowed = r.nil_allowed !== false;
+    const members = membersOf(team, this.n);
+    const bid = members.filter((s) => this.bids[s] >= 0);
+    if (!bid.length) return null;
+    const words = bid.map((s) => (this.moe[s] ? (this.bids[s] === 8 ? "Big Moe" : "Little Moe")
+      : this.bids[s] === 0 && nilAllowed ? (this.blind[s] ? "Blind nil" : "Nil") : `${this.blind[s] ? "B" : ""}${this.bids[s]}`));
+    const total = bid.filter((s) => !(this.bids[s] === 0 && nilAllowed)).reduce((a, s) => a + this.bids[s], 0);
+    const took = members.reduce((a, s) => a + (this.taken[s] || 0), 0);
+    return { words: words.join(" + "), total, took, complete: bid.length === members.length };
+  }
+
+  /** Return one scorecard row of a scored hand: per side its bids, tricks, points, total. */
+  scorecardRow(scored) {
+    const sides = [];
+    for (let t = 0; t < scored.points.length; t++) {
+      const members = membersOf(t, this.n);
+      const contract = this.sideBid(t);
+      sides.push({
+        name: teamName(t, this.n, this.players),
+        bid: contract ? contract.words : "–",
+        took: members.reduce((a, s) => a + (scored.tricks[s] || 0), 0),
+        points: scored.points[t],
+        score: scored.scores[t],
+        bags: scored.bags[t],
+      });
+    }
+    return { hand: scored.hand, sides };
   }
 
   /** Return the summary of a scored hand: per side, the contract, nils, bags and penalty. */

@@ -96,9 +96,28 @@ export function mountLobby(root) {
         }, "Join queue"))));
     let state = null;
     if (queued) {
+      const waiting = (status.queue_sizes || {})[status.ladder];
+      const seats = Object.fromEntries(ladderInfo.map((info) => [info.ladder, info.players]))[status.ladder] || 4;
+      const others = waiting ? waiting - 1 : 0;
+      const linked = status.linked_waiting || 0;
+      const days = status.fairplay_days;
+      let fair = null;
+      if (linked > 0) {
+        fair = h("p", { class: "fairplay-hold", "data-testid": "fairplay-hold" },
+          h("strong", {}, "Fair play is holding your match back: "),
+          `${linked} of the ${others} other${others === 1 ? "" : "s"} waiting ${linked === 1 ? "was" : "were"} seen at your address or device`,
+          days ? ` in the last ${num(days)} day${days === 1 ? "" : "s"}` : "",
+          ", and accounts seen together never sit at one ranked table. You will be matched with other players.");
+      } else if (days === 0) {
+        fair = h("p", { class: "muted", "data-testid": "fairplay-off" }, "Fair-play separation is off on this server (SPADES_FAIRPLAY_DAYS=0): accounts of one machine can meet.");
+      }
       state = h("div", { class: "queued", "data-testid": "queue-status", role: "status" },
         h("p", {}, h("strong", {}, `Waiting in the ${status.ladder} queue: ${clock(status.waited || 0)}`)),
+        waiting !== undefined
+          ? h("p", { "data-testid": "queue-waiting" }, `${waiting} waiting (you and ${others} other${others === 1 ? "" : "s"}); a table needs ${seats}.`)
+          : null,
         h("p", {}, `Rating window ±${Math.round((status.window || 0) * 40)} — it widens the longer you wait, so a match gets easier to find.`),
+        fair,
         h("button", { class: "btn", onclick: leave, disabled: busy }, "Leave the queue"));
     } else if (status && status.code === "in_game" && status.game_id) {
       state = h("div", { class: "queued", "data-testid": "queue-status" },
@@ -149,6 +168,77 @@ export function mountLobby(root) {
     return rules;
   }
 
+  // the server's rule book: bounds of the numbers, named variants; every change is checked
+  // by the server as the table would (a dependency such as Little Willie's is named there)
+  const presetSelect = h("select", { id: "rule-preset", name: "preset", "data-testid": "rule-preset" },
+    h("option", { value: "" }, "Choose a variant…"));
+  const presetNote = h("p", { class: "muted", "data-testid": "preset-note" });
+  const rulesProblem = h("p", { class: "form-error", role: "alert", "data-testid": "rules-problem" });
+  const bots = h("select", { id: "practice-bots", name: "bots", "data-testid": "practice-bots" },
+    h("option", { value: "baseline" }, "Baseline: quick and sound"),
+    h("option", { value: "strong" }, "Strong: searches every card"));
+  bots.value = localStorage.getItem("spades.bots") === "strong" ? "strong" : "baseline";
+  bots.addEventListener("change", () => localStorage.setItem("spades.bots", bots.value));
+  let presets = [];
+  let checkTimer = null;
+  let checking = 0;
+  let rulesValid = true;
+
+  async function loadRuleBook() {
+    try {
+      const book = await get("/api/practice/rules", { auth: true });
+      for (const option of RULE_OPTIONS) {
+        if (option.kind !== "number") continue;
+        const [low, high] = book.bounds[option.name] || book.other_bound;
+        inputs[option.name].min = String(Math.max(low, option.min ?? low));
+        inputs[option.name].max = String(Math.min(high, option.max ?? high));
+      }
+      presets = book.presets;
+      for (const preset of presets) presetSelect.append(h("option", { value: preset.name }, preset.label));
+    } catch (error) {
+      showError(error, "Could not load the rule book");
+    }
+  }
+
+  function applyPreset() {
+    const preset = presets.find((p) => p.name === presetSelect.value);
+    if (!preset) return;
+    resetRules();
+    for (const [name, value] of Object.entries(preset.rules)) {
+      const input = inputs[name];
+      if (!input) continue;
+      if (input.type === "checkbox") input.checked = value;
+      else input.value = String(value);
+    }
+    presetNote.textContent = preset.description;
+    checkRules();
+  }
+  presetSelect.addEventListener("change", applyPreset);
+
+  /** Ask the server whether the chosen options make a table; show why not, and where. */
+  function checkRules() {
+    clearTimeout(checkTimer);
+    checkTimer = setTimeout(async () => {
+      const mine = ++checking;
+      let problem = "";
+      try {
+        await api("POST", "/api/practice/rules/check", { rules: chosenRules() }, { auth: true });
+      } catch (error) {
+        if (error.code !== "invalid_ruleset") return;
+        problem = error.message;
+      }
+      if (mine !== checking) return; // a later change is being checked
+      rulesValid = !problem;
+      rulesProblem.textContent = problem ? `These rules make no table: ${problem}` : "";
+      for (const option of RULE_OPTIONS) {
+        const named = problem && new RegExp(`\\b${option.name}\\b`).test(problem);
+        inputs[option.name].setAttribute("aria-invalid", named ? "true" : "false");
+        inputs[option.name].closest(".field").classList.toggle("invalid", Boolean(named));
+      }
+      startButton.disabled = !rulesValid;
+    }, 150);
+  }
+
   const practiceError = h("p", { class: "form-error", role: "alert", "data-testid": "practice-error" });
   const startButton = h("button", { class: "btn primary big", type: "submit", "data-testid": "start-practice" }, "Shuffle and play");
   // untimed practice (the choice is remembered): no turn clock, the bots wait for you
@@ -157,10 +247,13 @@ export function mountLobby(root) {
   untimed.checked = localStorage.getItem("spades.untimed") !== "0";
   const form = h("form", { class: "practice" },
     h("p", {}, "You and bots in the other seats (three at the ladder's four-seat table), unrated. It starts with the ladder's rules: open Rules to change any of them, five players included."),
+    h("div", { class: "field" }, h("label", { for: "rule-preset" }, "Variant"), presetSelect, presetNote),
     h("details", {},
       h("summary", {}, "Rules (every option of the rule book)"),
       h("div", { class: "fields" }, fields),
-      h("button", { class: "btn", type: "button", onclick: resetRules }, "Back to the ladder's rules")),
+      h("button", { class: "btn", type: "button", onclick: () => { resetRules(); presetSelect.value = ""; presetNote.textContent = ""; checkRules(); } }, "Back to the ladder's rules")),
+    rulesProblem,
+    h("div", { class: "field" }, h("label", { for: "practice-bots" }, "Bots"), bots),
     h("div", { class: "field check" }, untimed, h("label", { for: "practice-untimed" }, "Untimed: no turn clock, take as long as you like")),
     practiceError,
     startButton);
@@ -169,7 +262,7 @@ export function mountLobby(root) {
     practiceError.textContent = "";
     startButton.disabled = true;
     try {
-      const opened = await api("POST", "/api/practice", { rules: chosenRules(), command_id: uuid(), untimed: untimed.checked }, { auth: true });
+      const opened = await api("POST", "/api/practice", { rules: chosenRules(), command_id: uuid(), untimed: untimed.checked, bots: bots.value }, { auth: true });
       location.hash = `#/table/${opened.game_id}`;
     } catch (error) {
       practiceError.textContent = `Could not open the table: ${error.words || error.message}`;
@@ -194,6 +287,9 @@ export function mountLobby(root) {
       else input.value = String(ladder.rules[option.name]);
     }
   });
+  form.addEventListener("change", (event) => { if (event.target !== presetSelect && event.target !== bots && event.target !== untimed) checkRules(); });
+  form.addEventListener("input", (event) => { if (event.target.type === "number") checkRules(); });
+  loadRuleBook();
   fill(practiceBox, h("h2", { id: "practice-title" }, "Practice against the computer"), form);
 
   // -- your games and watching ----------------------------------------------------------------
@@ -203,10 +299,15 @@ export function mountLobby(root) {
     try {
       const games = await get(`/api/players/${encodeURIComponent(me.player_id)}/games?limit=10`);
       fill(gamesBox, h("h2", { id: "games-title" }, "Your games"),
-        games.length ? h("ul", { class: "games" }, games.map(gameItem)) : h("p", { class: "muted" }, "No games yet."));
+        games.length ? h("ul", { class: "games" }, games.map((game) => gameItem(game, me.player_id, refreshAfterLeave))) : h("p", { class: "muted" }, "No games yet."));
     } catch (error) {
       fill(gamesBox, h("h2", { id: "games-title" }, "Your games"), h("p", { class: "form-error" }, `Could not load your games: ${error.words || error.message}`));
     }
+  }
+
+  function refreshAfterLeave() {
+    loadGames(); // the left table: finished (closed) or still played by the bots
+    loadLive(); // a closed table leaves the live list
   }
 
   const watchInput = h("input", { id: "watch-id", placeholder: "game id", autocomplete: "off" });
@@ -228,7 +329,7 @@ export function mountLobby(root) {
     try {
       const games = await get("/api/games?limit=10");
       fill(liveList, games.length
-        ? h("ul", { class: "games" }, games.map(gameItem))
+        ? h("ul", { class: "games" }, games.map((game) => gameItem(game)))
         : h("p", { class: "muted" }, "No game is being played right now."));
     } catch (error) {
       fill(liveList, h("p", { class: "form-error" }, `Could not list the live games: ${error.words || error.message}`));
@@ -256,27 +357,60 @@ export function mountLobby(root) {
   };
 }
 
-/** One game of a list: who played, and a link to play, watch or replay it. */
-export function gameItem(game, who = null) {
+/** One game of a list: who played, and a link to play, watch or replay it; at a live game
+ *  of your own, Leave (practice, casual) or Resign (ranked). `onLeft` runs once you left. */
+export function gameItem(game, who = null, onLeft = null) {
   const me = session();
   const seated = me && game.players.includes(me.player_id);
   const action = game.finished
     ? h("a", { href: `#/replay/${game.game_id}` }, "Replay")
     : h("a", { href: `#/${seated ? "table" : "watch"}/${game.game_id}` }, seated ? "Back to the table" : "Watch");
+  const leave = seated && !game.finished && who === me.player_id ? leaveControl(game.game_id, game.rated, onLeft) : null;
   return h("li", { "data-testid": `game-${game.game_id}` },
     h("span", { class: "pill" }, game.rated ? game.ladder : "practice"),
     " ", game.players.map(playerName).join(", "),
     " · ", h("time", { datetime: game.started_at }, when(game.started_at)),
     " · ", game.finished ? gameResult(game, who) : h("strong", {}, "live"),
-    " · ", action);
+    " · ", action,
+    leave ? " · " : null, leave);
 }
 
-/** A finished game's result, from `who`'s side when he played: "won 512–310 · +18 (…)". */
-function gameResult(game, who) {
+/** A "Leave" (unrated) or "Resign" (ranked) button that asks once more before it acts:
+ *  POST /api/games/GAME/leave; `onLeft(answer)` runs once the seat is left. */
+export function leaveControl(gameId, rated, onLeft = null) {
+  const word = rated ? "Resign" : "Leave";
+  const box = h("span", { class: "leave", "data-testid": `leave-${gameId}` });
+  const warning = rated
+    ? "Resign? A bot plays your seat out and the game counts as a loss for you."
+    : "Leave? A bot takes your seat; a table with nobody left closes.";
+  const ask = () => fill(box,
+    h("span", { role: "alert" }, warning, " "),
+    h("button", { class: "btn danger", type: "button", "data-testid": "leave-confirm", onclick: go }, `Yes, ${word.toLowerCase()}`),
+    " ",
+    h("button", { class: "btn", type: "button", onclick: idle }, "No, stay"));
+  const idle = () => fill(box, h("button", { class: "btn", type: "button", "data-testid": "leave", onclick: ask }, word));
+  async function go() {
+    try {
+      const answer = await api("POST", `/api/games/${encodeURIComponent(gameId)}/leave`, { command_id: uuid() }, { auth: true });
+      fill(box, h("span", { class: "muted", role: "status" }, answer.message));
+      if (onLeft) onLeft(answer);
+    } catch (error) {
+      showError(error, `Could not ${word.toLowerCase()}`);
+      idle();
+    }
+  }
+  idle();
+  return box;
+}
+
+/** A finished game's result, from `who`'s side when he played: "won 512–310 · +18 (…)";
+ *  the scores are the sides' points, `who`'s side (or the winner's) first. */
+export function gameResult(game, who = null) {
   const n = game.players.length;
-  const seat = who ? game.players.indexOf(who) : -1;
-  const score = (first) => [first, ...game.scores.filter((_, t) => t !== first)].map(num).join("–");
+  const seat = typeof who === "string" ? game.players.indexOf(who) : -1;
+  const score = (first) => [game.scores[first], ...game.scores.filter((_, t) => t !== first)].map(num).join("–");
   if (game.winner === null || game.winner === undefined || !game.scores.length) return "finished";
+  if (game.reason === "abandoned") return h("span", { class: "muted" }, `closed, nobody left at it (${game.scores.map(num).join("–")})`);
   if (game.winner < 0) return h("span", { class: "result-draw" }, `draw ${game.scores.map(num).join("–")}`);
   const bits = [];
   if (seat >= 0) {

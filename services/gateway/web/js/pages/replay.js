@@ -5,7 +5,9 @@
 
 import { get, session } from "../api.js";
 import { bidText, cardText, cardView, compass, ruleChanges, seatName, sortHand, teamName } from "../cards.js";
+import { Game } from "../game.js";
 import { fill, h, num, playerName, showError, signed, when } from "../ui.js";
+import { resultCard } from "./table.js";
 
 /** Mount the replay of `gameId` at the step in `query` (`at`); return {cleanup, update}. */
 export function mountReplay(root, gameId, query) {
@@ -101,12 +103,15 @@ export function mountReplay(root, gameId, query) {
   const n = () => players().length || 4;
   const who = (seat) => `${playerName(players()[seat])}${n() === 4 ? ` (${seatName(seat, 4)})` : ""}`;
 
-  /** Return the hand number, the trick number within it and the trick's plays at a step. */
+  /** Return the hand number, the trick number within it and the trick's plays at a step,
+   *  the seats whose bid this hand was blind, and whether the game is over. */
   function context(step) {
     let hand = 0;
     let tricks = 0;
     let plays = [];
     let last = null;
+    let blind = [];
+    let over = false;
     for (const item of events.slice(0, step)) {
       const e = item.event;
       if (item.type === "HandDealt") {
@@ -114,6 +119,11 @@ export function mountReplay(root, gameId, query) {
         tricks = 0;
         plays = [];
         last = null;
+        blind = [];
+      } else if (item.type === "BlindNilDeclared" || (item.type === "BidPlaced" && e.blind)) {
+        blind[e.seat] = true;
+      } else if (item.type === "GameFinished") {
+        over = true;
       } else if (item.type === "CardPlayed") {
         plays.push([e.card, e.seat]);
       } else if (item.type === "TrickWon") {
@@ -122,7 +132,7 @@ export function mountReplay(root, gameId, query) {
         plays = [];
       }
     }
-    return { hand, tricks, plays, last };
+    return { hand, tricks, plays, last, blind, over };
   }
 
   function describe(item, ctx) {
@@ -144,9 +154,9 @@ export function mountReplay(root, gameId, query) {
       case "CardPlayed": return `${who(e.seat)} played ${cardText(e.card)}.`;
       case "TrickWon": return `${who(e.seat)} won trick ${ctx.tricks}.`;
       case "HandScored": return `Hand ${e.hand} scored: ${e.points.map((p, t) => `${teamName(t, n(), players())} ${signed(p)}`).join(", ")}.`;
-      case "GameFinished": return e.winner < 0 ? "Game over: a draw." : `Game over: ${teamName(e.winner, n(), players())} won (${e.reason}).`;
+      case "GameFinished": return e.reason === "abandoned" ? "The table closed: nobody was left to play at it." : e.winner < 0 ? "Game over: a draw." : `Game over: ${teamName(e.winner, n(), players())} won (${e.reason}).`;
       case "TurnTimedOut": return `${who(e.seat)}'s time ran out; the bot played.`;
-      case "SeatAbandoned": return `${who(e.seat)} left; a bot plays the seat.`;
+      case "SeatAbandoned": return e.left ? `${who(e.seat)} left the table; a bot plays the seat.` : `${who(e.seat)} timed out too often; a bot plays the seat.`;
       default: return item.type;
     }
   }
@@ -214,7 +224,7 @@ export function mountReplay(root, gameId, query) {
       : count === 3 ? ["bottom", "left", "right"] : ["bottom", "top"];
     const spotOf = (seat) => spots[(seat - Math.max(0, from) + count) % count];
     const seats = players().map((id, seat) => {
-      const cards = state.face_up && state.hands[seat] ? sortHand(state.hands[seat]) : null;
+      const cards = state.face_up && state.hands[seat] ? sortHand(state.hands[seat], summary.rules) : null;
       return h("div", { class: `seat seat-${spotOf(seat)}${state.turn === seat && state.phase !== "over" ? " on-turn" : ""}` },
         h("div", { class: "seat-name" }, h("a", { href: `#/player/${encodeURIComponent(id)}` }, playerName(id)),
           state.dealer === seat && state.hand_number ? h("span", { class: "dealer", "aria-label": "dealer" }, "D") : null),
@@ -222,7 +232,7 @@ export function mountReplay(root, gameId, query) {
         h("div", { class: "bidtricks", "data-testid": `bidtricks-${seat}` },
           state.bids[seat] === undefined || state.bids[seat] < 0
             ? h("span", { class: "bid" }, state.phase === "bid" ? "no bid yet" : "")
-            : [h("span", { class: "bid" }, `bid ${bidText(state.bids[seat], false, summary.rules, (state.moe || [])[seat])}`), " · ",
+            : [h("span", { class: "bid" }, `bid ${bidText(state.bids[seat], Boolean(ctx.blind[seat]), summary.rules, (state.moe || [])[seat])}`), " · ",
                 h("span", { class: "took" }, `took ${state.taken[seat] ?? 0}`)]),
         !cards && state.power_checks && (state.power_checks[seat] || []).length
           ? h("div", { class: "face-up", "aria-label": "Face up" }, state.power_checks[seat].map((c) => cardView(c, "small")))
@@ -241,7 +251,8 @@ export function mountReplay(root, gameId, query) {
     }
     const center = h("div", { class: "trick", role: "group", "aria-label": "Trick" },
       shown.map(([card, seat]) => h("div", { class: `played at-${spotOf(seat)}${faded ? " faded" : ""}` }, cardView(card), h("span", { class: "by" }, playerName(players()[seat])))),
-      h("div", { class: "trick-caption" }, trickCaption || (state.hand_number ? `Hand ${state.hand_number} · ${state.phase}` : state.phase)));
+      h("div", { class: "trick-caption", "data-testid": "replay-phase" },
+        trickCaption || (ctx.over || state.phase === "over" ? "Game over" : state.hand_number ? `Hand ${state.hand_number} · ${state.phase}` : state.phase)));
     const felt = h("div", { class: `felt${count === 5 ? " seats-5" : ""}` }, ...seats, center, compass(count, spotOf));
     const sides = state.scores.length;
     const scores = h("table", { class: "scores" },
@@ -254,7 +265,26 @@ export function mountReplay(root, gameId, query) {
           h("div", { class: "mini-trick" }, ctx.last.plays.map(([card, seat]) => h("span", { class: "mini" }, cardView(card, "small"), h("small", {}, playerName(players()[seat]))))),
           h("p", {}, `won by ${who(ctx.last.winner)}`))
       : null;
-    fill(board, h("div", { class: "table-main" }, felt, h("aside", { class: "side" }, scores, last)));
+    // a scored hand: the same card as at the table, and the scorecard so far
+    const folded = new Game(-1, players());
+    folded.rules = summary.rules;
+    try {
+      for (const past of events.slice(0, step)) folded.applyEvent(past.event, past.seq);
+    } catch (error) {
+      folded.result = null; // the card and scorecard are extras: the board stands without them
+      folded.scorecard = [];
+    }
+    const card = item && item.type === "HandScored" && folded.result
+      ? resultCard(folded.result, folded.scorecard.find((r) => r.hand === folded.result.hand))
+      : null;
+    const scorecard = folded.scorecard.length
+      ? h("details", { class: "scorecard", "data-testid": "scorecard", open: true }, h("summary", {}, "Scorecard"),
+          h("table", { class: "scores" },
+            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Hand"), folded.scorecard[0].sides.map((s) => h("th", { scope: "col" }, s.name)))),
+            h("tbody", {}, folded.scorecard.map((r) => h("tr", { "data-testid": `scorecard-hand-${r.hand}` }, h("th", { scope: "row" }, String(r.hand)),
+              r.sides.map((s) => h("td", {}, `${s.bid}/${s.took} · ${signed(s.points)} → ${num(s.score)}`)))))))
+      : null;
+    fill(board, card, h("div", { class: "table-main" }, felt, h("aside", { class: "side" }, scores, last, scorecard)));
   }
 
   return {

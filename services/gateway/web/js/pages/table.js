@@ -9,6 +9,7 @@ import {
 import { makeContribution, verifyDeals } from "../fairness.js";
 import { Game } from "../game.js";
 import { GameSocket } from "../socket.js";
+import { leaveControl } from "./lobby.js";
 import {
   clock, fill, h, keepFocus, notify, num, playerName, ratingChangeLine, ratingText, showError, signed, status,
 } from "../ui.js";
@@ -52,6 +53,31 @@ export function likelyBid(hand, bids) {
   return legal.reduce((best, t) => (Math.abs(t - tricks) < Math.abs(best - tricks) ? t : best), legal[0]);
 }
 
+/** Return the rating a seat shows at a game (`game`: its summary) from the player's profile:
+ *  at a ranked table his rating on its ladder, and for a newcomer the 1500 everyone starts
+ *  at, provisional ("1500?"); elsewhere his rating on a ladder if he has one. */
+export function seatRating(profile, game) {
+  const on = profile.ratings[game.ladder];
+  if (on) return on;
+  if (game.rated) return { display: 1500, provisional: true };
+  const any = Object.values(profile.ratings)[0];
+  return any || { none: true };
+}
+
+/** The card of a scored hand (`Game.handResult`, with its scorecard `row`): per side its bid
+ *  and tricks, points, total and bags, nil outcomes and penalties; then `button` if any. */
+export function resultCard(result, row, button = null) {
+  return h("section", { class: "hand-card", "data-testid": "hand-card", role: "dialog", "aria-label": `Hand ${result.hand} is over` },
+    h("h2", {}, `Hand ${result.hand} is over`),
+    h("div", { class: "hand-card-sides" }, result.sides.map((side, t) =>
+      h("div", { class: `result-side ${side.made === false ? "set" : "made"}`, "data-testid": `hand-card-side-${t}` },
+        h("h3", {}, side.name),
+        row ? h("p", {}, `Bid ${row.sides[t].bid}, took ${row.sides[t].took}`) : null,
+        h("p", { class: "points" }, `${signed(side.points)} → ${num(side.score)} · ${side.bags} bag${side.bags === 1 ? "" : "s"}`),
+        h("ul", {}, side.lines.map((line) => h("li", {}, line)))))),
+    button);
+}
+
 /** Mount the table page for `gameId`; `watching` only watches. Return the cleanup. */
 export function mountTable(root, gameId, { watching = false } = {}) {
   const me = session();
@@ -65,6 +91,12 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   let backup = null;
   let rating = null; // the rating change shown at game over
   let fairness = null; // the deal check at game over: {ok, hands} or {ok: false, reason}
+  let leaveBox = null; // Leave (unrated) or Resign (ranked): made once, it keeps its "sure?" step
+  let hintShown = -1; // the seq whose suggestion the player asked to see
+  let handCard = null; // the result of the hand just scored, shown until dismissed
+  let openedAt = null; // the game's seq when this page opened: hands scored before get no card
+  let pendingCard = null; // a hand scored while that seq was not known yet
+  let pastScorecard = []; // the scorecard of the hands before this page was opened (public log)
   const contributionKey = `spades.contribution.${gameId}`;
   const queue = [];
   let pumping = false;
@@ -102,6 +134,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
 
   const socket = new GameSocket(gameId, {
     anonymous: watching,
+    hints: !watching, // the server adds the bot's suggestion to your_turn at practice tables only
     onMessage: (message) => {
       queue.push(message);
       if (!pumping) pump();
@@ -124,10 +157,17 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         summary = await get(`/api/games/${encodeURIComponent(gameId)}`);
         game.rules = game.rules || summary.rules;
         loadRatings(summary);
+        loadScorecard(summary);
         render();
         return;
       } catch (error) {
-        if (!(error instanceof ApiError && error.code === "unknown_game" && attempt < 60)) {
+        const unknown = error instanceof ApiError && error.code === "unknown_game";
+        if (unknown && (watching || attempt >= 60)) {
+          // a watch link to no game (a just-matched seat waits for its table to open, above)
+          noSuchGame();
+          return;
+        }
+        if (!unknown) {
           showError(error, "Could not load the game");
           return;
         }
@@ -135,7 +175,55 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       }
     }
   }
+  function showCard(result) {
+    handCard = result;
+    setTimeout(() => { const next = parts.action.querySelector('[data-testid="hand-card-continue"]'); if (next) next.focus(); }, 0);
+  }
+
+  /** The hands scored before this page opened, from the public log (a spectator's fold). */
+  async function loadScorecard(about) {
+    try {
+      const events = await get(`/api/games/${encodeURIComponent(gameId)}/events`);
+      const past = new Game(-1, about.players);
+      for (const item of events) past.applyEvent(item.event, item.seq);
+      pastScorecard = past.scorecard;
+      render();
+    } catch (error) {
+      // the scorecard then starts with the hands scored from now on
+    }
+  }
+
+  /** There is no such game: say so, stop connecting (no spinner, no toasts). */
+  function noSuchGame() {
+    closed = true;
+    socket.stop();
+    clearInterval(ticker);
+    fill(root, h("section", { class: "panel", "data-testid": "no-such-game" },
+      h("h1", {}, "No such game"),
+      h("p", {}, `There is no game ${gameId}: the link may be mistyped, or the game never started.`),
+      h("a", { class: "btn", href: session() ? "#/lobby" : "#/login" }, "See the live games")));
+  }
+
+  /** Where the log stood when this page opened (the seat's own view, never a trick behind):
+   *  the log a fresh page is sent first replays hands already seen, which get no card. */
+  async function loadOpenedAt() {
+    if (watching) return; // spectators see each hand's result in the side panel
+    for (let attempt = 0; openedAt === null && !closed; attempt++) {
+      try {
+        openedAt = (await get(`/api/games/${encodeURIComponent(gameId)}/view`, { auth: true })).version;
+      } catch (error) {
+        // a just-matched game opens a moment later; past that, no card rather than a stale one
+        if (attempt >= 20) openedAt = Infinity;
+        else await sleep(500);
+      }
+    }
+    if (pendingCard && pendingCard.seq > openedAt) showCard(pendingCard.result);
+    pendingCard = null;
+    render();
+  }
+
   loadSummary();
+  loadOpenedAt();
   socket.start();
   const ticker = setInterval(tick, 250);
 
@@ -186,6 +274,12 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         sending = false;
 
         if (event.type === "HandDealt") selected = new Set();
+        if (event.type === "HandScored" && game.result) {
+          // the next bidding waits behind the card until dismissed; a hand scored before the
+          // page opened (the log a fresh page is sent first) gets no card
+          if (openedAt === null) pendingCard = { result: game.result, seq: message.seq };
+          else if (message.seq > openedAt) showCard(game.result);
+        }
         if (event.type === "GameFinished") {
           fetchRating(event);
           checkDeals();
@@ -293,11 +387,10 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       if (id.startsWith("bot:") || ratings[id]) continue;
       try {
         const profile = await get(`/api/players/${encodeURIComponent(id)}?history=1`);
-        const on = profile.ratings[found.ladder] || Object.values(profile.ratings)[0];
-        ratings[id] = on ? on : { none: true };
+        ratings[id] = seatRating(profile, found);
       } catch (error) {
         if (!(error instanceof ApiError && error.status === 404)) showError(error, `Rating of ${id}`);
-        ratings[id] = { none: true };
+        ratings[id] = seatRating({ ratings: {} }, found);
       }
     }
     renderSeats();
@@ -352,6 +445,11 @@ export function mountTable(root, gameId, { watching = false } = {}) {
 
   function renderHead() {
     const bits = [];
+    if (summary && role === "seat" && !game.over && game.seat >= 0) {
+      leaveBox = leaveBox || leaveControl(gameId, summary.rated, () => { location.hash = "#/lobby"; });
+    } else {
+      leaveBox = null;
+    }
     if (summary) {
       bits.push(h("span", { class: "pill" }, summary.rated ? `Ranked · ${summary.ladder}` : "Unrated practice"));
       const changes = game.rules ? ruleChanges(game.rules) : [];
@@ -367,6 +465,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
             connection === "live" ? "● live" : `○ ${connection}`),
       role === "spectator" ? h("span", { class: "muted" }, "Spectators see each trick once it is complete (bids with the first trick).") : null,
       role === "spectator" && !session() ? h("a", { href: "#/login", "data-testid": "login-to-play" }, "Log in to play") : null,
+      leaveBox,
       scoreStrip(),
     );
   }
@@ -455,10 +554,12 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const rows = [];
     for (let t = 0; t < sides; t++) {
       const mine = game.seat >= 0 && teamOf(game.seat, n) === t;
+      const contract = game.phase === "bid" || game.phase === "play" || game.phase === "pass" ? game.sideBid(t) : null;
       rows.push(h("tr", { class: mine ? "mine" : "" },
         h("th", { scope: "row" }, teamName(t, n, game.players)),
         h("td", { "data-testid": `score-${t}` }, num(game.scores[t] ?? 0)),
-        h("td", {}, String(game.bags[t] ?? 0))));
+        h("td", {}, String(game.bags[t] ?? 0)),
+        h("td", { "data-testid": `side-bid-${t}` }, contract ? `${contract.words}${contract.words.includes("+") ? ` = ${contract.total}` : ""} · took ${contract.took}` : "–")));
     }
     const last = game.lastTrick
       ? h("div", { class: "last-trick", "data-testid": "last-trick" },
@@ -471,11 +572,39 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       parts.side,
       h("table", { class: "scores" },
         h("caption", {}, game.rules ? `Scores (to ${game.rules.target})` : "Scores"),
-        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Side"), h("th", { scope: "col" }, "Score"), h("th", { scope: "col" }, "Bags"))),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Side"), h("th", { scope: "col" }, "Score"), h("th", { scope: "col" }, "Bags"),
+          h("th", { scope: "col" }, "Bid in play"))),
         h("tbody", {}, rows)),
       last,
       game.result ? resultView(game.result) : null,
+      scorecardView(),
     );
+  }
+
+  /** The card between two hands: per side its bid and tricks, points, bags, penalties and
+   *  nil outcomes; the next bidding is shown once it is dismissed. */
+  function handCardView(result) {
+    const row = game.scorecard.find((r) => r.hand === result.hand);
+    return resultCard(result, row, h("button", {
+      class: "btn primary", type: "button", "data-testid": "hand-card-continue", "data-key": "hand-card-continue",
+      onclick: () => { handCard = null; render(); setTimeout(focusMove, 0); },
+    }, "Next hand"));
+  }
+
+  /** Every scored hand: per side bid/took, points and the running total. */
+  function scorecardView() {
+    const rows = new Map(pastScorecard.map((r) => [r.hand, r]));
+    for (const r of game.scorecard) rows.set(r.hand, r);
+    const hands = [...rows.values()].sort((a, b) => a.hand - b.hand);
+    if (!hands.length) return null;
+    const names = hands[hands.length - 1].sides.map((s) => s.name);
+    return h("details", { class: "scorecard", "data-testid": "scorecard", open: true },
+      h("summary", {}, "Scorecard"),
+      h("table", { class: "scores" },
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Hand"), names.map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {}, hands.map((r) => h("tr", { "data-testid": `scorecard-hand-${r.hand}` },
+          h("th", { scope: "row" }, String(r.hand)),
+          r.sides.map((s) => h("td", { title: `${s.bags} bags` }, `${s.bid}/${s.took} · ${signed(s.points)} → ${num(s.score)}`)))))));
   }
 
   function resultView(result) {
@@ -493,6 +622,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const panel = [];
     if (game.over) {
       panel.push(gameOver());
+    } else if (handCard) {
+      panel.push(handCardView(handCard));
     } else if (role === "spectator") {
       const shown = game.phase === "new" && game.turn >= 0 ? "The hand is under way" : PHASES[game.phase] || game.phase;
       panel.push(h("p", { class: "muted" }, `${shown}. ${game.turn >= 0 ? `${game.nameOf(game.turn)} to act.` : ""}`));
@@ -518,11 +649,37 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     } else if (game.turn >= 0 && game.phase !== "dealing") {
       panel.push(h("p", { class: "muted" }, `${PHASES[game.phase] || ""}: waiting for ${game.nameOf(game.turn)}.`));
     }
+    if (game.legal && game.suggestion && !game.over && role === "seat") panel.push(hintBox());
     if (game.legal && game.deadline) {
       panel.push(h("p", { class: "timer", "data-timer": "mine", "aria-live": "off" }, ""));
     }
     fill(parts.action, ...panel);
     tick();
+  }
+
+  /** The practice table's "Hint": what the searching bot would do here, shown on request. */
+  function hintBox() {
+    const advice = game.suggestion;
+    if (hintShown !== game.seq) {
+      return h("p", { class: "hint" }, h("button", {
+        class: "btn", type: "button", "data-testid": "hint", "data-key": "hint",
+        onclick: () => { hintShown = game.seq; render(); },
+      }, "Hint"));
+    }
+    return h("p", { class: "hint", "data-testid": "hint-text", role: "status" }, `The bot would ${adviceText(advice)}.`);
+  }
+
+  function adviceText(advice) {
+    switch (advice.type) {
+      case "PlaceBid": return advice.moe ? `bid ${advice.tricks === 8 ? "Big Moe" : "Little Moe"}`
+        : `bid ${bidText(advice.tricks, advice.blind, game.rules)}`;
+      case "PlayCard": return `play the ${cardLabel(advice.card)}`;
+      case "DeclareBlindNil": return "bid blind nil";
+      case "DeclineBlindNil": return "look at the hand (no blind nil)";
+      case "PassCards": return `pass ${advice.cards.map(cardLabel).join(" and ")}`;
+      case "DrawCard": return advice.keep ? "keep the top card" : "discard the top card";
+      default: return advice.type;
+    }
   }
 
   function bidRow(legal) {
@@ -643,12 +800,13 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       parts.hand.dataset.count = "0";
       return;
     }
-    const cards = sortHand(game.hand).map((card) => {
+    const cards = sortHand(game.hand, game.rules).map((card) => {
       const choosing = passable.size > 0;
       const chosen = selected.has(card);
       const enabled = !sending && (choosing ? passable.has(card) : playable.has(card));
+      const hinted = hintShown === game.seq && game.suggestion && game.suggestion.type === "PlayCard" && game.suggestion.card === card;
       return h("button", {
-        class: `${cardClass(card)}${chosen ? " chosen" : ""}${enabled ? " legal" : ""}`,
+        class: `${cardClass(card)}${chosen ? " chosen" : ""}${enabled ? " legal" : ""}${hinted ? " hinted" : ""}`,
         "data-key": `card-${card}`,
         "data-card": card,
         "aria-label": cardLabel(card),
@@ -688,8 +846,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     const active = document.activeElement;
     if (active && active !== document.body && !root.contains(active)) return;
     if (active && active.tagName === "A") return;
-    const target = root.querySelector(".bid-row button.likely:not([disabled])")
-      || root.querySelector(".hand button.legal, .bid-row button:not([disabled]), .action .btn:not([disabled])");
+    const target = root.querySelector('[data-testid="hand-card-continue"]')
+      || root.querySelector(".bid-row button.likely:not([disabled])")
+      || root.querySelector('.hand button.legal, .bid-row button:not([disabled]), .action .btn:not([disabled]):not([data-key="hint"])');
     if (target && (!active || active === document.body || active.disabled || !active.isConnected || parts.hand.contains(active) || parts.action.contains(active))) {
       target.focus({ preventScroll: true });
     }
