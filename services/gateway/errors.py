@@ -45,6 +45,8 @@ _STATUS = {
     "unknown_ladder": 404,
     "unknown_game": 404,
     "already_queued": 409,
+    "game_over": 409,
+    "seat_abandoned": 409,
     "in_game": 409,
     "not_queued": 409,
     "unavailable": 503,
