@@ -3,7 +3,8 @@
 For a card to play it samples deals of the unseen cards consistent with everything
 the seat has seen (its own hand, every card played, voids shown by a failure to
 follow suit, a spade led before spades were broken, the cards it gave its partner in
-an exchange, the hand sizes), plays each legal card in each sampled deal, finishes
+an exchange and the partner still holds, face-up cards, the hand sizes; every deal is
+checked against them, `Sampler.consistent`), plays each legal card in each sampled deal, finishes
 the hand with a quick heuristic rollout for every seat (the baseline's habits:
 nil bidders duck, partners cover, contracts are chased and bags ducked), and scores
 the hand with the engine's own scoring (nil, bags and their penalty, blind bids,
@@ -353,12 +354,20 @@ class Sampler:
         fixed: list[list[int]] = [[] for _ in range(n)]
         fixed[me] = list(view.hand)
         if view.given and n == 4:
+            # Exchanges are between partners only: a card this seat gave is the partner's
+            # unless it was played or came back (a partner may hand a received card back).
             partner = (me + 2) % 4
-            fixed[partner] = [c for c in view.given if c not in played]
+            mine = set(view.hand)
+            fixed[partner] = sorted({c for c in view.given if c not in played and c not in mine})
         for s, up in enumerate(view.face_up):
             # Power checks: cards dealt face up are seen in their holder's hand.
             if s != me:
                 fixed[s] += [c for c in up if c not in played and c not in fixed[s]]
+        for s in range(n):
+            # What the seat knows of another hand can never show a suit it is void in
+            # (the void was shown after the card came: a card given back, say), nor a
+            # card held elsewhere; a contradiction here is a bug in this reading.
+            assert s == me or not any(suit[c] in void[s] for c in fixed[s]), (s, fixed[s])
         known = played | set(view.hand) | set(view.discards)
         for hand in fixed:
             known.update(hand)
@@ -405,16 +414,87 @@ class Sampler:
         return weight
 
     def sample(self, rng: random.Random) -> list[list[int]]:
-        """Return one deal: every seat's hand (this seat's own as it is)."""
-        for _ in range(20):
-            hands = self._try(rng, strict=True)
+        """Return one deal: every seat's hand (this seat's own as it is).
+
+        Every deal is one the seat cannot rule out (checked: `consistent`): the quick
+        random fill is tried a few times, then a fill that keeps every later card
+        placeable (Hall's condition over suits and seats) and so always succeeds.
+        """
+        for _ in range(8):
+            hands = self._try(rng)
             if hands is not None:
-                return hands
-        hands = self._try(rng, strict=False)
-        assert hands is not None
+                break
+        else:
+            hands = self._fill(rng)
+        assert self.consistent(hands), "sampled a deal the seat can rule out"
         return hands
 
-    def _try(self, rng: random.Random, strict: bool) -> list[list[int]] | None:
+    def consistent(self, hands: list[list[int]]) -> bool:
+        """Return whether ``hands`` agrees with everything the view shows.
+
+        Each seat holds its known cards and exactly as many cards as it holds, no seat
+        holds a card of a suit it showed void in, and every card is unseen and dealt once.
+        """
+        pool = set(self.pool)
+        dealt: set[int] = set()
+        for s, hand in enumerate(hands):
+            extra = hand[len(self.fixed[s]) :]
+            if hand[: len(self.fixed[s])] != self.fixed[s] or len(extra) != self.room[s]:
+                return False
+            if any(c not in pool or c in dealt or self.suit[c] in self.void[s] for c in extra):
+                return False
+            dealt.update(extra)
+        return True
+
+    def _fill(self, rng: random.Random) -> list[list[int]]:
+        """Return a deal that never strands a card: each card goes to a random seat that
+        leaves the rest placeable (the unfilled room of the seats not void in any set of
+        suits covers the cards of those suits still to place)."""
+        suit, void, n = self.suit, self.void, self.n
+        room = self.room[:]
+        spare = self.spare
+        pool = self.pool[:]
+        rng.shuffle(pool)
+        suits = sorted({suit[c] for c in pool})
+        left = {x: sum(1 for c in pool if suit[c] == x) for x in suits}
+        subsets = [
+            [x for i, x in enumerate(suits) if mask >> i & 1] for mask in range(1, 1 << len(suits))
+        ]
+
+        def placeable() -> bool:
+            for group in subsets:
+                cap = spare + sum(room[s] for s in range(n) if any(x not in void[s] for x in group))
+                if sum(left[x] for x in group) > cap:
+                    return False
+            return True
+
+        hands = [list(h) for h in self.fixed]
+        for c in pool:
+            x = suit[c]
+            left[x] -= 1
+            weights = {s: room[s] for s in range(n) if room[s] > 0 and x not in void[s]}
+            if spare > 0:
+                weights[-1] = spare
+            # A random order drawn in proportion to the room left (as `_try` deals).
+            options = sorted(weights, key=lambda s: rng.random() ** (1 / weights[s]), reverse=True)
+            for s in options:
+                if s < 0:
+                    spare -= 1
+                else:
+                    room[s] -= 1
+                if placeable():
+                    if s >= 0:
+                        hands[s].append(c)
+                    break
+                if s < 0:
+                    spare += 1
+                else:
+                    room[s] += 1
+            else:
+                raise AssertionError(f"no deal fits the view: {c} has no seat")
+        return hands
+
+    def _try(self, rng: random.Random) -> list[list[int]] | None:
         pool = self.pool[:]
         rng.shuffle(pool)
         suit, void, n = self.suit, self.void, self.n
@@ -423,14 +503,14 @@ class Sampler:
         seats = [s for s in range(n) if room[s] > 0]
 
         def options(c: int) -> int:
-            return sum(1 for s in seats if suit[c] not in void[s]) if strict else n
+            return sum(1 for s in seats if suit[c] not in void[s])
 
         # The most constrained cards first.
         pool.sort(key=options)
         hands = [list(h) for h in self.fixed]
         for c in pool:
             s_c = suit[c]
-            eligible = [s for s in seats if room[s] > 0 and (not strict or s_c not in void[s])]
+            eligible = [s for s in seats if room[s] > 0 and s_c not in void[s]]
             weight = sum(room[s] for s in eligible) + spare
             if weight <= 0:
                 return None

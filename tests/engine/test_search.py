@@ -8,7 +8,7 @@ import random
 from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import (
@@ -20,14 +20,16 @@ from engine import (
     PlayCard,
     Ruleset,
     decide,
+    legal_actions,
     replay,
     view,
 )
 from engine.bot import choose as baseline
-from engine.cards import SPADES, rank_of
+from engine.cards import SPADES, card_str, rank_of
 from engine.search import LEVELS, Sampler, choose, distinct_cards, player
 from engine.state import Trick
-from tests.engine.support import bid_round, hands, start
+from services.simulate import VARIANTS
+from tests.engine.support import bid_round, hands, run, start
 from tests.engine.test_properties import PROFILE, play, rulesets
 
 FAST = 24
@@ -360,3 +362,114 @@ def test_sampled_deals_keep_face_up_cards_with_their_holders() -> None:
             dealt = sampler.sample(random.Random(k))
             for s in range(4):
                 assert set(v.face_up[s]) <= set(dealt[s])
+
+
+# ---------------------------------------------------------------- samples the seat cannot rule out
+
+
+def rule_out(state: GameState, seat: int, dealt: list[list[int]]) -> list[str]:
+    """Return why the seat could rule ``dealt`` out, from the game's truth (empty: it cannot).
+
+    Written from the state, not from the sampler: own hand as it is, every other hand its
+    real size, no card twice, no card played or discarded, no card of a suit its holder
+    showed void in, every card the seat gave its partner that the partner still holds in
+    the partner's hand (a received card may have gone back), face-up cards with their
+    holders.
+    """
+    t = state.tables
+    why: list[str] = []
+    if sorted(dealt[seat]) != list(state.hands[seat]):
+        why.append("own hand changed")
+    if [len(h) for h in dealt] != [len(h) for h in state.hands]:
+        why.append(f"sizes {[len(h) for h in dealt]} for {[len(h) for h in state.hands]}")
+    cards = [c for h in dealt for c in h]
+    if len(set(cards)) != len(cards):
+        twice = sorted(c for c in set(cards) if cards.count(c) > 1)
+        why.append(f"cards dealt twice: {[card_str(c) for c in twice]}")
+    gone = {c for tr in state.tricks for c in tr.cards} | set(state.trick)
+    gone |= set(state.discards[seat]) if state.discards else set()
+    if set(cards) & gone:
+        why.append("a played or discarded card dealt")
+    n = t.players
+    for tr in (*state.tricks, Trick(state.leader, state.trick, -1)):
+        if not tr.cards:
+            continue
+        led = t.suit[tr.cards[0]]
+        for i, c in enumerate(tr.cards[1:], 1):
+            s = (tr.leader + i) % n
+            if t.suit[c] != led and any(t.suit[x] == led for x in dealt[s]):
+                why.append(f"seat {s} dealt a suit it showed void in")
+    partner = (seat + 2) % 4
+    for giver, _receiver, passed in state.passed:
+        if giver == seat:
+            for c in passed:
+                if c in state.hands[partner] and c not in dealt[partner]:
+                    why.append(f"given {card_str(c)} not with the partner")
+    if state.rules.power_checks:
+        for s, up in enumerate(state.face_up):
+            for c in up:
+                if c in state.hands[s] and c not in dealt[s]:
+                    why.append(f"face-up {card_str(c)} not with seat {s}")
+    return why
+
+
+def trailing_start(rules: Ruleset, seed: int) -> GameState:
+    """Return a hand dealt with the first side 150 behind: its seats are blind candidates."""
+    scores = (0,) + (150,) * (rules.teams - 1)
+    return start(rules, scores=scores, dealer=seed % rules.players, hand=seed % 997 + 1)
+
+
+def check_seat(state: GameState, rng: random.Random) -> None:
+    seat = state.turn
+    v = view(state, seat)
+    if v.hand_hidden or not v.legal:
+        return
+    sampler = Sampler(v, state.tables)
+    for k in range(4):
+        dealt = sampler.sample(random.Random(k))
+        assert not rule_out(state, seat, dealt), (seat, rule_out(state, seat, dealt))
+    if isinstance(v.legal[0], (PlayCard, PlaceBid)) and rng.random() < 0.15:
+        assert choose(v, playouts=FAST) in v.legal
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@settings(PROFILE, max_examples=4)
+@given(seed=st.integers(0, 2**32))
+def test_the_strong_bot_samples_only_deals_it_cannot_rule_out(variant: str, seed: int) -> None:
+    # Every variant `spades simulate --variant all` plays, its first side trailing so
+    # that blind nil and blind bids open; the seats act as the baseline would, or at
+    # random (a partner handing a received card straight back, a random blind nil).
+    rules = Ruleset(**VARIANTS[variant])  # type: ignore[arg-type]
+    rng = random.Random(seed)
+    state = trailing_start(rules, seed)
+    hand = state.hand
+    while state.phase != "over" and state.hand == hand:
+        if state.phase in ("bid", "pass", "play"):
+            check_seat(state, rng)
+        legal = legal_actions(state, state.turn)
+        command = rng.choice(legal) if rng.random() < 0.3 else baseline(view(state, state.turn))
+        state = replay(decide(state, command), state)
+
+
+def test_a_card_handed_back_in_the_blind_nil_exchange_is_not_sampled_twice() -> None:
+    # The issue's case: N bids blind nil and gives S two cards; S hands one of them
+    # straight back. The sampler took every card N gave for one S still holds, so N's
+    # own card was dealt to S as well, and late in the hand a seat was dealt nothing.
+    state = start(Ruleset(), scores=(0, 150), dealer=3, hand=5)
+    state, _ = run(state, DeclareBlindNil(0))
+    state = bid_round(state, {1: 3, 2: 4, 3: 3})
+    assert state.phase == "pass"
+    given_ = tuple(sorted(state.hands[0])[-2:])
+    state, _ = run(state, PassCards(0, given_))
+    back = (given_[1], next(c for c in state.hands[2] if c not in given_))
+    state, _ = run(state, PassCards(2, tuple(sorted(back))))
+    assert given_[1] in state.hands[0]
+    while state.phase == "play":
+        if state.turn in (0, 2):
+            v = view(state, state.turn)
+            sampler = Sampler(v, state.tables)
+            for k in range(5):
+                dealt = sampler.sample(random.Random(k))
+                assert not rule_out(state, state.turn, dealt)
+            assert choose(v, playouts=FAST) in v.legal
+        state = replay(decide(state, baseline(view(state, state.turn))), state)
