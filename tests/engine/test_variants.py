@@ -338,6 +338,32 @@ def test_nil_card_exchange_needs_the_deficit_and_a_partner_yet_to_bid() -> None:
     assert state.phase == "play"
 
 
+def test_nil_card_exchange_runs_when_the_partner_is_still_a_blind_candidate() -> None:
+    # N+S trail by 100 at 100/200: both are offered blind nil before seeing their hands.
+    # N declines and bids nil; the exchange still opens (it used to be skipped while
+    # S had not seen his hand, so a deficit at or above blind nil's never swapped), and
+    # S, who gives a card from his hand, sees it: his blind choice is over.
+    rules = Ruleset(nil_exchange=True)
+    state = start(rules, DEAL, scores=(100, 200), dealer=3)
+    assert not state.seen[0]
+    assert not state.seen[2]
+    state, _ = run(state, DeclineBlindNil(0), PlaceBid(0, 0))
+    assert (state.phase, state.turn) == ("pass", 0)
+    assert state.seen[2]
+    assert not view(state, 2).hand_hidden
+    state, _ = run(state, PassCards(0, (parse_card("2S"),)), PassCards(2, (parse_card("AD"),)))
+    assert (state.phase, state.turn) == ("bid", 1)
+    state, _ = run(state, PlaceBid(1, 3))
+    assert DeclareBlindNil(2) not in legal_actions(state, 2)
+    with pytest.raises(RuleViolation) as info:
+        decide(state, DeclareBlindNil(2))
+    assert info.value.code == "blind_nil_not_allowed"
+    state = bid_round(state, {2: 4, 3: 3})
+    assert state.phase == "play"
+    assert parse_card("AD") in state.hands[0]
+    assert parse_card("2S") in state.hands[2]
+
+
 # -- suicide, forcing -----------------------------------------------------------------------------
 
 
