@@ -317,12 +317,35 @@ def _draw(view: SeatView) -> Command:
 def _pass(view: SeatView) -> Command:
     t = _tables(view.rules)
     k = len(view.legal[0].cards) if isinstance(view.legal[0], PassCards) else 0
-    blind_nil_giver = view.bids[view.seat] == 0 and view.blind[view.seat]
-    order = sorted(view.hand, key=lambda c: t.power[c], reverse=blind_nil_giver)
-    if not blind_nil_giver:
+    if view.rules.nil_allowed and view.bids[view.seat] == 0:
+        # The nil bidder (blind or not) gives away the cards that most endanger the nil.
+        order = danger_order(view.hand, t)
+    else:
         # The partner gives back low cards, spades last.
-        order.sort(key=lambda c: (t.suit[c] == SPADES, t.power[c]))
+        order = sorted(view.hand, key=lambda c: (t.suit[c] == SPADES, t.power[c]))
     return PassCards(view.seat, tuple(sorted(order[:k])))
+
+
+def danger_order(hand: tuple[int, ...], t: Tables) -> list[int]:
+    """Return a nil's cards, the most dangerous first.
+
+    A card is the more dangerous the fewer unseen cards of its suit rank above it (an
+    ace has none: it wins whenever its suit is led and it cannot duck), then the fewer
+    lower cards of its own it has to duck with; a spade before a side card of the same
+    standing (it can win a trick of any suit); then the higher card.
+    """
+    mine = set(hand)
+
+    def above(c: int) -> int:
+        s = t.suit[c]
+        return sum(
+            1 for d in t.deck if t.suit[d] == s and t.power[d] > t.power[c] and d not in mine
+        )
+
+    def guards(c: int) -> int:
+        return sum(1 for d in hand if t.suit[d] == t.suit[c] and t.power[d] < t.power[c])
+
+    return sorted(hand, key=lambda c: (above(c), guards(c), t.suit[c] != SPADES, -t.power[c]))
 
 
 # ---------------------------------------------------------------- play
