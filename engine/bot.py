@@ -88,11 +88,14 @@ def estimate(hand: tuple[int, ...], t: Tables) -> float:
     for s in range(3):
         cards = sorted(by_suit[s], reverse=True)
         n = len(cards)
-        if n and cards[0] == ACE and n <= 6:
-            tricks += 1
-        if n >= 2 and KING in cards and n <= 5:
+        if n and cards[0] == ACE:
+            # An ace wins its suit's first round; in a suit of seven or more another
+            # hand is void in it often enough to ruff it now and then.
+            tricks += 1 if n <= 6 else 0.75
+        if KING in cards and (2 <= n <= 5 or (n >= 6 and cards[0] == ACE)):
+            # A guarded king; in a long suit only behind its ace (the second round).
             tricks += 0.5
-        if n >= 3 and QUEEN in cards and n <= 4:
+        if QUEEN in cards and (3 <= n <= 4 or (n >= 5 and cards[:2] == [ACE, KING])):
             tricks += 0.25
         if spare_trumps >= 1 and n <= 1:
             tricks += 1 if n == 0 else 0.5
@@ -162,7 +165,7 @@ partner going nil) when its own nil's chance is below this."""
 SUICIDE_COPY_NIL_FROM = 0.65
 """Suicide with forcing: the second partner copies a nil (sending the partner back to bid
 a number) when its own nil's chance is at least this."""
-MARGIN = {2: 1.0, 3: 1.0, 4: 0.85, 5: 0.9}
+MARGIN = {2: 0.6, 3: 0.7, 4: 0.7, 5: 0.9}
 """Tricks bid under the expectation: a set costs ten times what a bag does."""
 
 

@@ -20,6 +20,7 @@ from engine import (
     decide,
     initial_state,
     parse_card,
+    parse_cards,
     replay,
     view,
 )
@@ -64,6 +65,17 @@ def test_sure_trick_counting_values_aces_kings_and_top_spades() -> None:
     weak = estimate(tuple(sorted(hands(WEAK)[0])), t)
     assert strong >= 8
     assert weak < 1
+
+
+def test_an_ace_and_king_head_a_long_suit_as_sure_tricks() -> None:
+    # The hand: S:Q6 H:AKQ9765 C:Q D:KQ3 bid 1 and took 4 (the ace and king of a
+    # seven-card suit counted nothing).
+    t = tables(Ruleset())
+    long_suit = tuple(sorted(parse_cards("AH KH QH 9H 7H 6H 5H")))
+    assert estimate(long_suit, t) >= 1.5
+    command = choose(bidding_view("QS 6S AH KH QH 9H 7H 6H 5H QC KD QD 3D"))
+    assert isinstance(command, PlaceBid)
+    assert command.tricks >= 3
 
 
 def bidding_view(hand: str) -> SeatView:
