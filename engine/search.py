@@ -17,7 +17,8 @@ This is perfect-information Monte Carlo (PIMC), the method of GIB and of the fir
 Monte-Carlo Spades programs. The bid is searched the same way (`choose_bid`): the
 baseline's bid, its neighbours and nil are each played out in the same sampled deals
 (the seats still to bid bid as the baseline would) and the best mean margin wins; a
-partner's intact nil winning the trick is always overtaken when it can be. Blind
+partner's intact nil is always covered (the trick headed) when it can be, and a
+partner's trick is never overtaken by the last card. Blind
 choices, exchanges, draws and the bids of variants whose bid is more than a number
 (blind bids, Moe, suicide, Boston, 10-for-200, team minimums, the nil exchange, the
 draw deal) are the baseline's (`engine.bot`).
@@ -97,18 +98,19 @@ def choose(
 
 
 def _covering(view: SeatView, cards: list[int]) -> list[int]:
-    """Return the cards that overtake a partner's intact nil winning the trick, if any.
+    """Return the cards a partner's intact nil calls for, if any, else ``cards``.
 
-    A nil that takes a trick is lost for good (-100 or more): the sampled deals and
-    their rollouts may judge it lost anyway and save the high card, but a person
-    sees an uncovered partner as the blunder it nearly always is. Otherwise ``cards``.
+    The cards that head the trick when the partner's intact nil is winning it or still
+    has to play to it: a nil that takes a trick is lost for good (-100 or more), the
+    sampled deals and their rollouts may judge it lost anyway and save the high card,
+    but a person sees an uncovered partner as the blunder it nearly always is.
+    Otherwise, last to play to a trick the partner is winning, the cards that leave it
+    to him: overtaking a partner's sure winner gains the side nothing.
     """
     rules = view.rules
-    if rules.players != 4 or not rules.nil_allowed or not view.trick:
+    if rules.players != 4 or not view.trick:
         return cards
     partner = (view.seat + 2) % 4
-    if view.bids[partner] != 0 or view.taken[partner] != 0:
-        return cards
     t = tables(rules)
     suit, power = t.suit, t.power
     led = suit[view.trick[0]]
@@ -117,10 +119,14 @@ def _covering(view: SeatView, cards: list[int]) -> list[int]:
         return power[c] if suit[c] == led or suit[c] == SPADES else -1
 
     best = max(range(len(view.trick)), key=lambda i: value(view.trick[i]))
-    if (view.leader + best) % 4 != partner:
-        return cards
     top = value(view.trick[best])
-    return [c for c in cards if value(c) > top] or cards
+    winning = (view.leader + best) % 4 == partner
+    nil = rules.nil_allowed and view.bids[partner] == 0 and view.taken[partner] == 0
+    if nil and (winning or (partner - view.leader) % 4 > len(view.trick)):
+        return [c for c in cards if value(c) > top] or cards
+    if winning and len(view.trick) == 3 and not (rules.nil_allowed and view.bids[view.seat] == 0):
+        return [c for c in cards if value(c) < top] or cards
+    return cards
 
 
 def distinct_cards(view: SeatView, cards: list[int]) -> list[int]:
@@ -526,7 +532,7 @@ class Sampler:
         return hands
 
 
-NIL, COVER, WANT, DUCK = range(4)
+NIL, COVER, WANT, DUCK, ATTACK = range(5)
 
 
 def _modes(table: Table) -> list[int]:
@@ -541,12 +547,16 @@ def _modes(table: Table) -> list[int]:
     want = [n > 0 or count > settable[side] for side, n in enumerate(needs)]
     team = t.team
     four = t.players == 4
+    # Intact nils: setting one is worth more than any trick, so the other sides attack it.
+    intact = [s for s in range(t.players) if nil[s] and taken[s] == 0]
     modes = []
     for seat in range(t.players):
         if nil[seat] and taken[seat] == 0:
             modes.append(NIL)
         elif four and nil[(seat + 2) % 4] and taken[(seat + 2) % 4] == 0:
             modes.append(COVER)
+        elif any(team[s] != team[seat] for s in intact):
+            modes.append(ATTACK)
         else:
             modes.append(WANT if want[team[seat]] else DUCK)
     return modes
@@ -567,6 +577,7 @@ def rollout(table: Table, seat: int, legal: list[int]) -> int:
             return max(legal, key=lambda c: (power[c] % 100, -c))
         if mode == COVER:
             return max(legal, key=key)
+        # A nil, a side ducking bags, or one leading low through an opponent's nil.
         return min(legal, key=key)
     suit = table.suit
     led = suit[trick[0]]
@@ -586,6 +597,18 @@ def rollout(table: Table, seat: int, legal: list[int]) -> int:
         # Nil: the highest card that still loses.
         return max(lose or legal, key=key)
     n = table.players
+    if mode == ATTACK:
+        # Attack an opponent's nil: stay under it while it has to play, and never take
+        # a trick off it once it is winning; otherwise play for tricks.
+        leader, taken, nil, team = table.leader, table.taken, table.nil, table.t.team
+        mine = team[seat]
+        for o in range(n):
+            if nil[o] and taken[o] == 0 and team[o] != mine:
+                if (o - leader) % n >= len(trick):
+                    return min(legal, key=key)
+                if (leader + best_i) % n == o:
+                    return max(lose, key=key) if lose else min(legal, key=key)
+        mode = WANT
     if mode == COVER:
         partner = (seat + 2) % 4
         # Cover partner's nil: high before him, overtake him after.

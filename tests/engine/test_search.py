@@ -21,12 +21,15 @@ from engine import (
     Ruleset,
     decide,
     legal_actions,
+    parse_card,
+    parse_cards,
     replay,
     view,
 )
 from engine.bot import choose as baseline
 from engine.cards import SPADES, card_str, rank_of
-from engine.search import LEVELS, Sampler, choose, distinct_cards, player
+from engine.fast import Table
+from engine.search import LEVELS, Sampler, choose, distinct_cards, player, rollout
 from engine.state import Trick
 from services.simulate import VARIANTS
 from tests.engine.support import bid_round, hands, run, start
@@ -169,7 +172,8 @@ def blunders(state: GameState, command: Command) -> list[str]:
     if command not in v.legal:
         found.append("renege")
     partner = (seat + 2) % 4
-    partner_nil = t.players == 4 and state.bids[partner] == 0 and state.rules.nil_allowed
+    nil_rule = state.rules.nil_allowed
+    partner_nil = t.players == 4 and state.bids[partner] == 0 and nil_rule
     nil_bid = isinstance(command, DeclareBlindNil) or (
         isinstance(command, PlaceBid) and command.tricks == 0
     )
@@ -180,23 +184,30 @@ def blunders(state: GameState, command: Command) -> list[str]:
         plain = [c for c in v.hand if t.suit[c] != SPADES and rank_of(c) not in HONOURS]
         if bad and len(plain) >= len(command.cards):
             found.append("spade or honour passed to a blind nil")
-    if (
-        isinstance(command, PlayCard)
-        and partner_nil
-        and state.taken[partner] == 0
-        and len(state.trick) == 3
-    ):
+    if isinstance(command, PlayCard) and t.players == 4 and state.trick:
         led = t.suit[state.trick[0]]
 
         def value(c: int) -> int:
             return t.power[c] if t.suit[c] in (led, SPADES) else -1
 
-        best = max(range(3), key=lambda i: value(state.trick[i]))
-        if (state.leader + best) % 4 == partner:
-            beat = [p.card for p in v.legal if isinstance(p, PlayCard)]
-            top = value(state.trick[best])
-            if any(value(c) > top for c in beat) and value(command.card) < top:
+        best = max(range(len(state.trick)), key=lambda i: value(state.trick[i]))
+        top = value(state.trick[best])
+        winning = (state.leader + best) % 4 == partner
+        to_come = (partner - state.leader) % 4 > len(state.trick)
+        legal = [p.card for p in v.legal if isinstance(p, PlayCard)]
+        if partner_nil and state.taken[partner] == 0 and (winning or to_come):
+            # A partner's intact nil: head the trick when a legal card can.
+            if any(value(c) > top for c in legal) and value(command.card) < top:
                 found.append("uncovered nil partner")
+        elif (
+            winning
+            and len(state.trick) == 3
+            and not (nil_rule and state.bids[seat] == 0)
+            and any(value(c) < top for c in legal)
+            and value(command.card) > top
+        ):
+            # Last to a trick the partner wins: taking it off him gains the side nothing.
+            found.append("overtook the partner's trick")
     return found
 
 
@@ -231,6 +242,18 @@ def test_the_baseline_bot_makes_none_of_the_known_blunders() -> None:
     counts, decisions, _ = audit(player("baseline"), 60)
     assert decisions > 60 * 52
     assert counts == Counter(), counts
+
+
+def test_the_audit_catches_an_overtaken_partner() -> None:
+    # The audit itself can fail: a bot that always plays its highest card is caught.
+    def highest(v: object, rng: random.Random) -> Command:
+        legal = v.legal  # type: ignore[attr-defined]
+        if isinstance(legal[0], PlayCard):
+            return max(legal, key=lambda c: c.card % 13)
+        return baseline(v, rng)  # type: ignore[arg-type]
+
+    counts, _, _ = audit(highest, 12)
+    assert counts["overtook the partner's trick"] > 0
 
 
 def test_the_audit_catches_an_uncovered_nil() -> None:
@@ -473,3 +496,34 @@ def test_a_card_handed_back_in_the_blind_nil_exchange_is_not_sampled_twice() -> 
                 assert not rule_out(state, state.turn, dealt)
             assert choose(v, playouts=FAST) in v.legal
         state = replay(decide(state, baseline(view(state, state.turn))), state)
+
+
+# ---------------------------------------------------------------- the rollout's opponents
+
+
+def nil_table(trick: str, leader: int) -> Table:
+    """E (seat 1) bid nil and has taken nothing; N and S need tricks (the rollout's model)."""
+    dealt = hands(
+        "AH 9H 3H 4C 5C 6C 7C 8C 9C TC JC QC KC",
+        "KH 8H 2H 2D 3D 4D 5D 7D 8D 9D TD JD QD",
+        "QH 7H 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS",
+        "JH 6H 5H 4H TH AS AD KD 6D 2C 3C AC KS",
+    )
+    table = Table(Ruleset(), dealt, leader, bids=(5, 0, 5, 3), done=1, broken=True)
+    for card in parse_cards(trick):
+        seat = (table.leader + len(table.trick)) % 4
+        table.play(seat, card)
+    return table
+
+
+def test_the_rollout_leads_low_through_an_opponents_nil() -> None:
+    # N needs tricks and would lead his ace; with E's nil to attack he leads low.
+    table = nil_table("", 0)
+    assert rollout(table, 0, table.legal(0)) == parse_card("3H")
+
+
+def test_the_rollout_ducks_under_an_opponents_nil_winning_the_trick() -> None:
+    # W leads 4H, N ducks 3H, E (nil) is forced over with 8H: S, last, stays under it
+    # with his highest heart that loses (7H), not QH, which would save the nil.
+    table = nil_table("4H 3H 8H", 3)
+    assert rollout(table, 2, table.legal(2)) == parse_card("7H")
