@@ -527,3 +527,17 @@ def test_the_rollout_ducks_under_an_opponents_nil_winning_the_trick() -> None:
     # with his highest heart that loses (7H), not QH, which would save the nil.
     table = nil_table("4H 3H 8H", 3)
     assert rollout(table, 2, table.legal(2)) == parse_card("7H")
+
+
+def test_the_searched_nil_weighs_opponents_who_attack_it() -> None:
+    # The hand, S:754 H:AK953 D:AQ432: with opponents that never led through a
+    # nil the search rated nil far above a bid of 3 and bid it; a hand of deuces and
+    # threes still goes nil.
+    from tests.engine.test_bot import bidding_view
+
+    aces = bidding_view("7S 5S 4S AH KH 9H 5H 3H AD QD 4D 3D 2D")
+    command = choose(aces, random.Random(1))
+    assert isinstance(command, PlaceBid)
+    assert command.tricks >= 2
+    low = bidding_view("2S 3S 2H 3H 4H 5H 2D 3D 4D 5D 2C 3C 4C")
+    assert choose(low, random.Random(1)) == PlaceBid(0, 0)
