@@ -451,6 +451,10 @@ def check_seat(state: GameState, rng: random.Random) -> None:
     for k in range(4):
         dealt = sampler.sample(random.Random(k))
         assert not rule_out(state, seat, dealt), (seat, rule_out(state, seat, dealt))
+    # The fill used when quick random fills keep failing: never stranded, never wrong.
+    filled = sampler._fill(random.Random(seat))
+    assert sampler.consistent(filled)
+    assert not rule_out(state, seat, filled)
     if isinstance(v.legal[0], (PlayCard, PlaceBid)) and rng.random() < 0.15:
         assert choose(v, playouts=FAST) in v.legal
 
@@ -541,3 +545,22 @@ def test_the_searched_nil_weighs_opponents_who_attack_it() -> None:
     assert command.tricks >= 2
     low = bidding_view("2S 3S 2H 3H 4H 5H 2D 3D 4D 5D 2C 3C 4C")
     assert choose(low, random.Random(1)) == PlaceBid(0, 0)
+
+
+def test_the_sampler_check_refuses_a_deal_the_seat_can_rule_out() -> None:
+    state = mid_hand(2, tricks=6)
+    v = view(state, state.turn)
+    sampler = Sampler(v, state.tables)
+    dealt = sampler.sample(random.Random(0))
+    assert sampler.consistent(dealt)
+    others = [s for s in range(4) if s != v.seat]
+    a, b = others[0], others[1]
+    twice = [list(h) for h in dealt]
+    twice[a][-1] = twice[b][-1]  # one card dealt to two seats
+    assert not sampler.consistent(twice)
+    mine = [list(h) for h in dealt]
+    mine[a][-1] = v.hand[0]  # the seat's own card dealt to another
+    assert not sampler.consistent(mine)
+    short = [list(h) for h in dealt]
+    short[a].pop()  # a seat holding one card too few
+    assert not sampler.consistent(short)
