@@ -44,6 +44,7 @@ from engine import (
 from engine.rules import FIRST_LEADS
 
 # The loaded profile (tests/conftest.py) decides randomness; under fuzz also the count.
+FUZZ = os.environ.get("SPADES_HYPOTHESIS_PROFILE", "ci") == "fuzz"
 PROFILE = (
     settings(
         settings.default,
@@ -51,7 +52,7 @@ PROFILE = (
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
     )
-    if os.environ.get("SPADES_HYPOTHESIS_PROFILE", "ci") != "fuzz"
+    if not FUZZ
     else settings(settings.default)
 )
 ACTING = ("draw", "bid", "pass", "play")
@@ -362,7 +363,7 @@ def test_the_default_profile_draws_the_same_examples_on_every_run() -> None:
     """`make test` and CI are reproducible: two runs of one property draw the same examples
     (the derandomized `ci` profile of tests/conftest.py), and no example database carries a
     failure from one machine's run into another's."""
-    if os.environ.get("SPADES_HYPOTHESIS_PROFILE", "ci") == "fuzz":
+    if FUZZ:
         pytest.skip("make fuzz draws fresh examples on purpose")
     runs: list[list[tuple[Ruleset, int]]] = []
 

@@ -33,7 +33,7 @@ from engine.search import LEVELS, Sampler, choose, distinct_cards, player, rollo
 from engine.state import Trick
 from services.simulate import VARIANTS
 from tests.engine.support import bid_round, hands, run, start
-from tests.engine.test_properties import PROFILE, play, rulesets
+from tests.engine.test_properties import FUZZ, PROFILE, play, rulesets
 
 FAST = 24
 """Playouts per decision in these tests: enough to exercise the search, cheap to run."""
@@ -460,7 +460,7 @@ def check_seat(state: GameState, rng: random.Random) -> None:
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-@settings(PROFILE, max_examples=4)
+@settings(PROFILE, max_examples=PROFILE.max_examples if FUZZ else 4)
 @given(seed=st.integers(0, 2**32))
 def test_the_strong_bot_samples_only_deals_it_cannot_rule_out(variant: str, seed: int) -> None:
     # Every variant `spades simulate --variant all` plays, its first side trailing so
