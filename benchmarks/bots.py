@@ -17,11 +17,13 @@ match of the strong bot against a team playing random legal moves, then writes p
 - ``decision_ms_p50/p95/max``: CPU time per decision (cards and bids alike);
 
 and per variant the strong side's win rate over the baseline with its 95% Wilson interval,
-bag penalties per hand and how the games ended. Figures go under ``bots.<variant>.*`` (and
-``bots.random_match.*``) in `artifacts/bench.json`.
+bag penalties per hand and how the games ended; and the baseline's own figures over cheap
+self-play games (``baseline_selfplay``: all four seats baseline). Figures go under
+``bots.<variant>.*`` (and ``bots.random_match.*``) in `artifacts/bench.json`.
 
 Knobs: SPADES_BENCH_BOT_GAMES (8, even: whole duplicate pairs), SPADES_BENCH_BOT_RANDOM_GAMES
-(4), SPADES_BENCH_BOT_PLAYOUTS (the strong bot's default) and SPADES_BENCH_BOT_SEED (1).
+(4), SPADES_BENCH_BOT_SELFPLAY_GAMES (100), SPADES_BENCH_BOT_PLAYOUTS (the strong bot's
+default) and SPADES_BENCH_BOT_SEED (1).
 The games are played with the time cap off, so the figures do not depend on the machine's
 load, only the decision times do. Not part of `make bench`: it measures play, not speed.
 """
@@ -48,6 +50,7 @@ from services.simulate import VARIANTS, pct, play_one, variant_rules, wilson
 
 GAMES = int(os.environ.get("SPADES_BENCH_BOT_GAMES", "8"))
 RANDOM_GAMES = int(os.environ.get("SPADES_BENCH_BOT_RANDOM_GAMES", "4"))
+SELFPLAY_GAMES = int(os.environ.get("SPADES_BENCH_BOT_SELFPLAY_GAMES", "100"))
 BOT_PLAYOUTS = int(os.environ.get("SPADES_BENCH_BOT_PLAYOUTS", str(PLAYOUTS)))
 SEED = int(os.environ.get("SPADES_BENCH_BOT_SEED", "1"))
 LEVELS = ("baseline", "strong")
@@ -197,6 +200,18 @@ def match(rules: Ruleset, games: int) -> dict[str, Any]:
     return out
 
 
+def selfplay(rules: Ruleset, games: int) -> dict[str, Any]:
+    """Baseline bots in every seat (cheap): its bidding, nils and how the games end."""
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    ends: Counter[str] = Counter()
+    for i in range(games):
+        events, _ = play_game(rules, SEED * 1000 + i)
+        add_game(events, ("baseline",) * rules.players, tallies, ends)
+    figures = tallies["baseline"].figures()
+    figures.update(games=games, target_share=ends["target"] / max(games, 1))
+    return figures
+
+
 def random_match(games: int) -> dict[str, Any]:
     """Strong partners against a team playing uniformly random legal moves (ladder rules)."""
     rules = Ruleset()
@@ -229,7 +244,15 @@ def main() -> None:
     names = list(VARIANTS) if "all" in wanted else [n.strip() for n in wanted if n.strip()]
     figures: dict[str, Any] = {}
     for name in names:
-        result = match(variant_rules(name, []), GAMES)
+        rules = variant_rules(name, [])
+        result = match(rules, GAMES)
+        if SELFPLAY_GAMES:
+            result["baseline_selfplay"] = own = selfplay(rules, SELFPLAY_GAMES)
+            print(
+                f"[{name}] baseline self-play, {SELFPLAY_GAMES} games: tricks-bid"
+                f" {own['tricks_minus_bid']:+.2f}, nils {own['nil_rate']:.0%} made"
+                f" {own['nil_made']:.0%}, ends by the target {own['target_share']:.0%}"
+            )
         figures[f"bots.{name}"] = result
         print(
             f"[{name}] {GAMES} games, strong wins {result['strong_win_rate']:.0%}"

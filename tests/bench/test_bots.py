@@ -70,3 +70,10 @@ def test_hands_tally_every_seats_bid() -> None:
     assert tally.bids == 4 * hands_
     assert tally.bidders + tally.nils == tally.bids
     assert ends == Counter({state.reason: 1})
+
+
+def test_baseline_self_play_counts_every_game() -> None:
+    figures = bots.selfplay(Ruleset(target=200), 3)
+    assert figures["games"] == 3
+    assert 0 <= figures["target_share"] <= 1
+    assert figures["overtakes"] == 0
