@@ -122,9 +122,11 @@ def _covering(view: SeatView, cards: list[int]) -> list[int]:
     top = value(view.trick[best])
     winning = (view.leader + best) % 4 == partner
     nil = rules.nil_allowed and view.bids[partner] == 0 and view.taken[partner] == 0
-    if nil and (winning or (partner - view.leader) % 4 > len(view.trick)):
+    me_nil = rules.nil_allowed and view.bids[view.seat] == 0
+    to_come = (partner - view.leader) % 4 > len(view.trick)
+    if nil and not me_nil and (winning or to_come):
         return [c for c in cards if value(c) > top] or cards
-    if winning and len(view.trick) == 3 and not (rules.nil_allowed and view.bids[view.seat] == 0):
+    if winning and len(view.trick) == 3 and not me_nil:
         return [c for c in cards if value(c) < top] or cards
     return cards
 

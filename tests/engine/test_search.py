@@ -564,3 +564,18 @@ def test_the_sampler_check_refuses_a_deal_the_seat_can_rule_out() -> None:
     short = [list(h) for h in dealt]
     short[a].pop()  # a seat holding one card too few
     assert not sampler.consistent(short)
+
+
+def test_a_nil_beside_a_nil_ducks_instead_of_covering() -> None:
+    # N and S both bid nil; E leads 8H and S, before N, holds QH 7H 6H: heading the
+    # trick for N would throw S's own nil away.
+    dealt = hands(
+        "AH 9H 3H 2C 3C 4C 5C 2D 3D 4D 5D 6D 7D",
+        "KH 8H 2H AS KS QS JS TS 9S 8S 7S 6S 5S",
+        "QH 7H 6H 6C 7C 8C 9C 8D 9D TD 2S 3S 4S",
+        "JH TH 5H 4H AC KC QC JC TC AD KD QD JD",
+    )
+    state = bid_round(start(Ruleset(), dealt, dealer=0), {1: 3, 2: 0, 3: 3, 0: 0})
+    state = replay(decide(state, PlayCard(1, parse_card("8H"))), state)
+    command = choose(view(state, 2), playouts=FAST)
+    assert command in (PlayCard(2, parse_card("7H")), PlayCard(2, parse_card("6H")))
