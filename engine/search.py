@@ -372,9 +372,9 @@ class Sampler:
             if s != me:
                 fixed[s] += [c for c in up if c not in played and c not in fixed[s]]
         for s in range(n):
-            # What the seat knows of another hand can never show a suit it is void in
-            # (the void was shown after the card came: a card given back, say), nor a
-            # card held elsewhere; a contradiction here is a bug in this reading.
+            # A card known to be in a hand is never of a suit that hand showed void in
+            # (it would have been played, or handed back): a contradiction here is a
+            # bug in this reading of the view, never a deal to search.
             assert s == me or not any(suit[c] in void[s] for c in fixed[s]), (s, fixed[s])
         known = played | set(view.hand) | set(view.discards)
         for hand in fixed:
