@@ -89,6 +89,17 @@ test: install browser .venv/bin/helm ## run the whole test suite (browser tests 
 	@$(UV) run --frozen python -m compileall -q engine events services benchmarks tests >/dev/null
 	$(UV) run --frozen pytest -n $(TEST_WORKERS) --dist load --durations=25 $(PYTEST_ARGS)
 
+# The property tests (Hypothesis) with fresh random examples: `make test` draws the same ones
+# on every run (the derandomized `ci` profile, tests/conftest.py). FUZZ_EXAMPLES per test.
+FUZZ_EXAMPLES ?= 300
+.PHONY: fuzz
+fuzz: install ## the property tests with many fresh random examples (FUZZ_EXAMPLES=300 per test)
+	SPADES_HYPOTHESIS_PROFILE=fuzz SPADES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(UV) run --frozen \
+		pytest -n $(TEST_WORKERS) -p no:cacheprovider \
+		tests/engine tests/events/test_transcript.py tests/events/test_retry.py \
+		tests/services/test_pairing.py tests/services/test_verify.py \
+		tests/services/test_config.py tests/services/test_rating_model.py $(PYTEST_ARGS)
+
 .PHONY: test-browser
 test-browser: install browser ## only the browser tests (screenshots in artifacts/screenshots/)
 	$(UV) run --frozen pytest tests/browser

@@ -6,6 +6,7 @@ import importlib
 import sys
 
 SUITES = ("engine", "store", "e2e", "gateway", "wsrelay", "export", "tier")
+"""What `make bench` runs; `bots` and `suicide` measure play, not speed: run them by name."""
 
 
 def main(argv: list[str]) -> int:

@@ -748,8 +748,14 @@ def score_hand(
                     # Ten for two, bid blind: 400, and blind bids count no overtricks.
                     gained += 400
                 elif blind_part:
-                    # Blind bids: 20 per blind trick, no points and no bags for overtricks.
-                    gained += 10 * contract + 10 * blind_part
+                    # Blind bids: 20 per blind trick, no points and no bags for overtricks;
+                    # a ten for two with a blind part never scores below the seen one.
+                    value = 10 * contract + 10 * blind_part
+                    if ten and r.ten_for_two_part_blind == "best":
+                        value = max(
+                            value, 200 if r.ten_for_two_scoring == "flat" else 20 * contract
+                        )
+                    gained += value
                 elif ten:
                     # The rule book: a partnership bid of ten or more, made, scores 200.
                     gained += 200 if r.ten_for_two_scoring == "flat" else 20 * contract

@@ -114,12 +114,22 @@ class Ruleset:
       ``ten_for_two_blind`` a contract of 10 or more bid entirely blind (every trick of
       it bid blind, the partner nil or blind too) scores 400 when made, no bags, as
       blind bids never count overtricks; set, -10 per trick bid.
+    - Ten for two with a blind half (the rule book is silent): a made contract of 10 or
+      more of which only a part was bid blind scores the better of ten for two's 200
+      and the blind rule's 20 per blind trick and 10 per seen trick, never less than the
+      same contract bid seen (bid 5 blind and 5 seen: 200, not 150; 9 blind and 4 seen:
+      220); as every contract with a blind part, no overtricks and no bags; set, -10 per
+      trick bid. Games recorded before this decision (issue 28) scored the blind rule
+      alone: their stored rules decode to ``ten_for_two_part_blind="blind_rule"``.
     - Boston: a contract of all the hand's tricks (13) made wins the game at once
       whatever the scores; set it costs 250 instead of 130.
     - Bags off: overtricks still score 1 point each, with no penalty.
     - ``first_lead="any"`` frees only the first lead: later leads follow the broken
       rule, and a spade led to the first trick breaks spades. "no_spade" is the plain
-      broken rule (a leader holding only spades may lead one).
+      broken rule (a leader holding only spades may lead one). Any spade played breaks
+      spades, a spade-only leader's lead included (the rule book's "broken" is "a spade
+      played on another suit's lead" and is silent on that leader's spade; online rooms
+      count it): after it every leader may lead spades.
     - Hands in events and in the state are sorted by card number.
     - Jokers: big > little > ace of spades, 2C and 2D removed. ``deuces_high`` alone
       ranks 2H > 2C > 2D > 2S above the ace of spades (all four deuces are trumps);
@@ -139,7 +149,8 @@ class Ruleset:
     - Order of the end checks after a hand: Boston made, mercy, target, hand cap; the
       winner is always the side with the unique top score (or the Boston side).
     - Five players (seed 004): each for himself, 10 cards and 10 tricks each; with jokers
-      all four deuces are removed (50 cards), without jokers 2C and 2D (50 cards).
+      all four deuces are removed (50 cards, the rule book), without jokers (the rule book
+      is silent) 2C and 2D, the pair it removes for jokers (50 cards).
       ``deuces_high`` and the two-of-clubs lead are refused (no deuce left to rank).
     - Three players with jokers: no card removed, 54 cards, 18 each, 18 tricks (bids
       0..18). ``deuces_high`` stays refused with three players.
@@ -148,16 +159,22 @@ class Ruleset:
       then to second it (the same Moe), so the side's whole contract is the Moe. Made
       when the side takes at least that many tricks in a row (a trick taken by either
       opponent resets the run, a partner's trick continues it): +150 / +300; otherwise
-      it is set: -150 / -300 (0 with ``set_scores_zero``). Tricks are never bags and
-      score nothing more. Moe cannot be bid blind, and is refused with suicide.
+      it is set (the rule book is silent): -150 / -300 (0 with ``set_scores_zero``).
+      Tricks are never bags and score nothing more. Moe cannot be bid blind, and is
+      refused with suicide.
     - Little Willie (``little_willie``, Joker-Joker-Deuce only): a trick whose winning
       card is 2C counts two toward its side's contract; overtricks (points and bags)
       are counted from the real tricks only, so the extra trick is never a bag. A nil
       bidder's Willie is just a trick (it breaks the nil).
-    - ``blind_bid_min`` (partnerships): a blind bid (not blind nil) must be at least it.
+    - ``blind_bid_min`` (partnerships): a blind bid (not blind nil) must be at least it,
+      per seat: the rule book's "some require a minimum bid, generally six or seven" is
+      read as each blind bidder's own bid (a partner bidding blind bids at least it too;
+      a partner's seen bid does not count toward it), as blind bids are made one seat at
+      a time before the seat sees a card.
     - ``set_scores_zero``: a set contract (plain, blind, ten-for-two or Moe) scores 0
-      instead of minus its value; a set Boston still costs 250 and a failed nil still
-      costs the nil value.
+      instead of minus its value ("a broken contract scores 0 instead"); a nil is no
+      contract, so a failed nil still costs the nil value (the rule book is silent), and
+      a set Boston still costs 250.
     - ``bidding_order="partners"``: dealer's left, his partner, dealer's partner,
       dealer. The first lead stays with dealer's left.
     - Nil card exchange (``nil_exchange``, partnerships): when a seat bids nil (not
@@ -166,7 +183,10 @@ class Ruleset:
       then the bidding goes on. With ``nil_exchange_peek`` the nil bidder gives first
       and the partner sees that card before giving one back (any card, the received
       one included); without it the partner gives first, blind to what he will get,
-      then the nil bidder gives. A blind nil keeps its own after-bidding exchange.
+      then the nil bidder gives. A blind nil keeps its own after-bidding exchange. A
+      partner still offered a blind choice (his side trails by a blind deficit) takes
+      part too: the exchange shows him his hand, which ends his blind choice (the rule
+      book's swap comes "before partner bids", from a hand he must see to give a card).
     - Suicide, forcing (``suicide_forcing``): the second partner may also copy the
       first's bid. Copying a number makes the first partner nil at once; copying nil
       sends the bidding back to the first partner, who must now bid at least 4 (he
@@ -238,6 +258,10 @@ class Ruleset:
     ten_for_two_scoring: str = "flat"
     """Ten for two hundred above ten: "flat" (200, the rule book) or "per_trick" (20 a trick,
     how games recorded before issue 18 were scored; their stored rules decode to it)."""
+    ten_for_two_part_blind: str = "best"
+    """A made contract of ten or more with a blind part (not all of it): "best" (the better
+    of ten for two's score and the blind rule's) or "blind_rule" (the blind rule alone, how
+    games recorded before issue 28 were scored; their stored rules decode to it)."""
 
     def __post_init__(self) -> None:
         reason = self._inconsistency()
@@ -297,6 +321,12 @@ class Ruleset:
             return "ten_for_two_scoring must be flat or per_trick"
         if self.ten_for_two_scoring == "per_trick" and not self.ten_for_two_hundred:
             return "ten_for_two_scoring=per_trick needs ten_for_two_hundred"
+        if self.ten_for_two_part_blind not in ("best", "blind_rule"):
+            return "ten_for_two_part_blind must be best or blind_rule"
+        if self.ten_for_two_part_blind == "blind_rule" and not (
+            self.ten_for_two_hundred and self.blind_bids
+        ):
+            return "ten_for_two_part_blind=blind_rule needs ten_for_two_hundred and blind_bids"
         if self.bidding_order not in BIDDING_ORDERS:
             return f"bidding_order must be one of {', '.join(BIDDING_ORDERS)}"
         if self.little_willie and not (self.jokers and self.deuces_high):

@@ -3,7 +3,8 @@
 For a card to play it samples deals of the unseen cards consistent with everything
 the seat has seen (its own hand, every card played, voids shown by a failure to
 follow suit, a spade led before spades were broken, the cards it gave its partner in
-an exchange, the hand sizes), plays each legal card in each sampled deal, finishes
+an exchange and the partner still holds, face-up cards, the hand sizes; every deal is
+checked against them, `Sampler.consistent`), plays each legal card in each sampled deal, finishes
 the hand with a quick heuristic rollout for every seat (the baseline's habits:
 nil bidders duck, partners cover, contracts are chased and bags ducked), and scores
 the hand with the engine's own scoring (nil, bags and their penalty, blind bids,
@@ -16,7 +17,8 @@ This is perfect-information Monte Carlo (PIMC), the method of GIB and of the fir
 Monte-Carlo Spades programs. The bid is searched the same way (`choose_bid`): the
 baseline's bid, its neighbours and nil are each played out in the same sampled deals
 (the seats still to bid bid as the baseline would) and the best mean margin wins; a
-partner's intact nil winning the trick is always overtaken when it can be. Blind
+partner's intact nil is always covered (the trick headed) when it can be, and a
+partner's trick is never overtaken by the last card. Blind
 choices, exchanges, draws and the bids of variants whose bid is more than a number
 (blind bids, Moe, suicide, Boston, 10-for-200, team minimums, the nil exchange, the
 draw deal) are the baseline's (`engine.bot`).
@@ -96,18 +98,19 @@ def choose(
 
 
 def _covering(view: SeatView, cards: list[int]) -> list[int]:
-    """Return the cards that overtake a partner's intact nil winning the trick, if any.
+    """Return the cards a partner's intact nil calls for, if any, else ``cards``.
 
-    A nil that takes a trick is lost for good (-100 or more): the sampled deals and
-    their rollouts may judge it lost anyway and save the high card, but a person
-    sees an uncovered partner as the blunder it nearly always is. Otherwise ``cards``.
+    The cards that head the trick when the partner's intact nil is winning it or still
+    has to play to it: a nil that takes a trick is lost for good (-100 or more), the
+    sampled deals and their rollouts may judge it lost anyway and save the high card,
+    but a person sees an uncovered partner as the blunder it nearly always is.
+    Otherwise, last to play to a trick the partner is winning, the cards that leave it
+    to him: overtaking a partner's sure winner gains the side nothing.
     """
     rules = view.rules
-    if rules.players != 4 or not rules.nil_allowed or not view.trick:
+    if rules.players != 4 or not view.trick:
         return cards
     partner = (view.seat + 2) % 4
-    if view.bids[partner] != 0 or view.taken[partner] != 0:
-        return cards
     t = tables(rules)
     suit, power = t.suit, t.power
     led = suit[view.trick[0]]
@@ -116,10 +119,16 @@ def _covering(view: SeatView, cards: list[int]) -> list[int]:
         return power[c] if suit[c] == led or suit[c] == SPADES else -1
 
     best = max(range(len(view.trick)), key=lambda i: value(view.trick[i]))
-    if (view.leader + best) % 4 != partner:
-        return cards
     top = value(view.trick[best])
-    return [c for c in cards if value(c) > top] or cards
+    winning = (view.leader + best) % 4 == partner
+    nil = rules.nil_allowed and view.bids[partner] == 0 and view.taken[partner] == 0
+    me_nil = rules.nil_allowed and view.bids[view.seat] == 0
+    to_come = (partner - view.leader) % 4 > len(view.trick)
+    if nil and not me_nil and (winning or to_come):
+        return [c for c in cards if value(c) > top] or cards
+    if winning and len(view.trick) == 3 and not me_nil:
+        return [c for c in cards if value(c) < top] or cards
+    return cards
 
 
 def distinct_cards(view: SeatView, cards: list[int]) -> list[int]:
@@ -353,12 +362,20 @@ class Sampler:
         fixed: list[list[int]] = [[] for _ in range(n)]
         fixed[me] = list(view.hand)
         if view.given and n == 4:
+            # Exchanges are between partners only: a card this seat gave is the partner's
+            # unless it was played or came back (a partner may hand a received card back).
             partner = (me + 2) % 4
-            fixed[partner] = [c for c in view.given if c not in played]
+            mine = set(view.hand)
+            fixed[partner] = sorted({c for c in view.given if c not in played and c not in mine})
         for s, up in enumerate(view.face_up):
             # Power checks: cards dealt face up are seen in their holder's hand.
             if s != me:
                 fixed[s] += [c for c in up if c not in played and c not in fixed[s]]
+        for s in range(n):
+            # A card known to be in a hand is never of a suit that hand showed void in
+            # (it would have been played, or handed back): a contradiction here is a
+            # bug in this reading of the view, never a deal to search.
+            assert s == me or not any(suit[c] in void[s] for c in fixed[s]), (s, fixed[s])
         known = played | set(view.hand) | set(view.discards)
         for hand in fixed:
             known.update(hand)
@@ -405,16 +422,87 @@ class Sampler:
         return weight
 
     def sample(self, rng: random.Random) -> list[list[int]]:
-        """Return one deal: every seat's hand (this seat's own as it is)."""
-        for _ in range(20):
-            hands = self._try(rng, strict=True)
+        """Return one deal: every seat's hand (this seat's own as it is).
+
+        Every deal is one the seat cannot rule out (checked: `consistent`): the quick
+        random fill is tried a few times, then a fill that keeps every later card
+        placeable (Hall's condition over suits and seats) and so always succeeds.
+        """
+        for _ in range(8):
+            hands = self._try(rng)
             if hands is not None:
-                return hands
-        hands = self._try(rng, strict=False)
-        assert hands is not None
+                break
+        else:
+            hands = self._fill(rng)
+        assert self.consistent(hands), "sampled a deal the seat can rule out"
         return hands
 
-    def _try(self, rng: random.Random, strict: bool) -> list[list[int]] | None:
+    def consistent(self, hands: list[list[int]]) -> bool:
+        """Return whether ``hands`` agrees with everything the view shows.
+
+        Each seat holds its known cards and exactly as many cards as it holds, no seat
+        holds a card of a suit it showed void in, and every card is unseen and dealt once.
+        """
+        pool = set(self.pool)
+        dealt: set[int] = set()
+        for s, hand in enumerate(hands):
+            extra = hand[len(self.fixed[s]) :]
+            if hand[: len(self.fixed[s])] != self.fixed[s] or len(extra) != self.room[s]:
+                return False
+            if any(c not in pool or c in dealt or self.suit[c] in self.void[s] for c in extra):
+                return False
+            dealt.update(extra)
+        return True
+
+    def _fill(self, rng: random.Random) -> list[list[int]]:
+        """Return a deal that never strands a card: each card goes to a random seat that
+        leaves the rest placeable (the unfilled room of the seats not void in any set of
+        suits covers the cards of those suits still to place)."""
+        suit, void, n = self.suit, self.void, self.n
+        room = self.room[:]
+        spare = self.spare
+        pool = self.pool[:]
+        rng.shuffle(pool)
+        suits = sorted({suit[c] for c in pool})
+        left = {x: sum(1 for c in pool if suit[c] == x) for x in suits}
+        subsets = [
+            [x for i, x in enumerate(suits) if mask >> i & 1] for mask in range(1, 1 << len(suits))
+        ]
+
+        def placeable() -> bool:
+            for group in subsets:
+                cap = spare + sum(room[s] for s in range(n) if any(x not in void[s] for x in group))
+                if sum(left[x] for x in group) > cap:
+                    return False
+            return True
+
+        hands = [list(h) for h in self.fixed]
+        for c in pool:
+            x = suit[c]
+            left[x] -= 1
+            weights = {s: room[s] for s in range(n) if room[s] > 0 and x not in void[s]}
+            if spare > 0:
+                weights[-1] = spare
+            # A random order drawn in proportion to the room left (as `_try` deals).
+            options = sorted(weights, key=lambda s: rng.random() ** (1 / weights[s]), reverse=True)
+            for s in options:
+                if s < 0:
+                    spare -= 1
+                else:
+                    room[s] -= 1
+                if placeable():
+                    if s >= 0:
+                        hands[s].append(c)
+                    break
+                if s < 0:
+                    spare += 1
+                else:
+                    room[s] += 1
+            else:
+                raise AssertionError(f"no deal fits the view: {c} has no seat")
+        return hands
+
+    def _try(self, rng: random.Random) -> list[list[int]] | None:
         pool = self.pool[:]
         rng.shuffle(pool)
         suit, void, n = self.suit, self.void, self.n
@@ -423,14 +511,14 @@ class Sampler:
         seats = [s for s in range(n) if room[s] > 0]
 
         def options(c: int) -> int:
-            return sum(1 for s in seats if suit[c] not in void[s]) if strict else n
+            return sum(1 for s in seats if suit[c] not in void[s])
 
         # The most constrained cards first.
         pool.sort(key=options)
         hands = [list(h) for h in self.fixed]
         for c in pool:
             s_c = suit[c]
-            eligible = [s for s in seats if room[s] > 0 and (not strict or s_c not in void[s])]
+            eligible = [s for s in seats if room[s] > 0 and s_c not in void[s]]
             weight = sum(room[s] for s in eligible) + spare
             if weight <= 0:
                 return None
@@ -446,7 +534,7 @@ class Sampler:
         return hands
 
 
-NIL, COVER, WANT, DUCK = range(4)
+NIL, COVER, WANT, DUCK, ATTACK = range(5)
 
 
 def _modes(table: Table) -> list[int]:
@@ -461,12 +549,16 @@ def _modes(table: Table) -> list[int]:
     want = [n > 0 or count > settable[side] for side, n in enumerate(needs)]
     team = t.team
     four = t.players == 4
+    # Intact nils: setting one is worth more than any trick, so the other sides attack it.
+    intact = [s for s in range(t.players) if nil[s] and taken[s] == 0]
     modes = []
     for seat in range(t.players):
         if nil[seat] and taken[seat] == 0:
             modes.append(NIL)
         elif four and nil[(seat + 2) % 4] and taken[(seat + 2) % 4] == 0:
             modes.append(COVER)
+        elif any(team[s] != team[seat] for s in intact):
+            modes.append(ATTACK)
         else:
             modes.append(WANT if want[team[seat]] else DUCK)
     return modes
@@ -487,6 +579,7 @@ def rollout(table: Table, seat: int, legal: list[int]) -> int:
             return max(legal, key=lambda c: (power[c] % 100, -c))
         if mode == COVER:
             return max(legal, key=key)
+        # A nil, a side ducking bags, or one leading low through an opponent's nil.
         return min(legal, key=key)
     suit = table.suit
     led = suit[trick[0]]
@@ -506,6 +599,18 @@ def rollout(table: Table, seat: int, legal: list[int]) -> int:
         # Nil: the highest card that still loses.
         return max(lose or legal, key=key)
     n = table.players
+    if mode == ATTACK:
+        # Attack an opponent's nil: stay under it while it has to play, and never take
+        # a trick off it once it is winning; otherwise play for tricks.
+        leader, taken, nil, team = table.leader, table.taken, table.nil, table.t.team
+        mine = team[seat]
+        for o in range(n):
+            if nil[o] and taken[o] == 0 and team[o] != mine:
+                if (o - leader) % n >= len(trick):
+                    return min(legal, key=key)
+                if (leader + best_i) % n == o:
+                    return max(lose, key=key) if lose else min(legal, key=key)
+        mode = WANT
     if mode == COVER:
         partner = (seat + 2) % 4
         # Cover partner's nil: high before him, overtake him after.

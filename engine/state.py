@@ -156,13 +156,17 @@ def next_bidder(rules: Ruleset, dealer: int, bids: tuple[int, ...]) -> int:
 
 
 def nil_exchange_open(state: GameState, seat: int) -> bool:
-    """Return whether a nil bid by ``seat`` now starts the nil card exchange."""
+    """Return whether a nil bid by ``seat`` now starts the nil card exchange.
+
+    Whether the partner has seen his hand yet does not matter: a partner still offered a
+    blind choice is shown his hand by the exchange (he gives a card from it before he
+    bids), which ends that choice.
+    """
     r = state.rules
     partner = (seat + 2) % 4
     return (
         r.nil_exchange
         and state.bids[partner] < 0
-        and state.seen[partner]
         and (not r.nil_exchange_deficit or trailing_by(state, seat) >= r.nil_exchange_deficit)
     )
 
@@ -369,6 +373,9 @@ def _bid(f: Fields, seat: int, tricks: int, blind: bool, moe: bool) -> None:
             and nil_exchange_open(_new(GameState, f), seat)
         ):
             partner = (seat + 2) % 4
+            # The partner takes part with his hand in view: a blind choice still open
+            # to him ends here (RULES.md: the swap comes "before partner bids").
+            f[SEEN] = _set(f[SEEN], partner, True)
             if rules.nil_exchange_peek:
                 f[PENDING] = ((seat, partner, 1), (partner, seat, 1))
             else:

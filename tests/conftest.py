@@ -14,17 +14,26 @@ Fixtures (see tests/infra.py for how the servers are found):
                   (SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX).
 - `processes`     a `Processes` that starts `python ...` with `service_env`; kills leftovers.
 - `private_nats`  a NATS server of the test's own (an `EmbeddedNats`), for tests that stop it.
+
+Property tests (Hypothesis) run under the profile named by `SPADES_HYPOTHESIS_PROFILE`:
+`ci` (the default, `make test` and CI) draws the same examples on every run and every machine
+(derandomized, no example database), so a red test is red for everyone and a green run stays
+green; `fuzz` (`make fuzz`) draws fresh random examples, `SPADES_FUZZ_EXAMPLES` (300) per
+property, and prints how to reproduce a failure. A test's own `@settings(max_examples=...)`
+keeps its count under both.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import asyncpg
 import nats
 import pytest
+from hypothesis import HealthCheck, settings
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
@@ -40,6 +49,26 @@ from tests.infra import (
     start_servers,
     unique_token,
 )
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "fuzz",
+    derandomize=False,
+    database=None,
+    deadline=None,
+    max_examples=int(os.environ.get("SPADES_FUZZ_EXAMPLES", "300")),
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+HYPOTHESIS_PROFILE = os.environ.get("SPADES_HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(HYPOTHESIS_PROFILE)
 
 
 @pytest.fixture(scope="session")

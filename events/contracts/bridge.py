@@ -77,13 +77,21 @@ def stored_rules(rules: dict[str, RuleValue]) -> engine.Ruleset:
     """Return the ruleset a stored ``GameStarted`` recorded.
 
     An option added later is absent from older games' rules and takes its default, which is
-    the behaviour those games were played with; the one exception is ``ten_for_two_scoring``,
-    whose default changed the rule itself (issue 18): a game recorded without it scored ten
-    for two hundred 20 per trick above ten, and keeps doing so.
+    the behaviour those games were played with; the exceptions are options whose default
+    changed the rule itself: ``ten_for_two_scoring`` (issue 18: a game recorded without it
+    scored ten for two hundred 20 per trick above ten, and keeps doing so) and
+    ``ten_for_two_part_blind`` (issue 28: one recorded without it scored a part-blind ten
+    for two by the blind rule alone).
     """
     options = dict(rules)
     if options.get("ten_for_two_hundred") is True and "ten_for_two_scoring" not in options:
         options["ten_for_two_scoring"] = "per_trick"
+    if (
+        options.get("ten_for_two_hundred") is True
+        and options.get("blind_bids") is True
+        and "ten_for_two_part_blind" not in options
+    ):
+        options["ten_for_two_part_blind"] = "blind_rule"
     return engine.Ruleset.from_options(options)
 
 

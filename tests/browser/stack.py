@@ -19,7 +19,7 @@ from services.tools.devstack import ready
 from tests.gateway.conftest import GATEWAY_ENV
 from tests.infra import REPO, Processes, logged
 
-SERVICES = ("relay", "table", "matchmaking", "rating")
+SERVICES = ("relay", "table", "matchmaking", "rating", "bots")
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -79,7 +79,7 @@ class Stack:
 
 
 async def start_stack(processes: Processes, **env: str) -> Stack:
-    """Start relay, table, matchmaking, rating and the gateway; return once all are ready."""
+    """Start relay, table, matchmaking, rating, bots and the gateway; return once all are ready."""
     procs = {}
     for name in (*SERVICES, "gateway"):
         procs[name] = processes.start(

@@ -20,6 +20,7 @@ from engine import (
     decide,
     initial_state,
     parse_card,
+    parse_cards,
     replay,
     view,
 )
@@ -66,6 +67,17 @@ def test_sure_trick_counting_values_aces_kings_and_top_spades() -> None:
     assert weak < 1
 
 
+def test_an_ace_and_king_head_a_long_suit_as_sure_tricks() -> None:
+    # The hand: S:Q6 H:AKQ9765 C:Q D:KQ3 bid 1 and took 4 (the ace and king of a
+    # seven-card suit counted nothing).
+    t = tables(Ruleset())
+    long_suit = tuple(sorted(parse_cards("AH KH QH 9H 7H 6H 5H")))
+    assert estimate(long_suit, t) >= 1.5
+    command = choose(bidding_view("QS 6S AH KH QH 9H 7H 6H 5H QC KD QD 3D"))
+    assert isinstance(command, PlaceBid)
+    assert command.tricks >= 3
+
+
 def bidding_view(hand: str) -> SeatView:
     others = [c for c in range(52) if c not in hands(hand)[0]]
     dealt = (hands(hand)[0], tuple(others[:13]), tuple(others[13:26]), tuple(others[26:39]))
@@ -89,15 +101,36 @@ def test_blind_nil_only_when_far_behind_near_the_end() -> None:
     assert choose(desperate) == DeclareBlindNil(0)
 
 
-def test_the_blind_nil_bidder_passes_his_highest_cards() -> None:
+def unseen_above(card: int, hand: tuple[int, ...], t: object) -> int:
+    suit, power, deck = t.suit, t.power, t.deck  # type: ignore[attr-defined]
+    return sum(
+        1 for d in deck if suit[d] == suit[card] and power[d] > power[card] and d not in hand
+    )
+
+
+def test_the_blind_nil_bidder_passes_his_most_dangerous_cards() -> None:
     state, _ = run(start(scores=(100, 420)), DeclareBlindNil(0))
     state = bid_round(state, {1: 3, 2: 4, 3: 3})
     command = choose(view(state, 0))
     assert isinstance(command, PassCards)
-    power = state.tables.power
-    assert min(power[c] for c in command.cards) >= max(
-        power[c] for c in state.hands[0] if c not in command.cards
+    hand, t = state.hands[0], state.tables
+    # No card kept has fewer unseen cards above it than a card given.
+    assert max(unseen_above(c, hand, t) for c in command.cards) <= min(
+        unseen_above(c, hand, t) for c in hand if c not in command.cards
     )
+
+
+def test_the_nil_exchange_gives_the_card_that_endangers_the_nil_most() -> None:
+    # N bids nil with a bare ace of diamonds: it wins the first diamond led, whatever N
+    # does. The exchange gives it to the partner (it used to give the lowest card, 2C).
+    deal = hands(
+        "AD KH 2H 3H 2S 3S 2C 3C 4C 5C 6C 7C 8C",
+        "AS KS QS JS TS 9S 8S 7S 6S 5S 4S AH QH",
+        "KD QD JD TD 9D 8D 7D 6D 5D 4D 3D 2D JH",
+        "AC KC QC JC TC 9C TH 9H 8H 7H 6H 5H 4H",
+    )
+    state, _ = run(start(Ruleset(nil_exchange=True), deal), PlaceBid(0, 0))
+    assert choose(view(state, 0)) == PassCards(0, (parse_card("AD"),))
 
 
 # N (nil) leads into E; S covers. Dealer W, so N leads.

@@ -236,7 +236,7 @@ def test_ten_for_two_bid_blind_is_worth_400() -> None:
     points, _, bags, _ = score_hand(state, taken, tricks)
     assert points[0] == 400
     assert bags[0] == 0
-    # Only partly blind: the blind rule (20 per blind trick), not 400.
+    # Only partly blind: not 400, and never less than the same ten bid seen (200).
     state, taken, tricks = moe_state(
         rules,
         (6, 1, 4, 1),
@@ -244,12 +244,111 @@ def test_ten_for_two_bid_blind_is_worth_400() -> None:
         [0] * 6 + [2] * 4 + [1, 3, 1],
         blind=(True,) + (False,) * 3,
     )
-    assert score_hand(state, taken, tricks)[0][0] == 160
+    assert score_hand(state, taken, tricks)[0][0] == 200
     # Not blind at all: the plain ten for two hundred.
     state, taken, tricks = moe_state(
         rules, (6, 1, 4, 1), (False,) * 4, [0] * 6 + [2] * 4 + [1, 3, 1]
     )
     assert score_hand(state, taken, tricks)[0][0] == 200
+
+
+# -- where the rule book is silent (issue 28): one test per decision, as the Ruleset says ------
+
+
+def test_ten_for_two_with_a_blind_half_scores_no_less_than_bid_seen() -> None:
+    # N bids 5 blind, S 5 seen, they take 10: the blind rule alone gave 150 (5 x 20 +
+    # 5 x 10), less than the 200 of the same ten bid seen; the better of the two counts.
+    rules = Ruleset(ten_for_two_hundred=True, blind_bids=True)
+    winners = [0] * 5 + [2] * 5 + [1, 3, 1]
+    blind = (True, False, False, False)
+    state, taken, tricks = moe_state(rules, (5, 1, 5, 1), (False,) * 4, winners, blind=blind)
+    points, _, bags, _ = score_hand(state, taken, tricks)
+    assert points[0] == 200
+    assert bags[0] == 0
+    # More of it blind, the blind rule is worth more: 9 blind and 4 seen, made, 220.
+    winners = [0] * 9 + [2] * 4
+    state, taken, tricks = moe_state(rules, (9, 0, 4, 0), (False,) * 4, winners, blind=blind)
+    assert score_hand(state, taken, tricks)[0][0] == 220
+    # Games recorded before the decision keep the blind rule alone.
+    old = Ruleset(ten_for_two_hundred=True, blind_bids=True, ten_for_two_part_blind="blind_rule")
+    winners = [0] * 5 + [2] * 5 + [1, 3, 1]
+    state, taken, tricks = moe_state(old, (5, 1, 5, 1), (False,) * 4, winners, blind=blind)
+    assert score_hand(state, taken, tricks)[0][0] == 150
+    # Set, it costs the usual 10 a trick bid.
+    winners = [0] * 5 + [2] * 4 + [1, 3, 1, 3]
+    state, taken, tricks = moe_state(rules, (5, 1, 5, 1), (False,) * 4, winners, blind=blind)
+    assert score_hand(state, taken, tricks)[0][0] == -100
+    with pytest.raises(InvalidRuleset, match="needs ten_for_two_hundred and blind_bids"):
+        Ruleset(ten_for_two_part_blind="blind_rule")
+
+
+def test_five_players_without_jokers_remove_the_two_of_clubs_and_of_diamonds() -> None:
+    deck = set(tables(Ruleset(players=5)).deck)
+    removed = {c for c in range(52) if c not in deck}
+    assert removed == {parse_card("2C"), parse_card("2D")}
+
+
+def test_a_failed_moe_costs_its_value_little_150_big_300() -> None:
+    # N+S never take more than three tricks in a row.
+    winners = [0, 2, 0, 1, 0, 2, 0, 3, 2, 0, 2, 1, 3]
+    for need, value in ((6, -150), (8, -300)):
+        bids = (need, 2, need, 2)
+        state, taken, tricks = moe_state(
+            Ruleset(moe=True), bids, (True, False, True, False), winners
+        )
+        points, _, bags, _ = score_hand(state, taken, tricks)
+        assert points[0] == value
+        assert bags[0] == 0
+
+
+def test_the_blind_bid_minimum_binds_each_blind_bidder_not_the_side() -> None:
+    rules = Ruleset(blind_bids=True, blind_bid_min=6, blind_nil=False)
+    state = start(rules, scores=(0, 150), dealer=3)
+    # N bids 4 seen: the side's contract counts for nothing; S bidding blind needs 6 himself.
+    state, _ = run(state, DeclineBlindNil(0), PlaceBid(0, 4), PlaceBid(1, 3))
+    blind = [c.tricks for c in legal_actions(state, 2) if isinstance(c, PlaceBid) and c.blind]
+    assert blind == list(range(6, 14))
+    with pytest.raises(RuleViolation, match="at least 6"):
+        decide(state, PlaceBid(2, 2, blind=True))
+    # Both partners blind: each bid is held to the minimum on its own.
+    state = start(rules, scores=(0, 150), dealer=3)
+    state, _ = run(state, PlaceBid(0, 6, blind=True), PlaceBid(1, 3))
+    with pytest.raises(RuleViolation, match="at least 6"):
+        decide(state, PlaceBid(2, 5, blind=True))
+    state, _ = run(state, PlaceBid(2, 6, blind=True))
+    assert state.blind[:3] == (True, False, True)
+
+
+def test_with_set_scores_zero_a_failed_nil_still_costs_the_nil_value() -> None:
+    rules = Ruleset(set_scores_zero=True)
+    # N nil takes a trick, S bid 5 takes 4: the set scores 0, the nil -100 (+1 bag).
+    winners = [0] + [2] * 4 + [1] * 4 + [3] * 4
+    state, taken, tricks = moe_state(rules, (0, 4, 5, 4), (False,) * 4, winners)
+    points, _, bags, _ = score_hand(state, taken, tricks)
+    assert points[0] == -100 + 1
+    assert bags[0] == 1
+
+
+def test_a_spade_only_leaders_spade_breaks_spades() -> None:
+    # N holds only spades and leads one before any spade was played: after it every
+    # leader may lead spades.
+    deal = hands(
+        "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S",
+        "AH KH QH JH TH 9H 8H 7H 6H 5H 4H 3H 2H",
+        "AD KD QD JD TD 9D 8D 7D 6D 5D 4D 3D 2D",
+        "AC KC QC JC TC 9C 8C 7C 6C 5C 4C 3C 2C",
+    )
+    state = bid_round(start(Ruleset(), deal, dealer=3), {0: 13, 1: 1, 2: 1, 3: 1})
+    assert not state.broken
+    state, _ = run(
+        state,
+        PlayCard(0, parse_card("2S")),
+        PlayCard(1, parse_card("2H")),
+        PlayCard(2, parse_card("2D")),
+        PlayCard(3, parse_card("2C")),
+    )
+    assert state.broken
+    assert view(state, 1).spades_broken
 
 
 # -- set scores zero --
@@ -336,6 +435,32 @@ def test_nil_card_exchange_needs_the_deficit_and_a_partner_yet_to_bid() -> None:
     state = start(Ruleset(nil_exchange=True), DEAL)
     state, _ = run(state, PlaceBid(0, 3), PlaceBid(1, 3), PlaceBid(2, 3), PlaceBid(3, 0))
     assert state.phase == "play"
+
+
+def test_nil_card_exchange_runs_when_the_partner_is_still_a_blind_candidate() -> None:
+    # N+S trail by 100 at 100/200: both are offered blind nil before seeing their hands.
+    # N declines and bids nil; the exchange still opens (it used to be skipped while
+    # S had not seen his hand, so a deficit at or above blind nil's never swapped), and
+    # S, who gives a card from his hand, sees it: his blind choice is over.
+    rules = Ruleset(nil_exchange=True)
+    state = start(rules, DEAL, scores=(100, 200), dealer=3)
+    assert not state.seen[0]
+    assert not state.seen[2]
+    state, _ = run(state, DeclineBlindNil(0), PlaceBid(0, 0))
+    assert (state.phase, state.turn) == ("pass", 0)
+    assert state.seen[2]
+    assert not view(state, 2).hand_hidden
+    state, _ = run(state, PassCards(0, (parse_card("2S"),)), PassCards(2, (parse_card("AD"),)))
+    assert (state.phase, state.turn) == ("bid", 1)
+    state, _ = run(state, PlaceBid(1, 3))
+    assert DeclareBlindNil(2) not in legal_actions(state, 2)
+    with pytest.raises(RuleViolation) as info:
+        decide(state, DeclareBlindNil(2))
+    assert info.value.code == "blind_nil_not_allowed"
+    state = bid_round(state, {2: 4, 3: 3})
+    assert state.phase == "play"
+    assert parse_card("AD") in state.hands[0]
+    assert parse_card("2S") in state.hands[2]
 
 
 # -- suicide, forcing -----------------------------------------------------------------------------

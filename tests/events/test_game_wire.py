@@ -216,6 +216,17 @@ def test_power_checks_reach_every_seat_and_spectator_and_no_other_card_does() ->
         assert names & every_card == up
 
 
+def test_part_blind_ten_for_two_games_recorded_before_issue_28_keep_the_blind_rule() -> None:
+    options = engine.Ruleset(ten_for_two_hundred=True, blind_bids=True).to_dict()
+    old = {k: v for k, v in options.items() if k != "ten_for_two_part_blind"}
+    decoded = wire.to_engine(wire.GameStarted(rules=old, seed=1, dealer=0))
+    assert isinstance(decoded, engine.GameStarted)
+    assert decoded.ruleset.ten_for_two_part_blind == "blind_rule"
+    new = wire.to_engine(wire.to_wire(engine.GameStarted(engine.Ruleset(**old), 1, 0)))  # type: ignore[arg-type]
+    assert isinstance(new, engine.GameStarted)
+    assert new.ruleset.ten_for_two_part_blind == "best"
+
+
 def test_ten_for_two_games_recorded_before_the_decision_keep_their_per_trick_scoring() -> None:
     old = {**dict(list(engine.Ruleset().to_dict().items())[:23]), "ten_for_two_hundred": True}
     started = wire.GameStarted(rules=old, seed=1, dealer=0)

@@ -35,9 +35,10 @@ async def test_leave_closes_a_practice_table_and_resigns_a_ranked_game(
             "services.tools.cli",
             "serve",
             name,
-            env={"SPADES_OPS_PORT": "0", "SPADES_FAIRPLAY_DAYS": "0"},
+            env={"SPADES_OPS_PORT": "0"},
         )
-    gateway = await start_gateway(processes)
+    # four accounts on one machine: the gateway's fair-play linking off (0 days)
+    gateway = await start_gateway(processes, SPADES_FAIRPLAY_DAYS="0")
     names = ["mia", "noah", "olga", "piet"]
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
         tokens = [await register_and_login(http, name) for name in names]

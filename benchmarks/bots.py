@@ -1,0 +1,276 @@
+"""The bot report: how the baseline and the strong bot bid, cover, overtake and win.
+
+`python -m benchmarks bots` plays duplicate-seated games (`services.tools.simulate.seating`: each
+deal once from each side) of the strong bot against the baseline in every variant named by
+SPADES_BENCH_BOT_VARIANTS ("ladder"; "all" for every variant of `spades simulate`), and a
+match of the strong bot against a team playing random legal moves, then writes per bot:
+
+- ``tricks_minus_bid``: mean tricks taken minus the bid, per non-nil bidder and hand (0 to
+  +0.5 is a bot that bids what it takes; below 0 it overbids, above it underbids);
+- ``nil_rate`` (nils among its bids) and ``nil_made`` (their share made);
+- ``contracts_made``: its sides' contracts made (nils apart);
+- ``cover_failures``: cards played, with the partner's nil intact and winning the trick so
+  far or still to play to it, that did not head the trick although a legal card would have
+  (``cover_chances``: the cards played where one would have);
+- ``overtakes``: cards played last to a trick the partner (not nil) was winning, that took
+  it from him while a legal card would have let him keep it;
+- ``decision_ms_p50/p95/max``: CPU time per decision (cards and bids alike);
+
+and per variant the strong side's win rate over the baseline with its 95% Wilson interval,
+bag penalties per hand and how the games ended; and the baseline's own figures over cheap
+self-play games (``baseline_selfplay``: all four seats baseline). Figures go under
+``bots.<variant>.*`` (and ``bots.random_match.*``) in `artifacts/bench.json`.
+
+Knobs: SPADES_BENCH_BOT_GAMES (8, even: whole duplicate pairs), SPADES_BENCH_BOT_RANDOM_GAMES
+(4), SPADES_BENCH_BOT_SELFPLAY_GAMES (100), SPADES_BENCH_BOT_PLAYOUTS (the strong bot's
+default) and SPADES_BENCH_BOT_SEED (1).
+The games are played with the time cap off, so the figures do not depend on the machine's
+load, only the decision times do. Not part of `make bench`: it measures play, not speed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmarks import artifact
+from engine import CardPlayed, Command, Event, GameFinished, HandScored, Ruleset, replay
+from engine.bot import Player, play_game
+from engine.cards import SPADES
+from engine.game import legal_actions
+from engine.model import PlayCard
+from engine.rules import tables
+from engine.search import PLAYOUTS, player
+from engine.state import GameState, is_nil
+from engine.view import SeatView
+from services.tools.simulate import VARIANTS, pct, play_one, variant_rules, wilson
+
+GAMES = int(os.environ.get("SPADES_BENCH_BOT_GAMES", "8"))
+RANDOM_GAMES = int(os.environ.get("SPADES_BENCH_BOT_RANDOM_GAMES", "4"))
+SELFPLAY_GAMES = int(os.environ.get("SPADES_BENCH_BOT_SELFPLAY_GAMES", "100"))
+BOT_PLAYOUTS = int(os.environ.get("SPADES_BENCH_BOT_PLAYOUTS", str(PLAYOUTS)))
+SEED = int(os.environ.get("SPADES_BENCH_BOT_SEED", "1"))
+LEVELS = ("baseline", "strong")
+
+
+@dataclass
+class Tally:
+    """One bot's counts over the games it sat in."""
+
+    bids: int = 0
+    nils: int = 0
+    nils_made: int = 0
+    bidders: int = 0
+    over_bid: int = 0
+    """Sum over non-nil bids of tricks taken minus the bid."""
+    contracts: int = 0
+    contracts_made: int = 0
+    cover_chances: int = 0
+    cover_failures: int = 0
+    overtakes: int = 0
+    times: list[float] = field(default_factory=list)
+
+    def figures(self) -> dict[str, Any]:
+        ms = sorted(t * 1e3 for t in self.times)
+        return {
+            "tricks_minus_bid": self.over_bid / max(self.bidders, 1),
+            "nil_rate": self.nils / max(self.bids, 1),
+            "nils": self.nils,
+            "nil_made": self.nils_made / max(self.nils, 1),
+            "contracts_made": self.contracts_made / max(self.contracts, 1),
+            "cover_chances": self.cover_chances,
+            "cover_failures": self.cover_failures,
+            "overtakes": self.overtakes,
+            "decision_ms_p50": pct(ms, 50),
+            "decision_ms_p95": pct(ms, 95),
+            "decision_ms_max": ms[-1] if ms else 0.0,
+        }
+
+
+def _value(state: GameState, card: int) -> int:
+    """Return the card's power in the trick so far (-1: off suit, no trump)."""
+    t = state.tables
+    suit = t.suit[card]
+    return t.power[card] if suit in (t.suit[state.trick[0]], SPADES) else -1
+
+
+def _winning(state: GameState) -> tuple[int, int]:
+    """Return (seat, power) of the card winning the trick so far."""
+    values = [_value(state, c) for c in state.trick]
+    best_i = max(range(len(values)), key=values.__getitem__)
+    return (state.leader + best_i) % state.tables.players, values[best_i]
+
+
+def _beats(state: GameState, card: int, best: int) -> bool:
+    return _value(state, card) > best
+
+
+def judge(state: GameState, card: int, tally: Tally) -> None:
+    """Count a cover failure or an overtake by the card about to be played in ``state``."""
+    t = state.tables
+    if t.players != 4 or not state.trick:
+        return
+    seat = state.turn
+    partner = (seat + 2) % 4
+    holder, best = _winning(state)
+    to_come = (partner - state.leader) % 4 > len(state.trick)
+    legal = [c.card for c in legal_actions(state, seat) if isinstance(c, PlayCard)]
+    nil = is_nil(state.rules, state.bids[partner]) and state.taken[partner] == 0
+    if nil and (holder == partner or to_come):
+        heads = [c for c in legal if _beats(state, c, best)]
+        if heads:
+            tally.cover_chances += 1
+            tally.cover_failures += not _beats(state, card, best)
+    elif holder == partner and len(state.trick) == 3 and not is_nil(state.rules, state.bids[seat]):
+        keeps = [c for c in legal if not _beats(state, c, best)]
+        if keeps and _beats(state, card, best):
+            tally.overtakes += 1
+
+
+def add_game(
+    events: list[Event], levels: tuple[str, ...], tallies: dict[str, Tally], ends: Counter[str]
+) -> tuple[int, int]:
+    """Add one game's events to the tallies; return (hands, bag penalties)."""
+    state = replay([])
+    hands = penalties = 0
+    for event in events:
+        if isinstance(event, CardPlayed):
+            judge(state, event.card, tallies[levels[event.seat]])
+        elif isinstance(event, HandScored):
+            hands += 1
+            t = state.tables
+            for s in range(t.players):
+                tally = tallies[levels[s]]
+                tally.bids += 1
+                if is_nil(state.rules, state.bids[s]):
+                    tally.nils += 1
+                    tally.nils_made += event.tricks[s] == 0
+                else:
+                    tally.bidders += 1
+                    tally.over_bid += event.tricks[s] - state.bids[s]
+            for side, members in enumerate(t.members):
+                # The side's bags wrapped round: a penalty (or more) this hand.
+                penalties += state.rules.bags and event.bags[side] < state.bags[side]
+                bidders = [s for s in members if not is_nil(state.rules, state.bids[s])]
+                if not bidders or any(state.moe[s] for s in members if state.moe):
+                    continue
+                tally = tallies[levels[members[0]]]
+                tally.contracts += 1
+                contract = sum(state.bids[s] for s in bidders)
+                tally.contracts_made += sum(event.tricks[s] for s in bidders) >= contract
+        elif isinstance(event, GameFinished):
+            ends[event.reason] += 1
+        state = replay([event], state)
+    return hands, penalties
+
+
+def match(rules: Ruleset, games: int) -> dict[str, Any]:
+    """Play ``games`` duplicate-seated strong-v-baseline games; return the variant's figures."""
+    seats = ("strong", "baseline") * (rules.players // 2) + ("baseline",) * (rules.players % 2)
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    ends: Counter[str] = Counter()
+    wins = played = hands = penalties = 0
+    team = tables(rules).team
+    for i in range(games):
+        events, levels, winner, times = play_one(rules, i, SEED, seats, BOT_PLAYOUTS, None)
+        got, paid = add_game(events, levels, tallies, ends)
+        hands += got
+        penalties += paid
+        for level, values in times.items():
+            tallies[level].times += values
+        strong_sides = {team[s] for s in range(rules.players) if levels[s] == "strong"}
+        if len(strong_sides) == 1:
+            played += 1  # a draw (winner -1) is no win
+            wins += winner in strong_sides
+    low, high = wilson(wins, played)
+    out: dict[str, Any] = {level: tallies[level].figures() for level in LEVELS}
+    out.update(
+        games=games,
+        hands_per_game=hands / max(games, 1),
+        bag_penalties_per_hand=penalties / max(hands, 1),
+        strong_win_rate=wins / max(played, 1),
+        strong_win_rate_low95=low,
+        strong_win_rate_high95=high,
+        ends={k: v for k, v in sorted(ends.items())},
+        target_share=ends["target"] / max(games, 1),
+    )
+    return out
+
+
+def selfplay(rules: Ruleset, games: int) -> dict[str, Any]:
+    """Baseline bots in every seat (cheap): its bidding, nils and how the games end."""
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    ends: Counter[str] = Counter()
+    for i in range(games):
+        events, _ = play_game(rules, SEED * 1000 + i)
+        add_game(events, ("baseline",) * rules.players, tallies, ends)
+    figures = tallies["baseline"].figures()
+    figures.update(games=games, target_share=ends["target"] / max(games, 1))
+    return figures
+
+
+def random_match(games: int) -> dict[str, Any]:
+    """Strong partners against a team playing uniformly random legal moves (ladder rules)."""
+    rules = Ruleset()
+    losses = 0
+    search = player("strong", playouts=BOT_PLAYOUTS)
+
+    def strong(view: SeatView) -> Command:
+        return search(view, None)
+
+    for i in range(games):
+        rng = random.Random(f"{SEED}/{i}/random")
+
+        def randomly(view: SeatView, rng: random.Random = rng) -> Command:
+            return rng.choice(view.legal)
+
+        seats: list[Player] = [strong, randomly, strong, randomly]
+        if i % 2:
+            seats = seats[1:] + seats[:1]
+        _, state = play_game(rules, SEED + i // 2, seats)
+        strong_side = 0 if i % 2 == 0 else 1
+        losses += state.winner != strong_side
+    return {"games": games, "strong_losses": losses}
+
+
+def main() -> None:
+    """Play the matches, print the report and record it in the artifact."""
+    meta = artifact.run_metadata()
+    meta.update(games=GAMES, playouts=BOT_PLAYOUTS, seed=SEED)
+    wanted = os.environ.get("SPADES_BENCH_BOT_VARIANTS", "ladder").split(",")
+    names = list(VARIANTS) if "all" in wanted else [n.strip() for n in wanted if n.strip()]
+    figures: dict[str, Any] = {}
+    for name in names:
+        rules = variant_rules(name, [])
+        result = match(rules, GAMES)
+        if SELFPLAY_GAMES:
+            result["baseline_selfplay"] = own = selfplay(rules, SELFPLAY_GAMES)
+            print(
+                f"[{name}] baseline self-play, {SELFPLAY_GAMES} games: tricks-bid"
+                f" {own['tricks_minus_bid']:+.2f}, nils {own['nil_rate']:.0%} made"
+                f" {own['nil_made']:.0%}, ends by the target {own['target_share']:.0%}"
+            )
+        figures[f"bots.{name}"] = result
+        print(
+            f"[{name}] {GAMES} games, strong wins {result['strong_win_rate']:.0%}"
+            f" (95% {result['strong_win_rate_low95']:.0%}..{result['strong_win_rate_high95']:.0%})"
+            f", ends {result['ends']}"
+        )
+        for level in LEVELS:
+            f = result[level]
+            print(
+                f"  {level:8} tricks-bid {f['tricks_minus_bid']:+.2f}  nils {f['nil_rate']:.0%}"
+                f" made {f['nil_made']:.0%}  contracts made {f['contracts_made']:.0%}"
+                f"  cover failures {f['cover_failures']}/{f['cover_chances']}"
+                f"  overtakes {f['overtakes']}  decision ms p50 {f['decision_ms_p50']:.1f}"
+                f" p95 {f['decision_ms_p95']:.1f} max {f['decision_ms_max']:.1f}"
+            )
+    if RANDOM_GAMES:
+        result = random_match(RANDOM_GAMES)
+        figures["bots.random_match"] = result
+        print(f"[random team] strong lost {result['strong_losses']} of {result['games']}")
+    path = artifact.record("bots", figures, meta)
+    print(f"written to {path}")
