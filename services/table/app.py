@@ -16,7 +16,10 @@ holds a game it cannot drive.
 
 Faults. A database or NATS error fails the one request (``unavailable``: send it again, same
 command id) or re-arms the timer with a backoff; nothing dies of it. While the leases cannot
-be renewed `/readyz` says so, and their validity running out stops the replica serving.
+be renewed `/readyz` says so, and their validity running out stops the replica serving. A
+replica whose NATS connection does not answer its own probe for SPADES_NATS_GRACE_SECONDS
+gives its leases up the same way (timers first) and claims again once it answers (the
+argument is in `events.leases`).
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append, answer.
 
@@ -106,6 +109,7 @@ class TableService:
         self.owned: dict[int, Subscription] = {}
         self.inflight: set[asyncio.Task[Any]] = set()
         partitions = self.settings.table_partitions
+        health, grace = rt.nats_health, self.settings.nats_grace_seconds
         self.leases = LeaseGroup(
             rt.pool,
             group=f"{rt.subjects.prefix}{LEASE_GROUP}",
@@ -116,6 +120,8 @@ class TableService:
             log=self.log,
             ttl=self.settings.lease_seconds,
             interval=self.settings.lease_seconds / 5,
+            # ownership needs NATS too: cut off from it, the replica gives its leases up
+            able=None if health is None else lambda: health.answered_within(grace),
         )
 
     # -- lifecycle ----------------------------------------------------------------------------
