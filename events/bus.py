@@ -241,8 +241,14 @@ class NatsHealth:
         return time.monotonic() - self.last_ok < seconds
 
     async def check(self) -> bool:
-        """A /readyz check: the last probe is recent."""
-        return self.alive
+        """A /readyz check: the last probe is recent, and one sent now comes back."""
+        if not self.alive:
+            return False
+        started = time.monotonic()
+        if not await self.probe():
+            return False
+        self.last_ok = max(self.last_ok, started)
+        return True
 
     async def probe(self) -> bool:
         """Send one probe now; return whether it came back in time."""
