@@ -613,10 +613,20 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
         playing = asyncio.gather(*(p.play() for p in players))
         await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="play")
         unfinished = [g for g in cut if not await finished(world.store, [g])]
-        before = await last_version_change(world.store, unfinished)
+        assert unfinished, "the cut-off replica's games finished before the fault"
         proxy.freeze()
         frozen_at = time.monotonic()
         try:
+
+            async def given_up() -> bool:
+                held = await owners(world.pool)
+                return len(held) == PARTITIONS and victim_member not in held.values()
+
+            await eventually(
+                given_up, within=20, interval=0.1, what="the other replica to hold every lease"
+            )
+            released = time.monotonic() - frozen_at
+            before = await last_version_change(world.store, unfinished)
             await eventually(
                 lambda: moved(world.store, unfinished, before),
                 within=20,
@@ -624,8 +634,6 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
                 what="the cut-off replica's games to move on the other replica",
             )
             taken_over = time.monotonic() - frozen_at
-            held_now = await owners(world.pool)
-            assert victim_member not in held_now.values()
             await asyncio.sleep(max(0.0, 30 - (time.monotonic() - frozen_at)))  # the fault: 30 s
         finally:
             proxy.thaw()
@@ -648,7 +656,8 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
         print(
             f"\nreplica cut off from NATS 30 s: games finished {len(game_ids)}, abandoned"
             f" {lost_seats}, refusals {len(refusals)}, turns timed out"
-            f" {await timeouts(world.store, game_ids)}, take-over {taken_over:.1f} s"
+            f" {await timeouts(world.store, game_ids)}, leases given up {released:.1f} s,"
+            f" games moving on the other replica {taken_over:.1f} s after the cut"
         )
     finally:
         proxy.thaw()
