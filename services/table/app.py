@@ -108,6 +108,10 @@ class TableService:
         self.retries: dict[str, int] = {}
         self.owned: dict[int, Subscription] = {}
         self.inflight: set[asyncio.Task[Any]] = set()
+        # game -> (version, deadline): a turn clock extended when the game was taken over
+        # (`Table.resume_clock`), kept while the game stays at that version so a reload from
+        # the log (a conflict) does not bring the old deadline back.
+        self.resumed_clocks: dict[str, tuple[int, float]] = {}
         partitions = self.settings.table_partitions
         health, grace = rt.nats_health, self.settings.nats_grace_seconds
         self.leases = LeaseGroup(
@@ -199,6 +203,7 @@ class TableService:
             timer.cancel()
         self.tables.pop(game_id, None)
         self.retries.pop(game_id, None)
+        self.resumed_clocks.pop(game_id, None)
 
     async def _resume(self, partitions: set[int]) -> None:
         """Load the live games of newly owned partitions so their timers run again; retry
@@ -229,6 +234,14 @@ class TableService:
             async with self._lock(game_id):
                 table = await self._load(game_id, fresh=True)
                 if table is not None:
+                    moved = table.resume_clock(time.time())
+                    if moved > 0:
+                        self.resumed_clocks[game_id] = (table.version, table.deadline)
+                        self.log.info(
+                            "turn clock extended after the game went unserved",
+                            game_id=game_id,
+                            seconds=round(moved, 1),
+                        )
                     self._schedule(table)
                     await self._publish(table, audiences.nudge(table))
                     resumed += 1
@@ -256,6 +269,13 @@ class TableService:
         table = Table(game_id)
         for stored in await self.rt.store.read(stream_of(game_id)):
             table.fold(stored, REGISTRY.decode(stored))
+        resumed = self.resumed_clocks.get(game_id)
+        if resumed is not None:
+            if resumed[0] == table.version:  # still the turn whose clock was extended
+                table.deadline = resumed[1]
+                table.turn_deadline = resumed[1]
+            else:
+                del self.resumed_clocks[game_id]
         if table.opened is None or self.fence(game_id) is None:
             self.tables.pop(game_id, None)
             return None if table.opened is None else table

@@ -666,3 +666,63 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
 
 async def victim_member_owns(pool: asyncpg.Pool, pid: int) -> bool:
     return any(int(owner.split(":")[2]) == pid for owner in (await owners(pool)).values())
+
+
+async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
+    world: World, nc: NATS, subjects: Subjects
+) -> None:
+    """A table replica is paused (SIGSTOP) for 12 s under live games, past its lease (4 s),
+    with 10 s turns: every game on it waits for its person when the pause starts.
+
+    The other replica takes the games over; before, it ran each person's timer to the
+    deadline recorded before the pause, which had passed: every one of them was timed out
+    the moment the game was served again, and the command he resent was refused. Now a game
+    served again gives the person on turn his turn again (`Table.resume_clock`): no turn is
+    timed out and no command is refused."""
+    turn = {"SPADES_TURN_SECONDS": "10"}
+    replicas = [world.start("table", **turn) for _ in range(2)]
+
+    async def two_owners() -> dict[int, str] | None:
+        held = await owners(world.pool)
+        return held if len(held) == PARTITIONS and len(set(held.values())) == 2 else None
+
+    await eventually(two_owners, within=60, what="two replicas sharing partitions")
+    players = await open_games(nc, subjects, 8)
+    game_ids = [p.game_id for p in players]
+    playing = asyncio.gather(*(p.play() for p in players))
+    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
+    held = await owners(world.pool)
+    unfinished = [g for g in game_ids if not await finished(world.store, [g])]
+    by_owner = collections.Counter(held[partition_of(g, PARTITIONS)] for g in unfinished)
+    assert by_owner, "every game finished before the pause"
+    victim_member = by_owner.most_common(1)[0][0]
+    victim = next(r for r in replicas if r.pid == int(victim_member.split(":")[2]))
+    paused_games = [g for g in unfinished if held[partition_of(g, PARTITIONS)] == victim_member]
+    timed_out_before = await timeouts(world.store, paused_games)
+    os.kill(victim.pid, signal.SIGSTOP)
+    paused_at = time.monotonic()
+    try:
+
+        async def taken_over() -> bool:
+            held = await owners(world.pool)
+            return len(held) == PARTITIONS and victim_member not in held.values()
+
+        await eventually(taken_over, within=30, interval=0.1, what="the leases to move")
+        moved_leases = time.monotonic() - paused_at
+        await asyncio.sleep(max(0.0, 12 - (time.monotonic() - paused_at)))  # the fault: 12 s
+    finally:
+        os.kill(victim.pid, signal.SIGCONT)
+    await finish(world, playing, game_ids)
+    assert await finished(world.store, game_ids)
+    refusals = [r for p in players for r in p.refusals]
+    lost_turns = await timeouts(world.store, paused_games) - timed_out_before
+    print(
+        f"\nreplica paused 12 s: games finished {len(game_ids)}, abandoned"
+        f" {await abandoned(world.store, game_ids)}, refusals {len(refusals)}, turns timed"
+        f" out on its games {lost_turns}, leases moved {moved_leases:.1f} s after SIGSTOP"
+    )
+    assert lost_turns == 0
+    assert refusals == []
+    await assert_epochs_never_go_back(world.store, game_ids)
+    for proc in replicas:
+        assert proc.poll() is None, world.processes.log(proc)[-2000:]
