@@ -16,7 +16,7 @@ served by uvicorn on the ops port. A service wraps its run in ``ops_server``::
 
     async with ops_server(settings.ops_port, checks={
         "postgres": postgres_check(pool),
-        "nats": nats_check(nc),
+        "nats": nats_check(health),  # events.bus.NatsHealth of the connection
     }):
         await stop.wait()
 
@@ -118,7 +118,7 @@ PARTITIONS_OWNED = Gauge(
 LEASE_CHANGES = Counter(
     "spades_lease_changes_total",
     "Leases this replica claimed or gave up, by what happened (claimed, released, rebalanced,"
-    " lost, expired, fenced).",
+    " lost, expired, fenced, withdrawn: NATS did not answer).",
     ["event"],
 )
 QUEUE_SIZE = Gauge(
