@@ -726,3 +726,31 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
     await assert_epochs_never_go_back(world.store, game_ids)
     for proc in replicas:
         assert proc.poll() is None, world.processes.log(proc)[-2000:]
+
+
+async def test_a_service_that_cannot_hear_nats_exits_to_be_restarted(
+    world: World, nats_url: str
+) -> None:
+    """A service whose NATS connection has not answered its own probe for
+    SPADES_NATS_DEAD_SECONDS exits non-zero (70) so its supervisor restarts it, instead of
+    staying up deaf. Before, nothing noticed: it stayed up, unheard, for as long as it took."""
+    from tests.netproxy import FreezableProxy
+
+    proxy = FreezableProxy.to_url(nats_url)
+    await proxy.start()
+    try:
+        relay = world.start("relay", SPADES_NATS_URL=proxy.url, SPADES_NATS_DEAD_SECONDS="4")
+        port = await eventually(lambda: ops_port_of(world, relay), within=60, what="ops port")
+        await eventually(
+            lambda: asyncio.to_thread(lambda: readyz(port) == 200), within=60, what="ready"
+        )
+        proxy.freeze()
+        frozen_at = time.monotonic()
+        await eventually(lambda: relay.poll() is not None, within=60, what="the relay to exit")
+        gave_up = time.monotonic() - frozen_at
+        assert relay.returncode == 70, world.processes.log(relay)[-2000:]
+        assert "giving up the NATS connection" in world.processes.log(relay)
+        print(f"\nrelay unheard on NATS exited (70) {gave_up:.1f} s after the cut")
+    finally:
+        proxy.thaw()
+        await proxy.close()
