@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import itertools
 import os
 import re
 import signal
@@ -143,8 +144,17 @@ class Player:
                 self.refusals.append(reply.code)
 
 
-async def open_games(nc: NATS, subjects: Subjects, count: int) -> list[Player]:
+async def open_games(
+    nc: NATS, subjects: Subjects, count: int, *, like_the_gateway: bool = False
+) -> list[Player]:
+    """Open ``count`` practice games, one person each; ``like_the_gateway``: the person's
+    client resends an unanswered request after the gateway's OWNER_TIMEOUT, not 10 s."""
     players = [Player(TableClient(nc, subjects, f"p{i}")) for i in range(count)]
+    if like_the_gateway:
+        from services.gateway.state import OWNER_TIMEOUT
+
+        for player in players:
+            player.client.request_timeout = OWNER_TIMEOUT
     for player in players:
         reply = await player.client.open_practice(target=TARGET)
         assert reply.ok, reply
@@ -496,7 +506,7 @@ async def test_a_paused_nats_server_leaves_no_service_deaf_and_readyz_says_so(
     nc = await connect(private_nats.url, name="test")
     subjects = Subjects(stream_prefix)
     try:
-        players = await open_games(nc, subjects, 4)
+        players = await open_games(nc, subjects, 4, like_the_gateway=True)
         game_ids = [p.game_id for p in players]
         playing = asyncio.gather(*(p.play() for p in players))
         await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="play")
@@ -510,6 +520,7 @@ async def test_a_paused_nats_server_leaves_no_service_deaf_and_readyz_says_so(
         assert pid is not None
         seen: dict[int, set[int]] = {port: set() for port in ports}
         os.kill(pid, signal.SIGSTOP)
+        fault_at = time.time()
         try:
             paused_at = time.monotonic()
             while time.monotonic() - paused_at < 3.0:  # the fault: 3 s, /readyz asked meanwhile
@@ -546,15 +557,27 @@ async def test_a_paused_nats_server_leaves_no_service_deaf_and_readyz_says_so(
         assert refusals == []
         for proc in services:
             assert proc.poll() is None, world.processes.log(proc)[-2000:]
-        stall = max(*answered.values(), moved_after)
         print(
             f"\nNATS paused 3 s: games finished {len(game_ids)}, abandoned"
             f" {await abandoned(world.store, game_ids)}, refusals {len(refusals)},"
             f" every service answered {max(answered.values()):.1f} s after SIGCONT,"
-            f" games moved {moved_after:.1f} s after (stall {3 + stall:.1f} s)"
+            f" games moved {moved_after:.1f} s after, longest stall of a game"
+            f" {await stall(world.store, game_ids, fault_at):.1f} s"
         )
     finally:
         await close_nats(nc)
+
+
+async def stall(store: PostgresEventStore, game_ids: list[str], fault_at: float) -> float:
+    """Return the longest time one of these games went without an event across ``fault_at``
+    (wall-clock seconds): how long its players waited because of the fault."""
+    longest = 0.0
+    for game_id in game_ids:
+        times = [s.recorded_at.timestamp() for s in await store.read(stream_of(game_id))]
+        for before, after in itertools.pairwise(times):
+            if before <= fault_at < after:
+                longest = max(longest, after - before)
+    return longest
 
 
 def ops_port_of(world: World, proc: subprocess.Popen[bytes]) -> int | None:
@@ -606,7 +629,7 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
 
         held = await eventually(two_owners, within=60, what="two replicas sharing partitions")
         victim_member = next(m for m in set(held.values()) if int(m.split(":")[2]) == victim.pid)
-        players = await open_games(nc, subjects, 8)
+        players = await open_games(nc, subjects, 8, like_the_gateway=True)
         game_ids = [p.game_id for p in players]
         cut = [g for g in game_ids if held[partition_of(g, PARTITIONS)] == victim_member]
         assert cut, "no game on the replica to cut off"
@@ -615,7 +638,7 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
         unfinished = [g for g in cut if not await finished(world.store, [g])]
         assert unfinished, "the cut-off replica's games finished before the fault"
         proxy.freeze()
-        frozen_at = time.monotonic()
+        frozen_at, fault_at = time.monotonic(), time.time()
         try:
 
             async def given_up() -> bool:
@@ -657,7 +680,8 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
             f"\nreplica cut off from NATS 30 s: games finished {len(game_ids)}, abandoned"
             f" {lost_seats}, refusals {len(refusals)}, turns timed out"
             f" {await timeouts(world.store, game_ids)}, leases given up {released:.1f} s,"
-            f" games moving on the other replica {taken_over:.1f} s after the cut"
+            f" games moving on the other replica {taken_over:.1f} s after the cut, longest"
+            f" stall of a game {await stall(world.store, unfinished, fault_at):.1f} s"
         )
     finally:
         proxy.thaw()
@@ -687,7 +711,7 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
         return held if len(held) == PARTITIONS and len(set(held.values())) == 2 else None
 
     await eventually(two_owners, within=60, what="two replicas sharing partitions")
-    players = await open_games(nc, subjects, 8)
+    players = await open_games(nc, subjects, 8, like_the_gateway=True)
     game_ids = [p.game_id for p in players]
     playing = asyncio.gather(*(p.play() for p in players))
     await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
@@ -700,7 +724,7 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
     paused_games = [g for g in unfinished if held[partition_of(g, PARTITIONS)] == victim_member]
     timed_out_before = await timeouts(world.store, paused_games)
     os.kill(victim.pid, signal.SIGSTOP)
-    paused_at = time.monotonic()
+    paused_at, fault_at = time.monotonic(), time.time()
     try:
 
         async def taken_over() -> bool:
@@ -719,7 +743,8 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
     print(
         f"\nreplica paused 12 s: games finished {len(game_ids)}, abandoned"
         f" {await abandoned(world.store, game_ids)}, refusals {len(refusals)}, turns timed"
-        f" out on its games {lost_turns}, leases moved {moved_leases:.1f} s after SIGSTOP"
+        f" out on its games {lost_turns}, leases moved {moved_leases:.1f} s after SIGSTOP,"
+        f" longest stall of a game {await stall(world.store, paused_games, fault_at):.1f} s"
     )
     assert lost_turns == 0
     assert refusals == []
