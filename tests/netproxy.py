@@ -24,6 +24,7 @@ class FreezableProxy:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._closing = False
 
     @classmethod
     def to_url(cls, url: str) -> FreezableProxy:
@@ -57,27 +58,40 @@ class FreezableProxy:
         self._flowing.set()
 
     async def close(self) -> None:
+        """Stop accepting, cut every connection, and wait until every socket is closed."""
+        self._closing = True
         if self._server is not None:
             self._server.close()
-        for writer in list(self._writers):
-            writer.close()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
             with contextlib.suppress(BaseException):
                 await task
+        for writer in list(self._writers):
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+        self._writers.clear()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
 
     async def _accept(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        me = asyncio.current_task()
+        assert me is not None
+        self._tasks.add(me)
         self._writers.add(client_w)
         try:
             await self._flowing.wait()  # a frozen network lets nothing through, not even a connect
+            if self._closing:
+                client_w.close()
+                return
             server_r, server_w = await asyncio.open_connection(self.target_host, self.target_port)
         except Exception:
             client_w.close()
             return
+        finally:
+            self._tasks.discard(me)
         self._writers.add(server_w)
         for reader, writer in ((client_r, server_w), (server_r, client_w)):
             task = asyncio.create_task(self._pipe(reader, writer))
