@@ -137,7 +137,7 @@ def _callbacks(name: str, on_event: ConnectionEvent | None) -> dict[str, Any]:
         count("error")
 
     async def closed() -> None:
-        log.warning("nats connection closed", connection=name)
+        log.info("nats connection closed", connection=name)
         count("closed")
 
     return {

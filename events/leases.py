@@ -41,9 +41,10 @@ on the partition's subject and its answers and frames leave on NATS. A replica t
 the database and not NATS would keep its leases and its turn timers, time out players whose
 commands cannot reach it, and finally hand their seats to bots (a fault test saw all six games
 of such a replica closed as abandoned within 30 s). So a group may be given ``able()``, the
-second half of being able to serve: the table's is "this replica's NATS connection answered
-its own end-to-end probe within the last ``SPADES_NATS_GRACE_SECONDS``" (`events.bus.
-NatsHealth`, a request to an inbox of its own, which cannot pass on a dead read loop). When
+second half of being able to serve: the table's (and matchmaking's) is "this replica's NATS
+connection answered its own end-to-end probe within the last ``SPADES_NATS_GRACE_SECONDS``"
+(`events.bus.NatsHealth`, a request to an inbox of its own, which cannot pass on a dead read
+loop). When
 ``able()`` turns false, the next loop turn *withdraws*: it stops serving every lease first
 (``on_lose``: timers cancelled, subscriptions dropped, games forgotten), then frees the rows
 and deletes its member row, so the others count it out of the live set at their next tick and

@@ -14,7 +14,7 @@
 | SPADES_ABANDON_STREAK | 3 | consecutive timeouts after which a bot takes the seat over |
 | SPADES_TABLE_PARTITIONS | 16 | game partitions shared out among table replicas |
 | SPADES_LEASE_SECONDS | 5 | lease time to live: a dead replica's games move within about this |
-| SPADES_NATS_GRACE_SECONDS | 3 | a table replica unheard on NATS this long gives its leases up |
+| SPADES_NATS_GRACE_SECONDS | 3 | a table or matchmaking replica unheard on NATS this long lets go |
 | SPADES_NATS_DEAD_SECONDS | 120 | a service unheard on NATS this long exits (70) to be restarted |
 | SPADES_REPLICA_ID | host:pid:random | this replica's name in lease groups (the pod's name) |
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |

@@ -136,6 +136,7 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
     nc = await connect(settings.nats_url, name=f"spades-{name}", on_event=_count_nats_event)
     health = NatsHealth(nc, name=f"spades-{name}", on_change=_show_nats_health)
     gave_up = ""
+    watch: asyncio.Task[str] | None = None
     try:
         js = nc.jetstream()
         await ensure_streams(js, subjects)
@@ -152,6 +153,8 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
         stop.set()
         gave_up = await watch
     finally:
+        if watch is not None and not watch.done():
+            watch.cancel()
         await health.stop()
         await close_nats(nc, drain_for=1.0 if gave_up else 5.0)
         await pool.close()
