@@ -81,6 +81,14 @@ RESUME_BACKOFF = Backoff(first=0.2, factor=2.0, most=2.0, jitter=0.1)
 # the jittered pause lets two replicas that keep colliding (a failover) fall out of step.
 CONFLICT_BACKOFF = Backoff(first=0.005, factor=4.0, most=0.08, jitter=0.5)
 CONFLICT_ATTEMPTS = 3
+# A person's turn is timed out only if this replica's NATS connection answered its own probe
+# (sent every second) within this many seconds: else his commands may not be reaching it.
+HEARD_WITHIN = 2.0
+
+
+class NatsUnheard(Exception):
+    """A timer did not act because this replica cannot tell that players can reach it."""
+
 
 _requests = msgspec.json.Decoder(wire.AnyTableRequest)
 _reply = msgspec.json.Decoder(wire.TableReply)
@@ -126,6 +134,10 @@ class TableService:
             interval=self.settings.lease_seconds / 5,
             # ownership needs NATS too: cut off from it, the replica gives its leases up
             able=None if health is None else lambda: health.answered_within(grace),
+        )
+        # whether this replica heard NATS lately: a person is timed out only then
+        self._heard: Callable[[], bool] = (
+            (lambda: True) if health is None else (lambda: health.answered_within(HEARD_WITHIN))
         )
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -693,6 +705,11 @@ class TableService:
                     events = table.bot_events(seat)
                     actor = BOT_ACTOR
                 else:
+                    if not self._heard():
+                        # The player may be sending and we may not be hearing: no timeout
+                        # for an outage of ours. Try again shortly; cut off for longer, the
+                        # replica lets the game go and its next owner restarts the clock.
+                        raise NatsUnheard("NATS does not answer this replica")
                     events = table.timeout_events(seat, self.settings.abandon_streak)
                     actor = TIMEOUT_ACTOR
                     self.log.info("turn timed out", seat=seat)
