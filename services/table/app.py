@@ -19,7 +19,8 @@ command id) or re-arms the timer with a backoff; nothing dies of it. While the l
 be renewed `/readyz` says so, and their validity running out stops the replica serving. A
 replica whose NATS connection does not answer its own probe for SPADES_NATS_GRACE_SECONDS
 gives its leases up the same way (timers first) and claims again once it answers (the
-argument is in `events.leases`).
+argument is in `events.leases`); meanwhile it times no person out. A game served again after
+nobody served it gives the person on turn a full turn from then (`Table.resume_clock`).
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append, answer.
 
