@@ -31,7 +31,7 @@ from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, NotFoundError
 
-from events.logs import get_logger
+from events.logs import fresh_ids, get_logger
 from events.retry import Backoff
 from events.subjects import Subjects
 
@@ -123,21 +123,28 @@ def _callbacks(name: str, on_event: ConnectionEvent | None) -> dict[str, Any]:
             with contextlib.suppress(Exception):
                 on_event(what)
 
+    # Every line of the connection's own work carries one request id naming it.
+    work = f"nats:{name}"
+
     async def disconnected() -> None:
-        log.warning("nats disconnected", connection=name)
+        with fresh_ids(request_id=work):
+            log.warning("nats disconnected", connection=name)
         count("disconnected")
 
     async def reconnected() -> None:
-        log.info("nats reconnected", connection=name)
+        with fresh_ids(request_id=work):
+            log.info("nats reconnected", connection=name)
         count("reconnected")
 
     async def error(exc: Exception) -> None:
         # The type only: a message can name the server's address and credentials' user.
-        log.warning("nats connection error", connection=name, error=type(exc).__name__)
+        with fresh_ids(request_id=work):
+            log.warning("nats connection error", connection=name, error=type(exc).__name__)
         count("error")
 
     async def closed() -> None:
-        log.info("nats connection closed", connection=name)
+        with fresh_ids(request_id=work):
+            log.info("nats connection closed", connection=name)
         count("closed")
 
     return {
@@ -292,6 +299,15 @@ class NatsHealth:
         alive = self.alive
         if alive == self._was_alive:
             return
+        with fresh_ids(request_id=f"nats:{self.name}"):
+            self._log_change(alive)
+        self._was_alive = alive
+        self.changed.set()
+        if self._on_change is not None:
+            with contextlib.suppress(Exception):
+                self._on_change(alive)
+
+    def _log_change(self, alive: bool) -> None:
         if alive:
             log.info("nats answers again", connection=self.name)
         else:
@@ -302,11 +318,6 @@ class NatsHealth:
                 connected=self.nc.is_connected,
                 read_loop=_read_loop_alive(self.nc),
             )
-        self._was_alive = alive
-        self.changed.set()
-        if self._on_change is not None:
-            with contextlib.suppress(Exception):
-                self._on_change(alive)
 
 
 async def close_nats(nc: NATS, *, drain_for: float = 5.0) -> None:

@@ -29,6 +29,7 @@ from nats.js import JetStreamContext
 from events.bus import NatsHealth, close_nats, connect, ensure_streams
 from events.consumer import Handler, consume
 from events.envelope import REGISTRY
+from events.logs import bind_ids
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
 from services import logs, ops
@@ -98,6 +99,7 @@ def _show_nats_health(alive: bool) -> None:
 
 async def _watch_nats(health: NatsHealth, stop: asyncio.Event, log: Any, dead_after: float) -> str:
     """Return why the connection is given up (set ``stop`` first), once it must be."""
+    bind_ids(request_id=f"nats:{health.name}")  # this task's lines: the connection's work
     while not stop.is_set():
         if health.fatal:
             why = "the NATS client cannot recover (closed, or its read loop ended)"
