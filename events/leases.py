@@ -44,11 +44,10 @@ of such a replica closed as abandoned within 30 s). So a group may be given ``ab
 second half of being able to serve: the table's (and matchmaking's) is "this replica's NATS
 connection answered its own end-to-end probe within the last ``SPADES_NATS_GRACE_SECONDS``"
 (`events.bus.NatsHealth`, a request to an inbox of its own, which cannot pass on a dead read
-loop). When
-``able()`` turns false, the next loop turn *withdraws*: it stops serving every lease first
-(``on_lose``: timers cancelled, subscriptions dropped, games forgotten), then frees the rows
-and deletes its member row, so the others count it out of the live set at their next tick and
-claim its share at once instead of after a ``ttl``. While ``able()`` stays false it neither
+loop). When ``able()`` turns false, the next loop turn *withdraws*: it stops serving every
+lease first (``on_lose``: timers cancelled, subscriptions dropped, games forgotten), then frees
+the rows and deletes its member row, so the others count it out of the live set at their next
+tick and claim its share at once instead of after a ``ttl``. While ``able()`` stays false it neither
 heartbeats nor claims; when it turns true it heartbeats again (one settling tick), the others
 see a new member and release its share, and it claims it back. Safety does not depend on
 any of this (the fence still refuses a stale writer); it is liveness: a partition is owned by
