@@ -35,6 +35,25 @@ replica and, once a second (``interval``):
   process paused longer than ``margin`` mid-request), the first fence still keeps the log
   whole, and the paused replica's append fails with `Fenced` instead of applying.
 
+**Why a replica cut off from NATS gives its leases up (ownership needs both halves).** Leases
+are renewed through PostgreSQL, but a partition is served through NATS: its commands arrive
+on the partition's subject and its answers and frames leave on NATS. A replica that reaches
+the database and not NATS would keep its leases and its turn timers, time out players whose
+commands cannot reach it, and finally hand their seats to bots (a fault test saw all six games
+of such a replica closed as abandoned within 30 s). So a group may be given ``able()``, the
+second half of being able to serve: the table's (and matchmaking's) is "this replica's NATS
+connection answered its own end-to-end probe within the last ``SPADES_NATS_GRACE_SECONDS``"
+(`events.bus.NatsHealth`, a request to an inbox of its own, which cannot pass on a dead read
+loop). When ``able()`` turns false, the next loop turn *withdraws*: it stops serving every
+lease first (``on_lose``: timers cancelled, subscriptions dropped, games forgotten), then frees
+the rows and deletes its member row, so the others count it out of the live set at their next
+tick and claim its share at once instead of after a ``ttl``. While ``able()`` stays false it neither
+heartbeats nor claims; when it turns true it heartbeats again (one settling tick), the others
+see a new member and release its share, and it claims it back. Safety does not depend on
+any of this (the fence still refuses a stale writer); it is liveness: a partition is owned by
+a replica that both halves of the platform can reach. When the database is away too, the
+rows cannot be freed: the validity runs out as above, and the others claim after the ``ttl``.
+
 A database restart drops no lease (the rows are durable) and takes no advisory lock with it.
 While the database is away no renewal succeeds, so every replica stops serving when its
 validity runs out; when it is back, the first successful tick only heartbeats (every replica
@@ -166,6 +185,7 @@ class LeaseGroup:
         interval: float = 1.0,
         margin: float | None = None,
         tick_timeout: float | None = None,
+        able: Callable[[], bool] | None = None,
     ) -> None:
         if ttl <= 2 * interval:
             raise ValueError(f"a lease's ttl ({ttl} s) must exceed two renewals ({interval} s)")
@@ -184,6 +204,9 @@ class LeaseGroup:
         self.tick_timeout = tick_timeout if tick_timeout is not None else ttl - self.margin
         self._on_gain = on_gain
         self._on_lose = on_lose
+        self.able = able
+        """Besides the database, whether this replica can serve (the table: NATS answers)."""
+        self.withdrawn = False
         self.log = log
         self.held: dict[str, _Held] = {}
         self.last_sync = -math.inf
@@ -211,6 +234,14 @@ class LeaseGroup:
         """A /readyz check: the replica can reach the database to keep its leases."""
         return self.healthy
 
+    def _able(self) -> bool:
+        if self.able is None:
+            return True
+        try:
+            return bool(self.able())
+        except Exception:
+            return False
+
     # -- the loop -------------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -224,6 +255,16 @@ class LeaseGroup:
         try:
             await self._ensure_rows(stop)
             while not stop.is_set():
+                if not self._able():
+                    if not self.withdrawn:
+                        await self._withdraw()
+                    settle = True
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), self.interval)
+                    continue
+                if self.withdrawn:
+                    self.withdrawn = False
+                    self.log.info("able to serve again: rejoining", group=self.group)
                 try:
                     async with asyncio.timeout(self.tick_timeout):
                         gained = await self._tick(claim=not settle)
@@ -349,22 +390,40 @@ class LeaseGroup:
         names = {name for name in names if self.held.pop(name, None) is not None}
         if not names:
             return
-        log = self.log.warning if why in ("lost", "expired") else self.log.info
+        log = self.log.warning if why in ("lost", "expired", "withdrawn") else self.log.info
         log("leases given up", group=self.group, leases=sorted(names), why=why)
         try:
             await self._on_lose(names, why)
         except Exception:
             self.log.exception("stopping leased work failed", leases=sorted(names))
 
-    async def _release(self, names: set[str]) -> None:
+    async def _release(self, names: set[str], why: str = "released") -> None:
         """Stop serving ``names``, then free their rows so the next owner claims at once."""
         epochs = {name: self.held[name].epoch for name in names if name in self.held}
-        await self._drop(set(epochs), "released")
+        await self._drop(set(epochs), why)
         if not epochs:
             return
         with contextlib.suppress(Exception):
             async with asyncio.timeout(2.0):
                 await self.pool.execute(_RELEASE, list(epochs), self.member, list(epochs.values()))
+
+    async def _withdraw(self) -> None:
+        """Stop serving everything, free the rows, and leave the live set (see the module doc)."""
+        self.withdrawn = True
+        self.log.warning(
+            "cannot serve: withdrawing from the lease group",
+            group=self.group,
+            leases=sorted(self.held),
+        )
+        # stop serving first (on_lose: timers, subscriptions), then free the rows
+        await self._release(set(self.held), why="withdrawn")
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(2.0):
+                await self.pool.execute(
+                    "DELETE FROM spades_lease_members WHERE grp = $1 AND member = $2",
+                    self.group,
+                    self.member,
+                )
 
     async def _release_all(self) -> None:
         await self._release(set(self.held))

@@ -22,6 +22,7 @@ import msgspec
 from asyncpg.pool import PoolConnectionProxy
 
 from events.envelope import Metadata, NewEvent, StoredEvent
+from events.logs import get_logger
 from events.store import (
     START,
     Checkpoint,
@@ -30,6 +31,7 @@ from events.store import (
     Fence,
     Fenced,
     is_retry_of,
+    same_ids,
 )
 
 # A plain connection or one borrowed from a pool (asyncpg hands out proxies).
@@ -49,6 +51,8 @@ __all__ = [
 
 _metadata_encoder = msgspec.json.Encoder()
 _metadata_decoder = msgspec.json.Decoder(Metadata)
+
+_log = get_logger("store")
 
 
 async def _release_without_reset(conn: asyncpg.Connection) -> None:
@@ -282,6 +286,15 @@ async def _explain_refusal(
     stored = [_row_to_event(row) for row in slots]
     if is_retry_of(item.events, stored):
         return stored
+    if same_ids(item.events, stored):
+        # A late append of the same ids with another content (two writers acting on one
+        # version): a different write, never taken for a retry. Ids and types only here.
+        _log.warning(
+            "an append reused stored event ids with other content: refused as a conflict",
+            stream_id=item.stream_id,
+            expected_version=item.expected_version,
+            types=[e.type for e in item.events],
+        )
     if item.fence is not None:
         epoch = await conn.fetchval(
             "SELECT epoch FROM spades_leases WHERE name = $1", item.fence.name

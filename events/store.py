@@ -12,7 +12,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import NamedTuple, Protocol
 
+import msgspec
+
 from events.envelope import NewEvent, StoredEvent
+from events.logs import get_logger
 
 __all__ = [
     "START",
@@ -25,6 +28,8 @@ __all__ = [
     "InMemoryEventStore",
     "checkpoint_of",
     "is_retry_of",
+    "same_content",
+    "same_ids",
 ]
 
 
@@ -111,10 +116,44 @@ class EventStore(Protocol):
 
 
 def is_retry_of(events: Sequence[NewEvent], stored: Sequence[StoredEvent]) -> bool:
-    """Return whether `stored` (the slots the append aimed at) hold exactly these event ids."""
+    """Return whether `stored` (the slots the append aimed at) hold exactly these events:
+    the same ids *and* the same content (type, schema version, payload).
+
+    Ids alone are not enough: a bot's or a timer's move takes its ids from the game and the
+    version it acts on, so two replicas acting on one version (one of them paused past its
+    lease, resuming with the append in flight) make the same ids; a time-limited bot may not
+    make the same move. Such an append is a different write, refused as a conflict, and the
+    writer reloads the log instead of publishing what it computed. The metadata is not
+    compared: a retry of one command records its own deadline and epoch.
+    """
+    return len(stored) == len(events) and all(
+        s.event_id == e.event_id and same_content(e, s) for s, e in zip(stored, events, strict=True)
+    )
+
+
+def same_ids(events: Sequence[NewEvent], stored: Sequence[StoredEvent]) -> bool:
+    """Return whether `stored` holds these event ids, whatever their content."""
     return len(stored) == len(events) and all(
         s.event_id == e.event_id for s, e in zip(stored, events, strict=True)
     )
+
+
+def same_content(new: NewEvent, stored: StoredEvent) -> bool:
+    """Return whether ``new`` writes what ``stored`` holds: type, schema version, payload."""
+    if new.type != stored.type or new.schema_version != stored.schema_version:
+        return False
+    if bytes(new.data) == bytes(stored.data):
+        return True
+    try:  # the same JSON written differently (whitespace, key order) is the same payload
+        return bool(_json.decode(bytes(new.data)) == _json.decode(bytes(stored.data)))
+    except msgspec.DecodeError:
+        return False
+
+
+_json = msgspec.json.Decoder()
+
+
+_log = get_logger("store")
 
 
 class InMemoryEventStore:
@@ -139,6 +178,12 @@ class InMemoryEventStore:
             slots = stream[expected_version : expected_version + len(events)]
             if expected_version >= 0 and is_retry_of(events, slots):
                 return list(slots)
+            if same_ids(events, slots):
+                _log.warning(
+                    "an append reused stored event ids with other content: refused",
+                    stream_id=stream_id,
+                    expected_version=expected_version,
+                )
             raise ConcurrencyConflict(stream_id, expected_version, len(stream))
         if len({e.event_id for e in events}) != len(events) or any(
             e.event_id in self._ids for e in events

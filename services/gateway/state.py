@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections import Counter, deque
 from collections.abc import Callable
@@ -115,10 +116,18 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
 
 
 # How long a table request keeps being sent while the game's partition changes hands (a
-# replica died or the database restarted): nobody listens, or the replica answers
-# ``unavailable``. Safe to resend: a command carries its id, and a retried id is not applied
-# twice. Past this the player gets ``unavailable`` and resends himself.
-FAILOVER_WAIT = 8.0
+# replica died, was paused or cut off from NATS, or the database restarted): nobody listens,
+# the replica answers ``unavailable``, or it does not answer at all (a paused or cut-off owner
+# whose subscription the server still holds swallows the request). The take-over of such a
+# partition takes a lease's time to live (SPADES_LEASE_SECONDS, 5 s) and a tick, or the NATS
+# grace (SPADES_NATS_GRACE_SECONDS, 3 s) and a tick; this covers either with room to spare.
+# Safe to resend: a command carries its id, and a retried id is not applied twice. Past this
+# the player gets ``unavailable`` and resends himself.
+FAILOVER_WAIT = 12.0
+# How long one send waits for its answer before it is sent again (same bytes, same command
+# id): a live owner answers in milliseconds; a slow one that answers the first send later
+# answers the resend ``retry`` from what it recorded.
+OWNER_TIMEOUT = 3.0
 
 
 # The pauses between two sends of a table request while its partition changes hands.
@@ -132,23 +141,32 @@ async def _ask_owner(
 ) -> Reply:
     """Send ``request`` to the table replica owning ``game_id`` until one answers with
     anything but ``unavailable`` or `FAILOVER_WAIT` runs out; raise `Unavailable` when the
-    last try found no replica listening or one timed out."""
+    last try found no replica listening or went unanswered.
+
+    A send left unanswered is sent again, to whoever owns the game by then: the owner may have
+    been paused or cut off and the partition be changing hands (issue 25: the gateway gave up
+    at its first timeout, and a player saw ``unavailable`` during a 5 s take-over).
+    """
     subject = _table_subject(gateway.subjects, game_id, gateway.settings.table_partitions)
     body = _encoder.encode(request)
     reply: Reply | None = None
+    failure = "NoRespondersError"
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FAILOVER_WAIT
     async for _attempt in OWNER_BACKOFF.attempts(within=FAILOVER_WAIT):
+        wait = max(0.5, min(OWNER_TIMEOUT, deadline - loop.time()))
         try:
-            msg = await gateway.nc.request(subject, body, timeout=REQUEST_TIMEOUT)
-        except nats.errors.NoRespondersError:
-            reply = None
+            msg = await gateway.nc.request(subject, body, timeout=wait)
+        except (nats.errors.NoRespondersError, nats.errors.TimeoutError) as exc:
+            reply, failure = None, type(exc).__name__
+            if loop.time() >= deadline:
+                break
             continue
-        except nats.errors.TimeoutError as exc:
-            raise Unavailable(type(exc).__name__) from None
         reply = decode(msg.data)
         if reply.code != "unavailable":
             return reply
     if reply is None:
-        raise Unavailable("NoRespondersError")
+        raise Unavailable(failure)
     return reply
 
 

@@ -520,6 +520,7 @@ class _Owner:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
+        health, grace = rt.nats_health, rt.settings.nats_grace_seconds
         self.leases = LeaseGroup(
             rt.pool,
             group=f"{rt.subjects.prefix}{LEASE}",
@@ -530,6 +531,8 @@ class _Owner:
             log=rt.log,
             ttl=rt.settings.lease_seconds,
             interval=rt.settings.lease_seconds / 5,
+            # a ladder is served through NATS too: cut off from it, give the ladder up
+            able=None if health is None else lambda: health.answered_within(grace),
         )
         self.mm = Matchmaker(rt.store, rt.pool, rt.log, self.leases.fence)
         self.pairing: asyncio.Task[None] | None = None

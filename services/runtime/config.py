@@ -15,6 +15,8 @@
 | SPADES_BOT_SECONDS | 0.15 | the strong bot's time budget per decision, in the bot tier |
 | SPADES_TABLE_PARTITIONS | 16 | game partitions shared out among table replicas |
 | SPADES_LEASE_SECONDS | 5 | lease time to live: a dead replica's games move within about this |
+| SPADES_NATS_GRACE_SECONDS | 3 | a table or matchmaking replica unheard on NATS this long lets go |
+| SPADES_NATS_DEAD_SECONDS | 120 | a service unheard on NATS this long exits (70) to be restarted |
 | SPADES_REPLICA_ID | host:pid:random | this replica's name in lease groups (the pod's name) |
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
 | SPADES_FAIRPLAY_DAYS | 7 | days an address or device links accounts (never at one ranked table) |
@@ -60,6 +62,8 @@ class Settings:
     bot_seconds: Positive = 0.15
     table_partitions: AtLeastOne = 16
     lease_seconds: Positive = 5.0
+    nats_grace_seconds: Positive = 3.0
+    nats_dead_seconds: Positive = 120.0
     replica_id: str = ""
     jwt_secret: str = ""
     fairplay_days: NonNegative = 7.0

@@ -16,7 +16,7 @@ served by uvicorn on the ops port. A service wraps its run in ``ops_server``::
 
     async with ops_server(settings.ops_port, checks={
         "postgres": postgres_check(pool),
-        "nats": nats_check(nc),
+        "nats": nats_check(health),  # events.bus.NatsHealth of the connection
     }):
         await stop.wait()
 
@@ -131,7 +131,7 @@ PARTITIONS_OWNED = Gauge(
 LEASE_CHANGES = Counter(
     "spades_lease_changes_total",
     "Leases this replica claimed or gave up, by what happened (claimed, released, rebalanced,"
-    " lost, expired, fenced).",
+    " lost, expired, fenced, withdrawn: NATS did not answer).",
     ["event"],
 )
 QUEUE_SIZE = Gauge(
@@ -180,6 +180,17 @@ EVENT_LOOP_LAG = Gauge(
     "How late this process's event loop ran a timer that was due (sampled every 0.25 s): a "
     "starved loop shows here and on /readyz before its leases or pings suffer.",
 )
+NATS_CONNECTION_EVENTS = Counter(
+    "spades_nats_connection_events",
+    "Changes of this process's NATS connection, by what happened (disconnected, reconnected,"
+    " error, closed, and unanswered/answered for its own end-to-end probe).",
+    ["event"],
+)
+NATS_ALIVE = Gauge(
+    "spades_nats_alive",
+    "1 while this process's NATS connection answers its own end-to-end probe (a request to"
+    " an inbox of its own) within the last few seconds, else 0.",
+)
 
 PLATFORM_METRICS = (
     COMMANDS_HANDLED,
@@ -200,6 +211,8 @@ PLATFORM_METRICS = (
     BOT_DECISION_SECONDS,
     TABLE_BOT_MOVES,
     EVENT_LOOP_LAG,
+    NATS_CONNECTION_EVENTS,
+    NATS_ALIVE,
 )
 
 
@@ -235,26 +248,45 @@ class Readiness:
         }
 
 
-async def _run_check(check: Check, limit_seconds: float) -> str | None:
+async def _run_check(check: Check) -> str | None:
     """Return None when the check passes, else a short reason (no message text)."""
     try:
-        async with asyncio.timeout(limit_seconds):
-            result = await check()
-    except TimeoutError:
-        return "timeout"
+        result = await check()
     except Exception as exc:  # a check's failure is data here, not a crash
         # The type only: a driver's message can carry a DSN, and /readyz is unauthenticated.
         return type(exc).__name__
     return "failed" if result is False else None
 
 
+# Checks still running past their limit: cancelled, and kept referenced until they end.
+_abandoned: set[asyncio.Task[str | None]] = set()
+
+
 async def run_checks(
     checks: Mapping[str, Check], limit_seconds: float = CHECK_TIMEOUT_SECONDS
 ) -> Readiness:
-    """Return the readiness of ``checks``, run concurrently, each within ``limit_seconds``."""
+    """Return the readiness of ``checks``, run concurrently, within ``limit_seconds`` in all.
+
+    The deadline is the answer's, whatever the network does: a check still running then is
+    "timeout", cancelled and left to end on its own. (Awaiting its cancellation could take as
+    long as the network lets it: a driver cancelling a query on a black-holed connection
+    waits for the socket, and /readyz then did not answer at all.)
+    """
     names = tuple(checks)
-    results = await asyncio.gather(*(_run_check(checks[n], limit_seconds) for n in names))
-    down = {name: reason for name, reason in zip(names, results, strict=True) if reason}
+    tasks = {name: asyncio.ensure_future(_run_check(checks[name])) for name in names}
+    if tasks:
+        await asyncio.wait(tasks.values(), timeout=limit_seconds)
+    down: dict[str, str] = {}
+    for name, task in tasks.items():
+        if not task.done():
+            task.cancel()
+            _abandoned.add(task)
+            task.add_done_callback(_abandoned.discard)
+            down[name] = "timeout"
+        elif task.cancelled():
+            down[name] = "cancelled"
+        elif (reason := task.result()) is not None:
+            down[name] = reason
     if down:
         log.warning("not ready", down=down)
     return Readiness(down=down, checked=names)
@@ -264,11 +296,8 @@ class _Pool(Protocol):
     async def fetchval(self, query: str) -> object: ...
 
 
-class _Nats(Protocol):
-    @property
-    def is_connected(self) -> bool: ...
-
-    async def flush(self, timeout: int = ...) -> None: ...  # noqa: ASYNC109 - nats.py's API
+class _NatsHealth(Protocol):
+    async def check(self) -> bool: ...
 
 
 def postgres_check(pool: _Pool) -> Check:
@@ -280,16 +309,15 @@ def postgres_check(pool: _Pool) -> Check:
     return check
 
 
-def nats_check(nc: _Nats) -> Check:
-    """Return a check that ``nc`` (a nats.py client) is connected and the server answers."""
+def nats_check(health: _NatsHealth) -> Check:
+    """Return a check that NATS answered the connection's own probe lately.
 
-    async def check() -> bool:
-        if not nc.is_connected:
-            return False
-        await nc.flush(timeout=1)  # a PING/PONG round trip: the server, not just the socket
-        return True
-
-    return check
+    ``health`` is the connection's `events.bus.NatsHealth`: a request to an inbox of its own,
+    answered by itself, every second. Not ``flush()``: with nats-py 2.16 a flush passes on a
+    connection whose read loop has died (docs/nats-py-pong.md), and the service was deaf for
+    minutes while it said it was ready.
+    """
+    return health.check
 
 
 # --- the ops server: an ASGI app under uvicorn ---------------------------------------------

@@ -4,11 +4,18 @@ A service is an ``async def main(rt: Runtime) -> None`` that starts its work and
 ``rt.stop`` is set. `run_service` opens every resource before it and closes them after it in
 reverse order: on SIGTERM the service stops taking new work, finishes what is in flight, then
 NATS is drained (pending replies and acks flushed) before the pool closes.
+
+NATS health. Every service probes its own connection end to end (`events.bus.NatsHealth`);
+/readyz's ``nats`` check is that probe. A client that cannot recover by itself (closed, or
+connected with its read loop gone), or a probe that has failed for `NATS_DEAD_SECONDS` on
+end, stops the service and makes the process exit with `EXIT_NATS_DEAD` (70): a process
+manager (Kubernetes, `spades dev`) starts it again, where staying up would leave it deaf.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -19,9 +26,10 @@ import structlog
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
-from events.bus import close_nats, connect, ensure_streams
+from events.bus import NatsHealth, close_nats, connect, ensure_streams
 from events.consumer import Handler, consume
 from events.envelope import REGISTRY
+from events.logs import bind_ids
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
 from services.runtime import logs, ops
@@ -44,6 +52,8 @@ class Runtime:
     log: Any
     checks: dict[str, ops.Check] = field(default_factory=dict)
     """The /readyz checks; a service adds its own (the table: its leases are being renewed)."""
+    nats_health: NatsHealth | None = None
+    """The end-to-end probe of ``nc`` (the table gives its leases up while it fails)."""
 
     def consume(
         self, consumer: str, filter_subject: str, handler: Handler, **options: Any
@@ -72,6 +82,39 @@ def _show_consumer_lag(consumer: str, messages: int) -> None:
 
 ServiceMain = Callable[[Runtime], Awaitable[None]]
 
+# A NATS connection that has not answered its own probe for SPADES_NATS_DEAD_SECONDS (120 s)
+# is given up: the process exits with EXIT_NATS_DEAD and its supervisor starts it again. Longer
+# than any outage the client rides out by reconnecting (a NATS restart, a partition).
+EXIT_NATS_DEAD = 70  # EX_SOFTWARE
+
+
+def _count_nats_event(what: str) -> None:
+    ops.NATS_CONNECTION_EVENTS.labels(event=what).inc()
+
+
+def _show_nats_health(alive: bool) -> None:
+    ops.NATS_ALIVE.set(1 if alive else 0)
+    _count_nats_event("answered" if alive else "unanswered")
+
+
+async def _watch_nats(health: NatsHealth, stop: asyncio.Event, log: Any, dead_after: float) -> str:
+    """Return why the connection is given up (set ``stop`` first), once it must be."""
+    bind_ids(request_id=f"nats:{health.name}")  # this task's lines: the connection's work
+    while not stop.is_set():
+        if health.fatal:
+            why = "the NATS client cannot recover (closed, or its read loop ended)"
+            break
+        if health.dead_for > dead_after:
+            why = f"NATS has not answered for {dead_after:.0f} s"
+            break
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1.0)
+    else:
+        return ""
+    log.error("giving up the NATS connection: exiting to be restarted", why=why)
+    stop.set()
+    return why
+
 
 async def run_service(name: str, main: ServiceMain, settings: Settings | None = None) -> None:
     """Run ``main`` as service ``name`` until SIGINT/SIGTERM, with every resource around it."""
@@ -92,26 +135,39 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
 
     subjects = Subjects(settings.nats_prefix)
     pool = await create_pool(settings.database_url)
-    nc = await connect(settings.nats_url, name=f"spades-{name}")
+    nc = await connect(settings.nats_url, name=f"spades-{name}", on_event=_count_nats_event)
+    health = NatsHealth(nc, name=f"spades-{name}", on_change=_show_nats_health)
+    gave_up = ""
+    watch: asyncio.Task[str] | None = None
     lag = LoopLag()
     sampler = asyncio.create_task(lag.run())
     try:
         js = nc.jetstream()
         await ensure_streams(js, subjects)
+        await health.start()
+        watch = asyncio.create_task(_watch_nats(health, stop, log, settings.nats_dead_seconds))
         store = PostgresEventStore(pool)
         checks = {
             "postgres": ops.postgres_check(pool),
-            "nats": ops.nats_check(nc),
+            "nats": ops.nats_check(health),
             "event_loop": lag.check(),
         }
         async with ops.ops_server(settings.ops_port, checks) as server:
             log.info("service started", ops_port=server.port, event_loop=current_loop_name())
-            rt = Runtime(name, settings, subjects, pool, store, nc, js, stop, log, checks)
+            rt = Runtime(name, settings, subjects, pool, store, nc, js, stop, log, checks, health)
             await main(rt)
             log.info("service stopping")
             await store.aclose()
+        stop.set()
+        gave_up = await watch
     finally:
         sampler.cancel()
-        await close_nats(nc)
+        if watch is not None and not watch.done():
+            watch.cancel()
+        await health.stop()
+        await close_nats(nc, drain_for=1.0 if gave_up else 5.0)
         await pool.close()
+    if gave_up:
+        log.info("service stopped", exit_code=EXIT_NATS_DEAD)
+        raise SystemExit(EXIT_NATS_DEAD)
     log.info("service stopped")

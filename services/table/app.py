@@ -16,7 +16,11 @@ holds a game it cannot drive.
 
 Faults. A database or NATS error fails the one request (``unavailable``: send it again, same
 command id) or re-arms the timer with a backoff; nothing dies of it. While the leases cannot
-be renewed `/readyz` says so, and their validity running out stops the replica serving.
+be renewed `/readyz` says so, and their validity running out stops the replica serving. A
+replica whose NATS connection does not answer its own probe for SPADES_NATS_GRACE_SECONDS
+gives its leases up the same way (timers first) and claims again once it answers (the
+argument is in `events.leases`); meanwhile it times no person out. A game served again after
+nobody served it gives the person on turn a full turn from then (`Table.resume_clock`).
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append, answer.
 
@@ -81,6 +85,14 @@ RESUME_BACKOFF = Backoff(first=0.2, factor=2.0, most=2.0, jitter=0.1)
 # the jittered pause lets two replicas that keep colliding (a failover) fall out of step.
 CONFLICT_BACKOFF = Backoff(first=0.005, factor=4.0, most=0.08, jitter=0.5)
 CONFLICT_ATTEMPTS = 3
+# A person's turn is timed out only if this replica's NATS connection answered its own probe
+# (sent every second) within this many seconds: else his commands may not be reaching it.
+HEARD_WITHIN = 2.0
+
+
+class NatsUnheard(Exception):
+    """A timer did not act because this replica cannot tell that players can reach it."""
+
 
 _requests = msgspec.json.Decoder(wire.AnyTableRequest)
 _reply = msgspec.json.Decoder(wire.TableReply)
@@ -111,7 +123,12 @@ class TableService:
         self.inflight: set[asyncio.Task[Any]] = set()
         self.bots = BotTier(rt, self.log)
         self.catchups = Catchups()
+        # game -> (version, deadline): a turn clock extended when the game was taken over
+        # (`Table.resume_clock`), kept while the game stays at that version so a reload from
+        # the log (a conflict) does not bring the old deadline back.
+        self.resumed_clocks: dict[str, tuple[int, float]] = {}
         partitions = self.settings.table_partitions
+        health, grace = rt.nats_health, self.settings.nats_grace_seconds
         self.leases = LeaseGroup(
             rt.pool,
             group=f"{rt.subjects.prefix}{LEASE_GROUP}",
@@ -122,6 +139,12 @@ class TableService:
             log=self.log,
             ttl=self.settings.lease_seconds,
             interval=self.settings.lease_seconds / 5,
+            # ownership needs NATS too: cut off from it, the replica gives its leases up
+            able=None if health is None else lambda: health.answered_within(grace),
+        )
+        # whether this replica heard NATS lately: a person is timed out only then
+        self._heard: Callable[[], bool] = (
+            (lambda: True) if health is None else (lambda: health.answered_within(HEARD_WITHIN))
         )
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -201,6 +224,7 @@ class TableService:
             timer.cancel()
         self.tables.pop(game_id, None)
         self.retries.pop(game_id, None)
+        self.resumed_clocks.pop(game_id, None)
         if game_id in self.finished.tables:
             self.finished.pop(game_id)
             self._count_finished()
@@ -238,6 +262,14 @@ class TableService:
             async with self._lock(game_id):
                 table = await self._load(game_id, fresh=True)
                 if table is not None:
+                    moved = table.resume_clock(time.time())
+                    if moved > 0:
+                        self.resumed_clocks[game_id] = (table.version, table.deadline)
+                        self.log.info(
+                            "turn clock extended after the game went unserved",
+                            game_id=game_id,
+                            seconds=round(moved, 1),
+                        )
                     self._schedule(table)
                     await self._publish(table, audiences.nudge(table))
                     resumed += 1
@@ -269,6 +301,13 @@ class TableService:
         table = Table(game_id)
         for stored in await self.rt.store.read(stream_of(game_id)):
             table.fold(stored, REGISTRY.decode(stored))
+        resumed = self.resumed_clocks.get(game_id)
+        if resumed is not None:
+            if resumed[0] == table.version:  # still the turn whose clock was extended
+                table.deadline = resumed[1]
+                table.turn_deadline = resumed[1]
+            else:
+                del self.resumed_clocks[game_id]
         if table.opened is None or self.fence(game_id) is None:
             self.tables.pop(game_id, None)
             return None if table.opened is None else table
@@ -746,6 +785,11 @@ class TableService:
                     events = table.bot_events(seat, move)
                     actor = BOT_ACTOR
                 else:
+                    if not self._heard():
+                        # The player may be sending and we may not be hearing: no timeout
+                        # for an outage of ours. Try again shortly; cut off for longer, the
+                        # replica lets the game go and its next owner restarts the clock.
+                        raise NatsUnheard("NATS does not answer this replica")
                     events = table.timeout_events(seat, self.settings.abandon_streak, move)
                     actor = TIMEOUT_ACTOR
                     self.log.info("turn timed out", seat=seat)

@@ -227,6 +227,26 @@ class Table:
             return 0.0
         return wire.turn_deadline(opened, now) or 0.0
 
+    def resume_clock(self, now: float) -> float:
+        """The game is served again after nobody served it (a take-over, a database or NATS
+        outage): give the person on turn his turn again from ``now``, never less than the
+        log recorded. Return the seconds the deadline moved (0: nothing to extend).
+
+        Nobody knows when the last owner stopped serving, only that it was after the last
+        event; the time a game went unserved is at most ``now`` minus that event's time, so
+        a full turn from ``now`` extends the deadline by at least the outage (and by at most
+        one turn). Both the timer (``deadline``) and the clock every watcher is told
+        (``turn_deadline``) move together, so they agree."""
+        opened, seat = self.opened, self.seat_to_act()
+        if opened is None or opened.turn_seconds <= 0 or self.deadline <= 0 or seat is None:
+            return 0.0
+        if seat in self.bot_seats():
+            return 0.0
+        extended = max(self.deadline, now + opened.turn_seconds)
+        moved, self.deadline = extended - self.deadline, extended
+        self.turn_deadline = extended
+        return moved
+
     def seat_to_act(self) -> int | None:
         """Return the seat the game waits for, or None when it waits for nobody."""
         if self.opened is None or self.over or self.state.turn < 0:

@@ -97,6 +97,25 @@ class EventStoreContract:
         with pytest.raises(ConcurrencyConflict):
             await store.append(sid, 0, [events[0], *new_events(1)])
 
+    async def test_a_late_append_of_the_same_ids_with_other_content_is_a_conflict(
+        self, store: EventStore
+    ) -> None:
+        """Two writers acting on one version make the same ids (a bot's move takes them from
+        the game and the version); the one whose move differs is not taken for a retry."""
+        sid = stream()
+        events = new_events(2)
+        first = await store.append(sid, 0, events)
+        other = [
+            NewEvent(event_id=e.event_id, type=e.type, data=msgspec.Raw(b'{"n": -1}'))
+            for e in events
+        ]
+        with pytest.raises(ConcurrencyConflict):
+            await store.append(sid, 0, other)
+        renamed = [msgspec.structs.replace(e, type="Other") for e in events]
+        with pytest.raises(ConcurrencyConflict):
+            await store.append(sid, 0, renamed)
+        assert await store.read(sid) == first
+
     async def test_event_id_reused_in_another_stream_is_refused(self, store: EventStore) -> None:
         events = new_events(1)
         await store.append(stream(), 0, events)

@@ -25,6 +25,9 @@ class TableClient:
         self.subjects = subjects
         self.player_id = player_id
         self.unavailable = 0  # answers `unavailable` that were sent again
+        # how long one send waits for its answer before it is sent again; a fault test may
+        # resend as soon as the gateway does (`services.gateway.state.OWNER_TIMEOUT`)
+        self.request_timeout = 10.0
 
     async def request(self, subject: str, body: bytes, within: float = 60.0) -> wire.TableReply:
         """Send until a replica answers (one may be taking a partition over).
@@ -37,7 +40,7 @@ class TableClient:
         deadline = asyncio.get_running_loop().time() + within
         while True:
             try:
-                msg = await self.nc.request(subject, body, timeout=10.0)
+                msg = await self.nc.request(subject, body, timeout=self.request_timeout)
                 reply = _reply.decode(msg.data)
             except Exception:
                 if asyncio.get_running_loop().time() > deadline:

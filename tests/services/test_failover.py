@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import itertools
 import os
 import re
 import signal
@@ -43,6 +44,7 @@ from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn
 pytestmark = pytest.mark.timeout(900)
 
 TARGET = 100  # points: short games, a few hands each
+LONGER = 300  # points: games still under way when a fault starts, whatever the machine's speed
 
 
 @dataclass
@@ -143,10 +145,24 @@ class Player:
                 self.refusals.append(reply.code)
 
 
-async def open_games(nc: NATS, subjects: Subjects, count: int) -> list[Player]:
+async def open_games(
+    nc: NATS,
+    subjects: Subjects,
+    count: int,
+    *,
+    like_the_gateway: bool = False,
+    target: int = TARGET,
+) -> list[Player]:
+    """Open ``count`` practice games, one person each; ``like_the_gateway``: the person's
+    client resends an unanswered request after the gateway's OWNER_TIMEOUT, not 10 s."""
     players = [Player(TableClient(nc, subjects, f"p{i}")) for i in range(count)]
+    if like_the_gateway:
+        from services.gateway.state import OWNER_TIMEOUT
+
+        for player in players:
+            player.client.request_timeout = OWNER_TIMEOUT
     for player in players:
-        reply = await player.client.open_practice(target=TARGET)
+        reply = await player.client.open_practice(target=target)
         assert reply.ok, reply
         player.game_id = reply.game_id
     return players
@@ -467,3 +483,311 @@ async def test_a_nats_restart_under_two_replicas_leaves_every_game_finishing(
         )
     finally:
         await close_nats(nc)
+
+
+# -- network faults (issue 25): liveness, not only safety ---------------------------------------
+
+
+async def ready_statuses(ports: list[int]) -> list[int]:
+    """Ask every port's /readyz at once (each answers within its own 2 s)."""
+    return list(await asyncio.gather(*(asyncio.to_thread(readyz, port) for port in ports)))
+
+
+async def all_ready(ports: list[int]) -> bool:
+    return set(await ready_statuses(ports)) == {200}
+
+
+async def test_a_paused_nats_server_leaves_no_service_deaf_and_readyz_says_so(
+    world: World, private_nats: EmbeddedNats, stream_prefix: str
+) -> None:
+    """The NATS server is paused for 3 s (SIGSTOP/SIGCONT) under live games.
+
+    While it is paused every service's /readyz answers 503 (within its own deadline); within
+    10 s of SIGCONT every service answers again (its /readyz is a request through its own
+    connection) and the games move. Before, a readiness check's flush() timed out during the
+    pause, its late PONG killed nats-py's read loop, and the services stayed deaf for minutes
+    while /readyz said 200 (docs/nats-py-pong.md).
+    """
+    env = {"SPADES_NATS_URL": private_nats.url}
+    services = [
+        *(world.start("table", **env) for _ in range(2)),
+        world.start("relay", **env),
+        world.start("matchmaking", **env),
+    ]
+    nc = await connect(private_nats.url, name="test")
+    subjects = Subjects(stream_prefix)
+    try:
+        players = await open_games(nc, subjects, 4, like_the_gateway=True, target=LONGER)
+        game_ids = [p.game_id for p in players]
+        playing = asyncio.gather(*(p.play() for p in players))
+        await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="play")
+        ports = [await eventually(lambda p=p: ops_port_of(world, p), within=60) for p in services]
+        await eventually(
+            lambda: all_ready(ports),
+            within=60,
+            what="every service ready before the fault",
+        )
+        pid = private_nats.pid()
+        assert pid is not None
+        seen: dict[int, set[int]] = {port: set() for port in ports}
+        os.kill(pid, signal.SIGSTOP)
+        fault_at = time.time()
+        try:
+            paused_at = time.monotonic()
+            while time.monotonic() - paused_at < 3.0:  # the fault: 3 s, /readyz asked meanwhile
+                for port, status in zip(ports, await ready_statuses(ports), strict=True):
+                    seen[port].add(status)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        resumed_at, fault_end = time.monotonic(), time.time()
+        assert all(503 in statuses for statuses in seen.values()), seen
+        before = await last_version_change(world.store, game_ids)
+        answered: dict[int, float] = {}
+
+        async def every_service_answers() -> bool:
+            for port, status in zip(ports, await ready_statuses(ports), strict=True):
+                if status == 200 and port not in answered:
+                    answered[port] = time.monotonic() - resumed_at
+            return len(answered) == len(ports)
+
+        await eventually(every_service_answers, within=10, what="every service to answer again")
+        await eventually(
+            lambda: moved(world.store, game_ids, before),
+            within=max(0.5, 10 - (time.monotonic() - resumed_at)),
+            interval=0.1,
+            what="the games to move again within 10 s of SIGCONT",
+        )
+        moved_after = time.monotonic() - resumed_at
+        await finish(world, playing, game_ids)
+        assert await finished(world.store, game_ids)
+        refusals = [r for p in players for r in p.refusals]
+        assert refusals == []
+        for proc in services:
+            assert proc.poll() is None, world.processes.log(proc)[-2000:]
+        print(
+            f"\nNATS paused 3 s: games finished {len(game_ids)}, abandoned"
+            f" {await abandoned(world.store, game_ids)}, refusals {len(refusals)},"
+            f" every service answered {max(answered.values()):.1f} s after SIGCONT,"
+            f" games moved {moved_after:.1f} s after, longest stall of a game"
+            f" {await stall(world.store, game_ids, fault_at, fault_end):.1f} s"
+        )
+    finally:
+        await close_nats(nc)
+
+
+async def stall(
+    store: PostgresEventStore, game_ids: list[str], fault_at: float, fault_end: float
+) -> float:
+    """Return the longest time one of these games went without an event during the fault
+    (``fault_at`` .. ``fault_end``, wall-clock seconds): how long its players waited."""
+    longest = 0.0
+    for game_id in game_ids:
+        times = [s.recorded_at.timestamp() for s in await store.read(stream_of(game_id))]
+        for before, after in itertools.pairwise(times):
+            if after > fault_at and before < fault_end:
+                longest = max(longest, after - before)
+    return longest
+
+
+def ops_port_of(world: World, proc: subprocess.Popen[bytes]) -> int | None:
+    found = re.search(r'"ops_port": ?(\d+)', world.processes.log(proc))
+    return int(found.group(1)) if found else None
+
+
+async def abandoned(store: PostgresEventStore, game_ids: list[str]) -> int:
+    """Return how many seats of these games were handed to a bot for timing out."""
+    return sum(
+        [
+            sum(1 for s in await store.read(stream_of(g)) if s.type == "SeatAbandoned")
+            for g in game_ids
+        ]
+    )
+
+
+async def timeouts(store: PostgresEventStore, game_ids: list[str]) -> int:
+    """Return how many turns of these games were timed out."""
+    return sum(
+        [
+            sum(1 for s in await store.read(stream_of(g)) if s.type == "TurnTimedOut")
+            for g in game_ids
+        ]
+    )
+
+
+async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is_abandoned(
+    world: World, nats_url: str, nc: NATS, subjects: Subjects
+) -> None:
+    """One of two replicas reaches NATS through a proxy the test freezes for 30 s (its
+    PostgreSQL stays reachable). Before, its leases depended on PostgreSQL alone: it kept its
+    partitions and ran its turn timers against players whose commands could not reach it,
+    and every one of its games lost seats to bots within 30 s. Now it gives its leases up
+    after SPADES_NATS_GRACE_SECONDS (3 s), the other replica takes its games over, and no
+    seat is abandoned."""
+    from tests.netproxy import FreezableProxy
+
+    proxy = FreezableProxy.to_url(nats_url)
+    await proxy.start()
+    turn = {"SPADES_TURN_SECONDS": "8"}  # three timeouts (an abandoned seat) fit in 30 s
+    try:
+        steady = world.start("table", **turn)
+        victim = world.start("table", SPADES_NATS_URL=proxy.url, **turn)
+
+        async def two_owners() -> dict[int, str] | None:
+            held = await owners(world.pool)
+            return held if len(held) == PARTITIONS and len(set(held.values())) == 2 else None
+
+        held = await eventually(two_owners, within=60, what="two replicas sharing partitions")
+        victim_member = next(m for m in set(held.values()) if int(m.split(":")[2]) == victim.pid)
+        players = await open_games(nc, subjects, 8, like_the_gateway=True, target=LONGER)
+        game_ids = [p.game_id for p in players]
+        cut = [g for g in game_ids if held[partition_of(g, PARTITIONS)] == victim_member]
+        assert cut, "no game on the replica to cut off"
+        playing = asyncio.gather(*(p.play() for p in players))
+        await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="play")
+        unfinished = [g for g in cut if not await finished(world.store, [g])]
+        assert unfinished, "the cut-off replica's games finished before the fault"
+        proxy.freeze()
+        frozen_at, fault_at = time.monotonic(), time.time()
+        try:
+
+            async def given_up() -> bool:
+                held = await owners(world.pool)
+                return len(held) == PARTITIONS and victim_member not in held.values()
+
+            await eventually(
+                given_up, within=20, interval=0.1, what="the other replica to hold every lease"
+            )
+            released = time.monotonic() - frozen_at
+            before = await last_version_change(world.store, unfinished)
+            await eventually(
+                lambda: moved(world.store, unfinished, before),
+                within=20,
+                interval=0.1,
+                what="the cut-off replica's games to move on the other replica",
+            )
+            taken_over = time.monotonic() - frozen_at
+            await asyncio.sleep(max(0.0, 30 - (time.monotonic() - frozen_at)))  # the fault: 30 s
+        finally:
+            proxy.thaw()
+        fault_end = time.time()
+        await finish(world, playing, game_ids)
+        assert await finished(world.store, game_ids)
+        lost_seats = await abandoned(world.store, game_ids)
+        assert lost_seats == 0
+        # a refusal here would be a turn timed out at the take-over (the deadline passed while
+        # nobody served the game): reported, not yet prevented (see deploy/README.md)
+        refusals = [r for p in players for r in p.refusals]
+        await assert_epochs_never_go_back(world.store, game_ids)
+        assert steady.poll() is None
+        assert victim.poll() is None, world.processes.log(victim)[-2000:]
+        # healthy again, the replica rejoins and gets its share back
+        await eventually(
+            lambda: victim_member_owns(world.pool, victim.pid),
+            within=60,
+            what="the replica to claim its share again once NATS answers",
+        )
+        print(
+            f"\nreplica cut off from NATS 30 s: games finished {len(game_ids)}, abandoned"
+            f" {lost_seats}, refusals {len(refusals)}, turns timed out"
+            f" {await timeouts(world.store, game_ids)}, leases given up {released:.1f} s,"
+            f" games moving on the other replica {taken_over:.1f} s after the cut, longest"
+            f" stall of a game {await stall(world.store, unfinished, fault_at, fault_end):.1f} s"
+        )
+    finally:
+        proxy.thaw()
+        await proxy.close()
+
+
+async def victim_member_owns(pool: asyncpg.Pool, pid: int) -> bool:
+    return any(int(owner.split(":")[2]) == pid for owner in (await owners(pool)).values())
+
+
+async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
+    world: World, nc: NATS, subjects: Subjects
+) -> None:
+    """A table replica is paused (SIGSTOP) for 12 s under live games, past its lease (4 s),
+    with 10 s turns: every game on it waits for its person when the pause starts.
+
+    The other replica takes the games over; before, it ran each person's timer to the
+    deadline recorded before the pause, which had passed: every one of them was timed out
+    the moment the game was served again, and the command he resent was refused. Now a game
+    served again gives the person on turn his turn again (`Table.resume_clock`): no turn is
+    timed out and no command is refused."""
+    turn = {"SPADES_TURN_SECONDS": "10"}
+    replicas = [world.start("table", **turn) for _ in range(2)]
+
+    async def two_owners() -> dict[int, str] | None:
+        held = await owners(world.pool)
+        return held if len(held) == PARTITIONS and len(set(held.values())) == 2 else None
+
+    await eventually(two_owners, within=60, what="two replicas sharing partitions")
+    players = await open_games(nc, subjects, 8, like_the_gateway=True, target=LONGER)
+    game_ids = [p.game_id for p in players]
+    playing = asyncio.gather(*(p.play() for p in players))
+    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
+    held = await owners(world.pool)
+    unfinished = [g for g in game_ids if not await finished(world.store, [g])]
+    by_owner = collections.Counter(held[partition_of(g, PARTITIONS)] for g in unfinished)
+    assert by_owner, "every game finished before the pause"
+    victim_member = by_owner.most_common(1)[0][0]
+    victim = next(r for r in replicas if r.pid == int(victim_member.split(":")[2]))
+    paused_games = [g for g in unfinished if held[partition_of(g, PARTITIONS)] == victim_member]
+    timed_out_before = await timeouts(world.store, paused_games)
+    os.kill(victim.pid, signal.SIGSTOP)
+    paused_at, fault_at = time.monotonic(), time.time()
+    try:
+
+        async def taken_over() -> bool:
+            held = await owners(world.pool)
+            return len(held) == PARTITIONS and victim_member not in held.values()
+
+        await eventually(taken_over, within=30, interval=0.1, what="the leases to move")
+        moved_leases = time.monotonic() - paused_at
+        await asyncio.sleep(max(0.0, 12 - (time.monotonic() - paused_at)))  # the fault: 12 s
+    finally:
+        os.kill(victim.pid, signal.SIGCONT)
+    fault_end = time.time()
+    await finish(world, playing, game_ids)
+    assert await finished(world.store, game_ids)
+    refusals = [r for p in players for r in p.refusals]
+    lost_turns = await timeouts(world.store, paused_games) - timed_out_before
+    print(
+        f"\nreplica paused 12 s: games finished {len(game_ids)}, abandoned"
+        f" {await abandoned(world.store, game_ids)}, refusals {len(refusals)}, turns timed"
+        f" out on its games {lost_turns}, leases moved {moved_leases:.1f} s after SIGSTOP,"
+        f" longest stall of a game"
+        f" {await stall(world.store, paused_games, fault_at, fault_end):.1f} s"
+    )
+    assert lost_turns == 0
+    assert refusals == []
+    await assert_epochs_never_go_back(world.store, game_ids)
+    for proc in replicas:
+        assert proc.poll() is None, world.processes.log(proc)[-2000:]
+
+
+async def test_a_service_that_cannot_hear_nats_exits_to_be_restarted(
+    world: World, nats_url: str
+) -> None:
+    """A service whose NATS connection has not answered its own probe for
+    SPADES_NATS_DEAD_SECONDS exits non-zero (70) so its supervisor restarts it, instead of
+    staying up deaf. Before, nothing noticed: it stayed up, unheard, for as long as it took."""
+    from tests.netproxy import FreezableProxy
+
+    proxy = FreezableProxy.to_url(nats_url)
+    await proxy.start()
+    try:
+        relay = world.start("relay", SPADES_NATS_URL=proxy.url, SPADES_NATS_DEAD_SECONDS="4")
+        port = await eventually(lambda: ops_port_of(world, relay), within=60, what="ops port")
+        await eventually(
+            lambda: asyncio.to_thread(lambda: readyz(port) == 200), within=60, what="ready"
+        )
+        proxy.freeze()
+        frozen_at = time.monotonic()
+        await eventually(lambda: relay.poll() is not None, within=60, what="the relay to exit")
+        gave_up = time.monotonic() - frozen_at
+        assert relay.returncode == 70, world.processes.log(relay)[-2000:]
+        assert "giving up the NATS connection" in world.processes.log(relay)
+        print(f"\nrelay unheard on NATS exited (70) {gave_up:.1f} s after the cut")
+    finally:
+        proxy.thaw()
+        await proxy.close()

@@ -236,30 +236,49 @@ class FakePool:
         return self.answer
 
 
-class FakeNats:
-    def __init__(self, connected: bool, flush_error: Exception | None = None) -> None:
-        self.is_connected = connected
-        self.flush_error = flush_error
+class FakeHealth:
+    def __init__(self, alive: bool) -> None:
+        self.alive = alive
 
-    async def flush(self, timeout: int = 10) -> None:  # noqa: ASYNC109 - nats.py's API
-        if self.flush_error:
-            raise self.flush_error
+    async def check(self) -> bool:
+        return self.alive
 
 
 async def test_postgres_and_nats_checks_report_what_they_see() -> None:
     checks = {
         "pg_up": ops.postgres_check(FakePool(1)),
         "pg_down": ops.postgres_check(FakePool(OSError("no route"))),
-        "nats_up": ops.nats_check(FakeNats(connected=True)),
-        "nats_closed": ops.nats_check(FakeNats(connected=False)),
-        "nats_silent": ops.nats_check(FakeNats(connected=True, flush_error=TimeoutError())),
+        "nats_up": ops.nats_check(FakeHealth(alive=True)),
+        "nats_silent": ops.nats_check(FakeHealth(alive=False)),
     }
     readiness = await ops.run_checks(checks)
-    assert dict(readiness.down) == {
-        "pg_down": "OSError",
-        "nats_closed": "failed",
-        "nats_silent": "timeout",
-    }
+    assert dict(readiness.down) == {"pg_down": "OSError", "nats_silent": "failed"}
+
+
+async def test_readyz_answers_503_within_its_deadline_when_a_check_ignores_cancellation() -> None:
+    """Issue 25: in the first seconds of a black-hole partition /readyz did not answer at all;
+    a check that outlives its limit must make it answer 503, not wait for the check to end.
+
+    The stuck check is like a driver cancelling a query on a black-holed connection: once
+    cancelled it still waits, here until the test has its answer (so waiting for it would
+    never answer)."""
+    released = asyncio.Event()
+
+    async def deaf_to_cancellation() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            await released.wait()
+            raise
+
+    checks = {"postgres": deaf_to_cancellation, "nats": passes}
+    try:
+        async with ops.ops_server(0, checks, check_timeout=0.2) as server:
+            status, _, body = await asyncio.wait_for(fetch(server.port, ops.READYZ), timeout=30)
+    finally:
+        released.set()
+    assert status == 503
+    assert json.loads(body)["checks"] == {"postgres": "timeout", "nats": "ok"}
 
 
 @pytest.mark.infra

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -12,6 +13,7 @@ from events.contracts import game as wire
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata
 from events.store import InMemoryEventStore
+from services.table import audiences
 from services.table.tables import Rejected, Table, event_ids, opening_events
 from tests.moves import choose
 
@@ -208,3 +210,42 @@ async def test_a_rated_tables_timeout_bot_is_the_strong_one_and_it_gives_no_hint
     assert table.bot_level(seat) == "strong"  # a seat a person left gets the strong bot
     await _commit(store, table, table.timeout_events(seat, abandon_streak=3), actor="timeout")
     _suggested(table, PLAYERS[table.state.turn])  # asserts the view carries no suggestion
+
+
+async def test_a_game_served_again_gives_the_person_on_turn_a_full_turn_on_the_shown_clock() -> (
+    None
+):
+    """After an outage (a take-over, the database or NATS away) the turn clock restarts from
+    the moment the game is served again: the timer and the clock every watcher is told move
+    together, never back; a bot's turn or an untimed table has nothing to extend."""
+    store = InMemoryEventStore()
+    table = Table(str(uuid.uuid4()))
+    events = opening_events(
+        table.game_id,
+        ladder="standard",
+        rated=True,
+        players=PLAYERS,
+        bots=(),
+        rules=engine.ranked_default(),
+        seed=42,
+        turn_seconds=25,
+    )
+    recorded = 1000.0  # the deadline written before the outage, long past "now" below
+    new = [
+        REGISTRY.new_event(e, Metadata(actor="table", deadline=recorded), event_id=i)
+        for e, i in zip(events, event_ids(table.game_id, len(events)), strict=True)
+    ]
+    for stored in await store.append(stream_of(table.game_id), 0, new):
+        table.fold(stored, REGISTRY.decode(stored))
+    assert table.seat_to_act() is not None
+    assert (table.deadline, table.turn_deadline) == (recorded, recorded)
+
+    assert table.resume_clock(5000.0) == 4025.0
+    assert (table.deadline, table.turn_deadline) == (5025.0, 5025.0)
+    shown = json.loads(audiences.clock_message(table, 5000.0))
+    assert shown["deadline"] == table.deadline  # the clock shown is the timer's
+    assert table.resume_clock(10.0) == 0.0  # never earlier than already granted
+    assert table.deadline == 5025.0
+
+    table.abandoned.add(table.seat_to_act() or 0)  # a bot's turn: no clock to restart
+    assert table.resume_clock(9000.0) == 0.0

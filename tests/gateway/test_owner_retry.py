@@ -1,0 +1,64 @@
+"""The gateway finds a game's new owner: a table request left unanswered is sent again.
+
+A paused or cut-off table replica keeps its subscription at the NATS server until its
+connection is given up, so a request can reach an owner that will never answer while the
+partition changes hands. Before, the gateway gave up at the first timeout and the player saw
+``unavailable`` during a take-over the operator guide says "only looks slow".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from types import SimpleNamespace
+from typing import Any
+
+import msgspec
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+
+from events.contracts import game as wire
+from events.subjects import Subjects, partition_of
+from services.gateway import state
+from services.runtime.config import Settings
+
+
+async def test_an_unanswered_command_is_resent_unchanged_to_the_new_owner(
+    nc: NATS, subjects: Subjects
+) -> None:
+    settings = Settings()
+    game_id = str(uuid.uuid4())
+    subject = subjects.table_partition_commands(partition_of(game_id, settings.table_partitions))
+    received: list[bytes] = []
+    swallowed = asyncio.Event()
+
+    async def paused_owner(msg: Msg) -> None:  # takes the request and never answers
+        received.append(msg.data)
+        swallowed.set()
+
+    async def new_owner(msg: Msg) -> None:
+        received.append(msg.data)
+        reply = wire.TableReply(ok=True, game_id=game_id, version=7, retry=True)
+        await msg.respond(msgspec.json.encode(reply))
+
+    deaf = await nc.subscribe(subject, cb=paused_owner)
+
+    async def take_over() -> None:  # the partition changes hands once the request is lost
+        await swallowed.wait()
+        await deaf.unsubscribe()
+        await nc.subscribe(subject, cb=new_owner)
+        await nc.flush()
+
+    gateway: Any = SimpleNamespace(nc=nc, subjects=subjects, settings=settings)
+    command = wire.SubmitCommand(
+        game_id=game_id,
+        player_id="ann",
+        command_id=uuid.uuid4(),
+        command=wire.PlaceBid(tricks=3),
+    )
+    taking_over = asyncio.create_task(take_over())
+    reply = await state.ask_table(gateway, game_id, command)
+    await taking_over
+    assert (reply.ok, reply.version) == (True, 7)
+    assert len(received) == 2
+    assert received[0] == received[1]  # the same command, the same command id
