@@ -38,7 +38,7 @@ async def test_the_hand_card_the_scorecard_and_each_sides_bid_in_play(
             await page.locator('[data-testid="blind-offer"] button:not([disabled])').last.click()
         elif move == "card":
             await expect(page.get_by_test_id("side-bid-1")).to_have_text(
-                re.compile(r"^\d+ \+ \d+ = \d+ · took \d+$")
+                re.compile(r"^(\d+|Nil|Blind nil) \+ (\d+|Nil|Blind nil) = \d+ · took \d+$")
             )
             await play_card(page)
         else:

@@ -29,7 +29,7 @@ from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.test_ws_play import open_casual
 from tests.infra import Processes
 
-SERVICES = ("relay", "table", "matchmaking", "rating")
+SERVICES = ("relay", "table", "matchmaking", "rating", "bots")
 WS_TYPES = ("auth", "subscribe", "unsubscribe", "command", "view", "ping")
 
 json_leaves = st.one_of(

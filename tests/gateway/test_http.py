@@ -21,7 +21,7 @@ WORD_CARD = re.compile(r"\b((?:[2-9TJQKA][CDHS])|LJ|BJ)\b")
 
 
 async def platform(processes: Processes, **env: str) -> GatewayProcess:
-    for name in ("relay", "table", "matchmaking", "rating"):
+    for name in ("relay", "table", "matchmaking", "rating", "bots"):
         processes.start(
             "-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env}
         )

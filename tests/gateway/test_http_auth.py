@@ -36,6 +36,9 @@ NEEDS_ACCOUNT = {
     ("DELETE", "/api/queue"),
     ("POST", "/api/practice"),
     ("GET", "/api/games/{game_id}/view"),
+    ("POST", "/api/games/{game_id}/leave"),
+    ("GET", "/api/practice/rules"),
+    ("POST", "/api/practice/rules/check"),
 }
 
 

@@ -19,7 +19,7 @@ from tests.infra import REPO, Processes
 async def test_schemathesis_finds_no_server_error_or_schema_mismatch(
     processes: Processes, tmp_path: object
 ) -> None:
-    for name in ("relay", "table", "matchmaking", "rating"):
+    for name in ("relay", "table", "matchmaking", "rating", "bots"):
         processes.start("-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
     gateway = await start_gateway(processes)
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:

@@ -74,7 +74,12 @@ class Practice(Controller):
     tags = ["games"]  # noqa: RUF012
     guards = [account_required]  # noqa: RUF012
 
-    @get("/rules", responses=ERROR_RESPONSES, summary="The rule book: defaults, bounds, variants")
+    @get(
+        "/rules",
+        responses=ERROR_RESPONSES,
+        summary="The rule book: defaults, bounds, variants",
+        security=BEARER,
+    )
     async def rules(self) -> RuleBook:
         """Every rule option's default, the server's bounds of the whole-number options
         (`engine.rules.BOUNDS`) and the rule book's named variants (standard, two players,
