@@ -36,6 +36,8 @@ class BotTier:
         self.log = log
         self.hinting: dict[tuple[str, int, int], asyncio.Future[engine.Command | None]] = {}
         """The hint requests in flight: concurrent asks for one turn share one."""
+        self.asked: dict[str, tuple[str, int, int]] = {}
+        """Per game, the last turn a hint was asked for (one entry a game: bounded)."""
 
     async def move(self, table: Table, seat: int) -> engine.Command:
         """Return the move of the bot playing ``seat`` now, decided on the seat's view only.
@@ -90,10 +92,15 @@ class BotTier:
     async def hint(self, table: Table, seat: int) -> None:
         """Ask the bot tier for ``seat``'s suggestion once per turn (practice tables only)
         and keep it on the table: a view, a re-subscribe or a repeated ask never searches
-        again, and concurrent asks for one turn share one request."""
+        again, and concurrent asks for one turn share one request. A turn whose hint did not
+        come in time is not asked again either: a busy tier gets one request a turn from
+        each practice seat, however often its view is asked for."""
         if table.suggestion(seat) is not None or table.seat_to_act() != seat:
             return
         key = (table.game_id, table.version, seat)
+        if self.asked.get(table.game_id) == key and key not in self.hinting:
+            return  # asked for this turn already, and nothing came in time
+        self.asked[table.game_id] = key
         pending = self.hinting.get(key)
         if pending is None:
             view = engine.view(table.state, seat)

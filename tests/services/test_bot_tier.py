@@ -70,7 +70,8 @@ async def test_a_rated_seat_left_by_its_player_gets_the_strong_bot_and_the_game_
     subjects: Subjects,
     event_store: PostgresEventStore,
 ) -> None:
-    table = serve(processes, "table", SPADES_TURN_SECONDS="0.3", SPADES_ABANDON_STREAK="1")
+    # a turn long enough for ann on a loaded machine; "gone" misses his first and is out
+    table = serve(processes, "table", SPADES_TURN_SECONDS="3", SPADES_ABANDON_STREAK="1")
     bots = serve(processes, "bots")
     table_port, bots_port = await ops_port(processes, table), await ops_port(processes, bots)
     found = mm.MatchFound(
@@ -184,7 +185,10 @@ async def test_two_bot_workers_share_the_bot_seats_of_thirty_practice_games(
         assert end.reason != "abandoned"
     shares = [counted(port, STRONG) for port in ports]
     assert all(share > 0 for share in shares), shares  # the queue group shared the work
-    assert counted(table_port, TIER) >= sum(shares) - 2  # and the table played their moves
+    # the table played the workers' moves (an answer later than its wait, on a loaded
+    # machine, is replaced by the baseline's: counted as a fallback, never played twice)
+    assert counted(table_port, TIER) + counted(table_port, FALLBACK) >= sum(shares) - 2
+    assert counted(table_port, TIER) > 0
 
 
 async def test_spamming_views_subscribes_and_hints_makes_no_search_and_starves_no_lease(
