@@ -225,6 +225,7 @@ class TableService:
         self.tables.pop(game_id, None)
         self.retries.pop(game_id, None)
         self.resumed_clocks.pop(game_id, None)
+        self.bots.asked.pop(game_id, None)
         if game_id in self.finished.tables:
             self.finished.pop(game_id)
             self._count_finished()

@@ -37,7 +37,8 @@ class BotTier:
         self.hinting: dict[tuple[str, int, int], asyncio.Future[engine.Command | None]] = {}
         """The hint requests in flight: concurrent asks for one turn share one."""
         self.asked: dict[str, tuple[str, int, int]] = {}
-        """Per game, the last turn a hint was asked for (one entry a game: bounded)."""
+        """Per game this replica serves, the last turn a hint was asked for (dropped with
+        the game, `TableService._forget`)."""
 
     async def move(self, table: Table, seat: int) -> engine.Command:
         """Return the move of the bot playing ``seat`` now, decided on the seat's view only.
