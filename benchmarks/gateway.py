@@ -255,6 +255,9 @@ async def start_stack(
         # every seat connects from this one address
         "SPADES_WS_PER_ADDRESS": "1000000",
         "SPADES_WS_ANONYMOUS_PER_ADDRESS": "1000000",
+        # a bench seat plays as fast as the stack answers (100+ cards a second on one table):
+        # the per-connection pace that guards against a person's client is not what it measures
+        "SPADES_WS_MESSAGES_PER_SECOND": "1000000",
         **overrides,
     }
     await ensure_streams(nc.jetstream(), subjects)

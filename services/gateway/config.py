@@ -16,6 +16,7 @@
 | SPADES_WS_PER_ADDRESS | 32 | open WebSocket connections per client address (per replica) |
 | SPADES_WS_PER_ACCOUNT | 8 | authenticated WebSocket connections per account (per replica) |
 | SPADES_WS_ANONYMOUS_PER_ADDRESS | 4 | connections per address watching without an account |
+| SPADES_WS_MESSAGES_PER_SECOND | 50 | messages per second one connection may send (burst: 200) |
 | SPADES_GATEWAY_WS | websockets-sansio | uvicorn WebSocket code; also websockets, wsproto |
 | SPADES_GATEWAY_HTTP | auto | uvicorn's HTTP parser: auto (httptools if there), httptools, h11 |
 
@@ -77,6 +78,7 @@ class _GatewayEnv:
     ws_per_address: AtLeastOne = 32
     ws_per_account: AtLeastOne = 8
     ws_anonymous_per_address: Annotated[int, Meta(ge=0)] = 4
+    ws_messages_per_second: AtLeastOne = 50
     gateway_ws: WsImplementation = DEFAULT_WS
     gateway_http: HttpImplementation = "auto"
 
@@ -99,6 +101,7 @@ class GatewayConfig:
     ws_per_address: int = 32
     ws_per_account: int = 8
     ws_anonymous_per_address: int = 4
+    ws_messages_per_second: int = 50
     ws: WsImplementation = DEFAULT_WS
     http: HttpImplementation = "auto"
 
@@ -136,6 +139,7 @@ class GatewayConfig:
             ws_per_address=env.ws_per_address,
             ws_per_account=env.ws_per_account,
             ws_anonymous_per_address=env.ws_anonymous_per_address,
+            ws_messages_per_second=env.ws_messages_per_second,
             ws=env.gateway_ws,
             http=env.gateway_http,
         )

@@ -52,8 +52,8 @@ MAX_OUTBOX = 2000
 """Messages waiting for a client before it is judged too slow and disconnected."""
 MAX_BATCH = 256
 """Messages one frame carries at most on a batching connection (``/ws?batch=1``)."""
-RATE_PER_SECOND = 50.0
 RATE_BURST = 200.0
+"""Messages a connection may send at once before SPADES_WS_MESSAGES_PER_SECOND paces it."""
 MATCH_WAIT = 30.0
 """Seconds a match_found waits for the table to open the game before it is given up."""
 ANONYMOUS_WATCHES = 3
@@ -207,7 +207,8 @@ class Session:
 
     def _allowed(self) -> bool:
         now = time.monotonic()
-        self.allowance = min(RATE_BURST, self.allowance + (now - self.checked) * RATE_PER_SECOND)
+        rate = self.gateway.connections.config.ws_messages_per_second
+        self.allowance = min(RATE_BURST, self.allowance + (now - self.checked) * rate)
         self.checked = now
         if self.allowance < 1:
             return False
@@ -216,7 +217,8 @@ class Session:
 
     async def _on_frame(self, data: str) -> None:
         if not self._allowed():
-            self.send(Error(code="rate_limited", message=f"at most {RATE_PER_SECOND:.0f}/s"))
+            rate = self.gateway.connections.config.ws_messages_per_second
+            self.send(Error(code="rate_limited", message=f"at most {rate} messages a second"))
             return
         if len(data) > MAX_FRAME_BYTES:
             self.send(
