@@ -52,8 +52,7 @@ MAX_OUTBOX = 2000
 """Messages waiting for a client before it is judged too slow and disconnected."""
 MAX_BATCH = 256
 """Messages one frame carries at most on a batching connection (``/ws?batch=1``)."""
-RATE_BURST = 200.0
-"""Messages a connection may send at once before SPADES_WS_MESSAGES_PER_SECOND paces it."""
+RATE_BURST = 200.0  # messages at once, before SPADES_WS_MESSAGES_PER_SECOND paces them
 MATCH_WAIT = 30.0
 """Seconds a match_found waits for the table to open the game before it is given up."""
 ANONYMOUS_WATCHES = 3
@@ -205,9 +204,8 @@ class Session:
             for kind, key in self.held:
                 getattr(caps, f"drop_{kind}")(key)
 
-    def _allowed(self) -> bool:
+    def _allowed(self, rate: int) -> bool:
         now = time.monotonic()
-        rate = self.gateway.connections.config.ws_messages_per_second
         self.allowance = min(RATE_BURST, self.allowance + (now - self.checked) * rate)
         self.checked = now
         if self.allowance < 1:
@@ -216,8 +214,7 @@ class Session:
         return True
 
     async def _on_frame(self, data: str) -> None:
-        if not self._allowed():
-            rate = self.gateway.connections.config.ws_messages_per_second
+        if not self._allowed(rate := self.gateway.connections.config.ws_messages_per_second):
             self.send(Error(code="rate_limited", message=f"at most {rate} messages a second"))
             return
         if len(data) > MAX_FRAME_BYTES:
