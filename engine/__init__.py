@@ -74,7 +74,6 @@ from engine.game import (
     legal_bids,
     legal_cards,
     legal_moes,
-    score_hand,
 )
 from engine.model import (
     COMMAND_TYPES,
@@ -106,6 +105,7 @@ from engine.model import (
     TrickWon,
 )
 from engine.rules import InvalidRuleset, Ruleset, ranked_default, two_player_default
+from engine.scoring import score_hand
 from engine.state import GameState, Trick, apply, initial_state, replay
 from engine.view import SeatView, view
 

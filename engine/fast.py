@@ -21,8 +21,8 @@ import random
 from collections.abc import Callable, Sequence
 
 from engine.cards import CLUBS, SPADES, TWO_OF_CLUBS
-from engine.game import score_hand
 from engine.rules import Ruleset, Tables, tables
+from engine.scoring import score_hand
 from engine.state import GameState, Trick, first_leader
 
 Policy = Callable[["Table", int, list[int]], int]

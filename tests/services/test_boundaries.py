@@ -182,7 +182,7 @@ def test_the_sql_check_sees_a_cross_read(tmp_path: Path) -> None:
 
 MAX_LINES = 500
 OVERSIZE = {
-    "engine/game.py": 826,
+    "engine/game.py": 709,
     "events/pgstore.py": 705,
     "services/records/transcript.py": 732,
     "services/table/app.py": 845,
