@@ -138,8 +138,12 @@ class Subjects:
         """The frames of every game of one partition."""
         return f"{self._p}aud.{int(partition)}.*"
 
+    def game_audiences(self, game_id: str) -> str:
+        """The frames of one game, whatever its partition (a gateway takes those it serves)."""
+        return f"{self._p}aud.*.{_token(game_id, 'game id')}"
+
     def all_audiences(self) -> str:
-        """The frames of every game (a gateway takes them all, with one subscription)."""
+        """The frames of every game (tests and tools that watch everything)."""
         return f"{self._p}aud.>"
 
     # -- commands (core NATS request/reply) ----------------------------------------------------

@@ -1,14 +1,18 @@
 """What reaches the WebSocket sessions of one gateway replica from the bus: games and matches.
 
 Games. The table publishes, after each commit, one `events.contracts.audience.Frame` per append on
-the game's audience subject: every audience's messages already encoded. A replica takes them all
-with ONE core NATS subscription (`Subjects.all_audiences`), whatever it watches: a frame for a game
-nobody watches here is dropped by its subject, undecoded, and an idle game costs nothing (no
-consumer, no timer). A game watched here is a `Room`: the queues of its watchers and a bounded
-history of its recent frames, which serves a ``last_seq`` resume without asking the table; beyond
-it, the watch asks the table (`events.contracts.game.Catchup`). The bus is not trusted alone: frames
-carry the game's seqs, so a watcher that sees a gap asks the table for what it missed
-(`services.gateway.watch`).
+the game's audience subject: every audience's messages already encoded. A replica receives only
+the games it serves: a game watched here is a `Room`, which holds one core NATS subscription to
+that game's subject (`Subjects.game_audiences`) from its first watcher to its last; no frame of a
+game nobody watches here crosses the network to this replica (with one subscription to every
+game, each replica received every frame and dropped most of them: 5-7 us each, and a cost that
+grew with every gateway added), and an idle game costs nothing (no consumer, no timer). A room
+also keeps its watchers' queues and a bounded history of its recent frames, which serves a
+``last_seq`` resume without asking the table; beyond it, the watch asks the table
+(`events.contracts.game.Catchup`). The bus is not trusted alone: frames carry the game's seqs,
+so a watcher that sees a gap asks the table for what it missed (`services.gateway.watch`);
+that also covers the moment between a room's subscription being sent and the server having it
+(the first joiner waits for the server's word, within `SUBSCRIBE_WAIT`).
 
 Matches. One JetStream ordered consumer per replica on MatchFound (`Matches`): each replica
 tells the sessions of its own connections, so any number of replicas run side by side with no
@@ -39,6 +43,9 @@ _stored = msgspec.json.Decoder(StoredEvent)
 
 HISTORY_FRAMES = 64
 """Frames (appends: a command and what followed it) a room keeps for resumes."""
+SUBSCRIBE_WAIT = 1.0
+"""Seconds a room's first joiner waits for the NATS server to confirm its subscription (a
+round trip); past it the watch goes on, and a frame missed meanwhile is a gap it fills."""
 
 
 class Inbox(asyncio.Queue[Frame]):
@@ -68,6 +75,8 @@ class Room:
 
     def __init__(self, game_id: str) -> None:
         self.game_id = game_id
+        self.subscribed: asyncio.Task[Subscription | None] | None = None
+        """Subscribing to the game's frames; done once the server has the subscription."""
         self.queues: set[Inbox] = set()
         self.history: deque[Frame] = deque(maxlen=HISTORY_FRAMES)
         self.players: tuple[str, ...] | None = None
@@ -88,41 +97,79 @@ class Room:
 
 
 class Rooms:
-    """The rooms of every game some session of this replica watches, fed by one
-    subscription."""
+    """The rooms of every game some session of this replica watches, each fed by its own
+    subscription while it has a watcher."""
 
     def __init__(self, nc: NATS, js: JetStreamContext, subjects: Subjects, log: Any) -> None:
         self.nc = nc
         self.subjects = subjects
         self.log = log
         self._rooms: dict[str, Room] = {}
-        self._subscription: Subscription | None = None
-        self._lock = asyncio.Lock()
+        self._ending: set[asyncio.Task[None]] = set()
+        self.received = 0
+        """Frames this replica received from the bus (one per append of a game it serves)."""
         self.matches = Matches(js, subjects, log)
 
     async def join(self, game_id: str) -> tuple[Room, Inbox]:
         """Return the game's room and an inbox that receives every frame of it from now on."""
-        if self._subscription is None:
-            async with self._lock:
-                if self._subscription is None:
-                    self._subscription = await self.nc.subscribe(
-                        self.subjects.all_audiences(), cb=self._deliver
-                    )
         room = self._rooms.get(game_id)
         if room is None:
             room = self._rooms[game_id] = Room(game_id)
+            room.subscribed = asyncio.create_task(self._subscribe(room))
         queue = Inbox()
         room.queues.add(queue)
+        assert room.subscribed is not None
+        await asyncio.shield(room.subscribed)
         return room, queue
 
+    async def _subscribe(self, room: Room) -> Subscription | None:
+        """Subscribe to the room's game and wait (at most SUBSCRIBE_WAIT) until the server has
+        it. None when the connection refused it: the watch still works from the table's
+        catch-ups, and the next room of the game subscribes again."""
+
+        async def deliver(msg: Msg) -> None:
+            # Bound to its room: a room of the same game opened while this one's subscription
+            # was ending has its own, and never gets a frame twice.
+            self.received += 1
+            if self._rooms.get(room.game_id) is room:
+                self._deliver(room, msg)
+
+        subject = self.subjects.game_audiences(room.game_id)
+        try:
+            sub = await self.nc.subscribe(subject, cb=deliver)
+        except Exception as exc:
+            self.log.warning("room not subscribed", error=type(exc).__name__, game_id=room.game_id)
+            return None
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.nc.flush(), SUBSCRIBE_WAIT)
+        return sub
+
     def leave(self, game_id: str, queue: Inbox) -> None:
-        """Stop delivering to ``queue``; the room goes when nobody watches the game here."""
+        """Stop delivering to ``queue``; the room and its subscription go when nobody watches
+        the game here."""
         room = self._rooms.get(game_id)
         if room is None:
             return
         room.queues.discard(queue)
         if not room.queues:
             del self._rooms[game_id]
+            if room.subscribed is not None:
+                task = asyncio.create_task(self._unsubscribe(room.subscribed))
+                self._ending.add(task)
+                task.add_done_callback(self._ending.discard)
+
+    async def _unsubscribe(self, subscribed: asyncio.Task[Subscription | None]) -> None:
+        # A room of the same game opened meanwhile has a subscription of its own (another sid),
+        # which this one's end leaves alone.
+        with contextlib.suppress(Exception):
+            sub = await subscribed
+            if sub is not None:
+                await sub.unsubscribe()
+
+    async def settled(self) -> None:
+        """Wait until every subscription of a room that was left has ended."""
+        while self._ending:
+            await asyncio.gather(*self._ending, return_exceptions=True)
 
     def watched(self) -> int:
         """Return how many games are watched on this replica."""
@@ -130,15 +177,13 @@ class Rooms:
 
     async def close(self) -> None:
         """Stop taking frames."""
-        if self._subscription is not None:
-            with contextlib.suppress(Exception):
-                await self._subscription.unsubscribe()
-            self._subscription = None
+        rooms, self._rooms = list(self._rooms.values()), {}
+        for room in rooms:
+            if room.subscribed is not None:
+                await self._unsubscribe(room.subscribed)
+        await asyncio.gather(*self._ending, return_exceptions=True)
 
-    async def _deliver(self, msg: Msg) -> None:
-        room = self._rooms.get(msg.subject.rpartition(".")[2])
-        if room is None:
-            return  # nobody watches this game here: not even decoded
+    def _deliver(self, room: Room, msg: Msg) -> None:
         try:
             frame = frame_decoder.decode(msg.data)
         except msgspec.DecodeError as exc:  # not ours to judge: a watcher sees the gap
