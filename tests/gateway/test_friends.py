@@ -75,6 +75,11 @@ async def test_a_table_opens_fills_swaps_and_starts_and_refuses_what_it_must(
             "unknown_bot_level",
         )
         refused(await http.post("/api/friends", json={}), 401, "unauthenticated")
+        refused(
+            await http.post("/api/friends", json={"unlisted": 0}, headers=h["ann"]),
+            400,
+            "malformed",
+        )
         assert (await http.get("/api/friends", headers=h["ann"])).json()["mine"] == []
 
         seats = [

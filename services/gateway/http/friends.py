@@ -26,7 +26,7 @@ from events.pgstore import Conn
 from services.gateway import auth, friends
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.friends import FriendsRefusal, FriendsTable
-from services.gateway.http.common import BEARER, asked, gateway_of, refused
+from services.gateway.http.common import BEARER, asked, gateway_of, refused, strict_bools
 from services.gateway.http.security import Caller, account_required
 from services.gateway.notices import FriendsTableChanged, publish
 from services.gateway.state import Gateway
@@ -73,7 +73,7 @@ class JoinRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 class SwapRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Two seats whose occupants (people, invitations, bots) change places."""
 
-    seats: tuple[int, int]
+    seats: Annotated[list[int], msgspec.Meta(min_length=2, max_length=2)]
 
 
 class StartRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -141,6 +141,7 @@ class Friends(Controller):
         the table it opened."""
         gateway = gateway_of(state)
         host = request.user.player_id
+        await strict_bools(request, "unlisted")
         problem = ladders.rule_problem(dict(data.rules))
         if problem:
             raise ApiError(400, "invalid_ruleset", problem)
@@ -292,6 +293,7 @@ class Friends(Controller):
         and in a `friends_table` message to everyone seated. 403 `not_host`; 409
         `seats_not_filled` (without `fill_with_bots`), `table_started`, `table_closed`."""
         gateway = gateway_of(state)
+        await strict_bools(request, "fill_with_bots")
         async with _locked(gateway) as conn:
             row = await friends.by_code(conn, code, lock=True)
             friends.host_only(row, request.user.player_id)

@@ -10,7 +10,7 @@ from litestar.params import JSONBody
 from events.contracts import game as wire
 from services.gateway import rematch
 from services.gateway.errors import ERROR_RESPONSES, ApiError
-from services.gateway.http.common import BEARER, asked, gateway_of, refused
+from services.gateway.http.common import BEARER, asked, gateway_of, refused, strict_bools
 from services.gateway.http.games import GAME_ID
 from services.gateway.http.security import Caller, account_required
 from services.gateway.notices import RematchChanged, publish
@@ -92,6 +92,7 @@ class Rematches(Controller):
         `already_accepted`."""
         gateway = gateway_of(state)
         player = request.user.player_id
+        await strict_bools(request, "accept")
         try:
             game = await rematch.finished_game(gateway.store, game_id)
             rematch.may_answer(game, player)
