@@ -590,17 +590,17 @@ class PostgresEventStore:
         unfinished: bool = False,
         player: str | None = None,
         related: tuple[str, str] | None = None,
+        hidden: str = "",
     ) -> list[Opening]:
         """Return the first events of the streams that open with ``opening_type``, newest
-        first, each with the data of its ``final_type`` event if it has one.
-
-        ``unfinished`` keeps only the streams without one; ``player`` only those whose
-        opening lists him in its ``players`` (the game directory: migration 4's partial
-        indexes serve exactly these reads). ``related=(category, type)`` also brings the
-        data of the ``type`` event of the stream ``<category>-<same id>`` (a game's ratings).
-        """
-        args: list[object] = [opening_type, final_type, limit]
-        where = ["o.type = $1", "o.version = 1"]
+        first, with the data of its ``final_type`` event if any. ``unfinished`` keeps only the
+        streams without one; ``player`` those whose opening lists him in ``players`` (served by
+        migration 4's partial indexes); ``hidden`` drops the unfinished ones whose opening has
+        that JSON field true (unlisted). ``related=(category, type)`` also brings the data of
+        the ``type`` event of the stream ``<category>-<same id>`` (a game's ratings)."""
+        args: list[object] = [opening_type, final_type, limit, hidden]
+        where = ["o.type = $1", "o.version = 1", "($4 = '' OR f.stream_id IS NOT NULL OR"]
+        where[-1] += " NOT coalesce(((o.data::jsonb) ->> $4)::boolean, false))"
         if unfinished:
             where.append("f.stream_id IS NULL")
         if player is not None:

@@ -157,6 +157,11 @@ class Subjects:
         """Every command for the games of one partition (only its owner subscribes)."""
         return f"{self._p}cmd.table.{int(partition)}.*"
 
+    def player_notices(self) -> str:
+        """Gateway to every gateway replica (core NATS): a message for some players' sockets
+        (a friends' table changed, a rematch offered), each replica telling its own."""
+        return f"{self._p}gw.notices"
+
     def table_open(self) -> str:
         """Request subject: open a practice table (any replica, queue group)."""
         return f"{self._p}cmd.table.open"

@@ -140,6 +140,8 @@ class TableOpened(GameEvent, frozen=True, kw_only=True):
     """Seconds a person has for one action before the bot plays it; 0: untimed (no timer)."""
     bot_level: str = "baseline"
     """Level of the bots seated from the start (`engine.search.LEVELS`)."""
+    unlisted: bool = False
+    """A friends' table its host kept unlisted: out of the public lists until it finishes."""
 
 
 PRACTICE_LADDER = "practice"
@@ -225,6 +227,8 @@ class OpenPractice(TableRequest, frozen=True, kw_only=True):
     """The bots' level: "baseline" or "strong" (`engine.search.LEVELS`)."""
     untimed: bool = False
     """No turn timer for the player: the bots wait for him as long as he thinks."""
+    dealer: int = -1
+    """The first dealer (a rematch passes the deal on); -1: drawn from the server seed."""
 
 
 class OpenCasual(TableRequest, frozen=True, kw_only=True):
@@ -233,6 +237,13 @@ class OpenCasual(TableRequest, frozen=True, kw_only=True):
     players: tuple[str, ...]
     command_id: uuid.UUID
     rules: dict[str, RuleValue] = {}
+    bots: tuple[int, ...] = ()
+    """Seats a bot plays from the start (their ``players`` entry is "bot:<seat>")."""
+    bot_level: str = "baseline"
+    dealer: int = -1
+    """The first dealer (a rematch passes the deal on); -1: drawn from the server seed."""
+    unlisted: bool = False
+    """Keep the game out of the public lists until it finishes (`TableOpened.unlisted`)."""
 
 
 class LeaveTable(TableRequest, frozen=True, kw_only=True):

@@ -16,7 +16,8 @@ that also covers the moment between a room's subscription being sent and the ser
 
 Matches. One JetStream ordered consumer per replica on MatchFound (`Matches`): each replica
 tells the sessions of its own connections, so any number of replicas run side by side with no
-shared consumer.
+shared consumer. Notices (a friends' table changed, a rematch offered: `services.gateway.
+notices`) come the same way to the same sessions, over one core NATS subscription.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ from events.contracts.audience import Frame, frame_decoder
 from events.contracts.matchmaking import MatchFound
 from events.envelope import REGISTRY, StoredEvent
 from events.subjects import Subjects
+from services.gateway.notices import Notice
 
 _stored = msgspec.json.Decoder(StoredEvent)
+_notice = msgspec.json.Decoder(Notice)
 
 HISTORY_FRAMES = 64
 """Frames (appends: a command and what followed it) a room keeps for resumes."""
@@ -108,7 +111,7 @@ class Rooms:
         self._ending: set[asyncio.Task[None]] = set()
         self.received = 0
         """Frames this replica received from the bus (one per append of a game it serves)."""
-        self.matches = Matches(js, subjects, log)
+        self.matches = Matches(js, subjects, log, nc)
 
     async def join(self, game_id: str) -> tuple[Room, Inbox]:
         """Return the game's room and an inbox that receives every frame of it from now on."""
@@ -195,23 +198,34 @@ class Rooms:
 
 
 Notify = Callable[[MatchFound], None]
+SendRaw = Callable[[bytes], None]
 
 
 class Matches:
     """MatchFound for the sessions of this replica: one ordered consumer (events published
     from its start on), opened when the first session registers."""
 
-    def __init__(self, js: JetStreamContext, subjects: Subjects, log: Any) -> None:
+    def __init__(self, js: JetStreamContext, subjects: Subjects, log: Any, nc: NATS) -> None:
         self.js = js
+        self.nc = nc
         self.subjects = subjects
         self.log = log
         self._subscription: Subscription | None = None
+        self._notices: Subscription | None = None
         self._lock = asyncio.Lock()
         self._players: dict[str, set[Notify]] = {}
+        self._raw: dict[Notify, SendRaw] = {}
 
-    async def register(self, player_id: str, notify: Notify) -> None:
-        """Call ``notify`` with every MatchFound seating ``player_id`` from now on."""
+    async def register(
+        self, player_id: str, notify: Notify, send_raw: SendRaw | None = None
+    ) -> None:
+        """Call ``notify`` with every MatchFound seating ``player_id`` from now on, and
+        ``send_raw`` with every notice for him (`services.gateway.notices`)."""
         async with self._lock:
+            if self._notices is None and send_raw is not None:
+                self._notices = await self.nc.subscribe(
+                    self.subjects.player_notices(), cb=self._notice
+                )
             if self._subscription is None:
                 self._subscription = await self.js.subscribe(
                     self.subjects.match_found(),
@@ -221,9 +235,12 @@ class Matches:
                     cb=self._deliver,
                 )
         self._players.setdefault(player_id, set()).add(notify)
+        if send_raw is not None:
+            self._raw[notify] = send_raw
 
     def unregister(self, player_id: str, notify: Notify) -> None:
         """Stop notifying ``notify``."""
+        self._raw.pop(notify, None)
         notifies = self._players.get(player_id)
         if notifies is not None:
             notifies.discard(notify)
@@ -241,3 +258,16 @@ class Matches:
         for player in match.seats:
             for notify in list(self._players.get(player, ())):
                 notify(match)
+
+    async def _notice(self, msg: Msg) -> None:
+        try:
+            notice = _notice.decode(msg.data)
+        except msgspec.DecodeError as exc:
+            self.log.warning("undecodable notice on the bus", error=type(exc).__name__)
+            return
+        data = notice.message.encode()
+        for player in set(notice.players):
+            for notify in list(self._players.get(player, ())):
+                send_raw = self._raw.get(notify)
+                if send_raw is not None:
+                    send_raw(data)

@@ -324,7 +324,7 @@ class Session:
         self.send(Welcome(player_id=claims.player_id, bot=claims.bot, expires_at=claims.expires_at))
         if first and not claims.bot:  # ranked games never seat bots
             bind_ids(player_id=claims.player_id)
-            await self.rooms.matches.register(claims.player_id, self._on_match)
+            await self.rooms.matches.register(claims.player_id, self._on_match, self.send_raw)
             self._spawn(self._live_match(claims.player_id))
 
     def _spawn(self, work: Any) -> None:

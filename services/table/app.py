@@ -59,16 +59,14 @@ from services.runtime import logs, ops
 from services.runtime.service import Runtime
 from services.table import audiences
 from services.table.catchups import Catchups
+from services.table.openings import OpenRequest, opening_events, opening_of
 from services.table.tables import (
     BOT_ACTOR,
     TIMEOUT_ACTOR,
     FinishedTables,
-    OpenRequest,
     Rejected,
     Table,
     event_ids,
-    opening_events,
-    opening_of,
 )
 from services.table.tier import BotTier
 

@@ -40,9 +40,6 @@ import engine
 import engine.bot
 from events.contracts import game as wire
 from events.contracts.audience import Frame
-from events.contracts.bots import LEVELS
-from events.contracts.game import game_id_of_match
-from events.contracts.ladders import UnknownLadder, ruleset_of
 from events.envelope import StoredEvent
 from events.errors import Refusal
 
@@ -421,99 +418,3 @@ class Table:
         return wire.view_to_wire(
             seat_view, suggestion, players=self.players, version=self.version, **extra
         )
-
-
-def opening_events(
-    game_id: str,
-    *,
-    ladder: str,
-    rated: bool,
-    players: tuple[str, ...],
-    bots: tuple[int, ...],
-    rules: engine.Ruleset,
-    seed: int,
-    turn_seconds: float,
-    match_id: str | None = None,
-    server_seed: str = "",
-    contributors: tuple[int, ...] = (),
-    bot_level: str = "baseline",
-) -> list[wire.GameEvent]:
-    """Return the first events of a new game: who sits where, then the start and first deal.
-
-    With a ``server_seed`` (64 hex digits) the deals are committed (docs/FAIRNESS.md): the
-    first deal waits for the ``contributors`` seats, unless there are none."""
-    if len(players) != rules.players:
-        raise Rejected(
-            "wrong_player_count", f"{rules.players} players play these rules, not {len(players)}"
-        )
-    opened = wire.TableOpened(
-        game_id=game_id,
-        ladder=ladder,
-        rated=rated,
-        players=players,
-        bots=bots,
-        match_id=match_id,
-        turn_seconds=turn_seconds,
-        bot_level=bot_level,
-    )
-    start = engine.StartGame(rules, seed=seed, server_seed=server_seed, contributors=contributors)
-    started = engine.decide(engine.initial_state(), start)
-    return [opened, *(wire.to_wire(e) for e in started)]
-
-
-OpenRequest = wire.OpenPractice | wire.OpenCasual | wire.OpenMatch
-"""The requests that open a table."""
-
-
-def opening_of(request: OpenRequest) -> tuple[str, dict[str, Any]]:
-    """Return the game id an open request makes and how to open it; raise `Rejected`."""
-    try:
-        if isinstance(request, wire.OpenMatch):
-            rules = ruleset_of(request.ladder)
-        else:
-            rules = engine.Ruleset.from_options(dict(request.rules))
-    except UnknownLadder as exc:
-        raise Rejected("malformed", str(exc)) from None
-    except engine.InvalidRuleset as exc:
-        raise Rejected("invalid_ruleset", str(exc)) from None
-    players: tuple[str, ...]
-    if isinstance(request, wire.OpenMatch):
-        game_id = game_id_of_match(request.match_id)
-        opened: dict[str, Any] = {
-            "ladder": request.ladder,
-            "rated": True,
-            "players": tuple(request.seats),
-            "bots": (),
-            "rules": rules,
-            "match_id": request.match_id,
-        }
-        return game_id, opened
-    level = "baseline"
-    untimed = False
-    if isinstance(request, wire.OpenPractice):
-        kind = "practice"
-        players = (request.player_id, *(f"bot:{seat}" for seat in range(1, rules.players)))
-        bots: tuple[int, ...] = tuple(range(1, rules.players))
-        level = request.bots
-        if level not in LEVELS:
-            levels = ", ".join(LEVELS)
-            raise Rejected(
-                "unknown_bot_level", f"unknown bot level {level!r}: choose one of {levels}"
-            )
-        untimed = request.untimed
-    else:
-        kind, players, bots = "casual", request.players, ()
-    if len(set(players)) != len(players):
-        raise Rejected("malformed", "a player can sit only once")
-    game_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}:{request.command_id}"))
-    how: dict[str, Any] = {
-        "ladder": kind,
-        "rated": False,
-        "players": players,
-        "bots": bots,
-        "rules": rules,
-        "bot_level": level,
-    }
-    if untimed:
-        how["turn_seconds"] = 0.0  # no turn timer for the person (TableOpened says so)
-    return game_id, how

@@ -10,7 +10,8 @@ from events.contracts import game as wire
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata
 from events.store import InMemoryEventStore
-from services.table.tables import Table, event_ids, opening_events
+from services.table.openings import opening_events
+from services.table.tables import Table, event_ids
 from services.tools.replay import transcript
 
 PLAYERS = ("ann", "bob", "cy", "di")

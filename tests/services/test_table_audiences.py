@@ -21,7 +21,8 @@ from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata, StoredEvent
 from events.store import InMemoryEventStore
 from services.table import audiences
-from services.table.tables import Table, event_ids, opening_events
+from services.table.openings import opening_events
+from services.table.tables import Table, event_ids
 from tests.gateway.hidden import leaks, states
 from tests.gateway.wsclient import Received
 

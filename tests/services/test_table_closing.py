@@ -11,7 +11,8 @@ from events.contracts import game as wire
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY
 from events.store import InMemoryEventStore
-from services.table.tables import ABANDONED, Rejected, Table, opening_events
+from services.table.openings import opening_events
+from services.table.tables import ABANDONED, Rejected, Table
 from tests.services.test_tables import _commit
 
 HUMANS = ("ann", "bob", "cy", "di")

@@ -14,7 +14,8 @@ from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata
 from events.store import InMemoryEventStore
 from services.table import audiences
-from services.table.tables import Rejected, Table, event_ids, opening_events
+from services.table.openings import opening_events
+from services.table.tables import Rejected, Table, event_ids
 from tests.moves import choose
 
 PLAYERS = ("ann", "bob", "cy", "di")

@@ -6,6 +6,8 @@
 - `accounts`: `/api/accounts`, `/api/tokens` (login, renewal, logout), `/api/me`.
 - `queue`: `/api/queue`, the caller's place in a ladder's matchmaking queue.
 - `practice`: `/api/practice`, tables of the caller and bots.
+- `friends`: `/api/friends`, friends' tables: open, share a code, join, swap, start.
+- `rematch`: `/api/games/{game_id}/rematch`, the same seats again after an unrated game.
 - `ladders`: `/api/ladders`, `/api/players/{player_id}`, `/api/games` (the live directory).
 - `games`: `/api/games/{game_id}/...` (summaries, events, states, transcripts, a seat's own
   view) and `/api/transcripts` (a transcript replayed).
@@ -25,17 +27,30 @@ from typing import Any
 
 from services.gateway.http.accounts import Accounts
 from services.gateway.http.exports import Exports
+from services.gateway.http.friends import Friends
 from services.gateway.http.games import Games, Transcripts
 from services.gateway.http.ladders import Ladders
 from services.gateway.http.practice import Practice
 from services.gateway.http.queue import Queue
+from services.gateway.http.rematch import Rematches
 from services.gateway.http.web import web_routes
 
 
 def http_routes() -> list[Any]:
     """Return the route handlers of the HTTP API and the browser client, in the order the
     OpenAPI document lists them."""
-    return [Accounts, Queue, Practice, Ladders, Games, Transcripts, Exports, *web_routes()]
+    return [
+        Accounts,
+        Queue,
+        Practice,
+        Friends,
+        Ladders,
+        Games,
+        Rematches,
+        Transcripts,
+        Exports,
+        *web_routes(),
+    ]
 
 
 __all__ = ["http_routes"]

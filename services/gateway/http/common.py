@@ -37,6 +37,15 @@ async def sighted(gateway: Gateway, request: Request[Any, Any, Any], player_id: 
     await fairplay.record_sighting(gateway.pool, player_id, address, device)
 
 
+async def strict_bools(request: Request[Any, Any, Any], *names: str) -> None:
+    """Refuse a body whose flag ``names`` is not a JSON boolean: litestar converts bodies
+    laxly (0 would pass as false), and a flag sent as a number is a client's mistake."""
+    raw = await request.json()
+    for name in names:
+        if isinstance(raw, dict) and not isinstance(raw.get(name, False), bool):
+            raise ApiError(400, "malformed", f"{name} must be true or false")
+
+
 def refused(code: str, message: str) -> ApiError:
     """Return the HTTP error for a service's refusal code."""
     return ApiError(status_of(code), code, message)
@@ -50,4 +59,4 @@ async def asked(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
         raise ApiError(503, "unavailable", "the service did not answer: try again") from None
 
 
-__all__ = ["BEARER", "NO_STORE", "asked", "gateway_of", "refused", "sighted"]
+__all__ = ["BEARER", "NO_STORE", "asked", "gateway_of", "refused", "sighted", "strict_bools"]

@@ -216,7 +216,8 @@ class Ladders(Controller):
         state: State,
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
     ) -> list[GameListed]:
-        """The games the player sat at, newest first."""
+        """The games the player sat at, newest first (his unlisted friends' tables once
+        finished)."""
         store = gateway_of(state).store
         openings = await store.openings(
             "TableOpened",
@@ -224,6 +225,7 @@ class Ladders(Controller):
             limit=limit,
             player=player_id,
             related=("rating", "RatingsUpdated"),
+            hidden="unlisted",
         )
         return _listed(openings, player_id)
 
@@ -257,10 +259,13 @@ class Ladders(Controller):
         state: State,
         limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
     ) -> list[GameListed]:
-        """Games in progress, newest first: anyone may watch them as a spectator."""
+        """Games in progress, newest first: anyone may watch them as a spectator (an unlisted
+        friends' table only by its game id, and is listed once finished)."""
         store = gateway_of(state).store
         return _listed(
-            await store.openings("TableOpened", "GameFinished", limit=limit, unfinished=True)
+            await store.openings(
+                "TableOpened", "GameFinished", limit=limit, unfinished=True, hidden="unlisted"
+            )
         )
 
 

@@ -1,10 +1,12 @@
 // The client's entry: hash routes to pages, the navigation bar, the session.
 //
 // Routes: #/login, #/signup, #/lobby, #/table/GAME, #/watch/GAME, #/replay/GAME?at=N,
-// #/ladder/LADDER, #/player/ID. A page is `mount(root, params, query) -> cleanup`; a page may
-// also return {cleanup, update(query)} to follow query changes without mounting again.
+// #/ladder/LADDER, #/player/ID, #/friends, #/friends/CODE (a waiting room), #/join/CODE (an
+// invitation link). A page is `mount(root, params, query) -> cleanup`; a page may also return
+// {cleanup, update(query)} to follow query changes without mounting again.
 
 import { logout, onSession, resumeSession, session } from "./api.js";
+import { mountFriends, mountJoin, mountWaitingRoom } from "./pages/friends.js";
 import { mountLadder } from "./pages/ladder.js";
 import { mountLobby } from "./pages/lobby.js";
 import { mountLogin } from "./pages/login.js";
@@ -17,6 +19,9 @@ const ROUTES = [
   { pattern: /^\/login$/, mount: (root) => mountLogin(root, "login") },
   { pattern: /^\/signup$/, mount: (root) => mountLogin(root, "signup") },
   { pattern: /^\/lobby$/, mount: (root) => mountLobby(root), auth: true },
+  { pattern: /^\/friends$/, mount: (root) => mountFriends(root), auth: true },
+  { pattern: /^\/friends\/([A-Za-z0-9]+)$/, mount: (root, [code]) => mountWaitingRoom(root, code), auth: true },
+  { pattern: /^\/join\/([A-Za-z0-9 -]+)$/, mount: (root, [code]) => mountJoin(root, code), auth: true },
   { pattern: /^\/table\/([0-9a-f-]+)$/i, mount: (root, [id]) => mountTable(root, id), auth: true },
   { pattern: /^\/watch\/([0-9a-f-]+)$/i, mount: (root, [id]) => mountTable(root, id, { watching: true }) },
   { pattern: /^\/replay\/([0-9a-f-]+)$/i, mount: (root, [id], query) => mountReplay(root, id, query) },
@@ -67,6 +72,7 @@ function renderNav() {
   if (me) {
     fill(nav,
       item("#/lobby", "Lobby"),
+      item("#/friends", "Friends"),
       item("#/ladder/standard", "Ladder"),
       item(`#/player/${encodeURIComponent(me.player_id)}`, me.name || me.player_id),
       h("button", { class: "linkish", onclick: () => { logout(); location.hash = "#/login"; } }, "Log out"));

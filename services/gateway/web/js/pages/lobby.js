@@ -17,6 +17,10 @@ export function mountLobby(root) {
   const watchBox = h("section", { class: "panel", "aria-labelledby": "watch-title" });
   fill(root, h("div", { class: "lobby" },
     h("h1", { class: "wide" }, `Welcome, ${me.name || me.player_id}`),
+    h("section", { class: "panel wide", "data-testid": "friends-entry" },
+      h("h2", {}, "Play with friends"),
+      h("p", {}, "Open an unrated table with any rules, share its link or code, fill the empty seats with bots. ",
+        h("a", { class: "btn primary", href: "#/friends", "data-testid": "play-with-friends" }, "Play with friends"))),
     queueBox, practiceBox, gamesBox, watchBox));
 
   let status = null; // the last GET /api/queue answer

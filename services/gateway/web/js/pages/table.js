@@ -8,6 +8,7 @@ import {
 } from "../cards.js";
 import { makeContribution, verifyDeals } from "../fairness.js";
 import { Game } from "../game.js";
+import { rematchControl } from "../rematch.js";
 import { GameSocket } from "../socket.js";
 import { leaveControl } from "./lobby.js";
 import {
@@ -91,6 +92,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   let backup = null;
   let rating = null; // the rating change shown at game over
   let fairness = null; // the deal check at game over: {ok, hands} or {ok: false, reason}
+  let rematch = null; // the rematch (or ranked "play again") control, made at game over
   let leaveBox = null; // Leave (unrated) or Resign (ranked): made once, it keeps its "sure?" step
   let hintShown = -1; // the seq whose suggestion the player asked to see
   let handCard = null; // the result of the hand just scored, shown until dismissed
@@ -136,6 +138,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     anonymous: watching,
     hints: !watching, // the server adds the bot's suggestion to your_turn at practice tables only
     onMessage: (message) => {
+      if (message.type === "rematch") return rematch && rematch.told(message);
       queue.push(message);
       if (!pumping) pump();
     },
@@ -779,6 +782,9 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         fairness.ok
           ? `Deals verified: all ${fairness.hands} hands are the ones the revealed seed and the players' contributions deal.`
           : `Deals NOT verified: ${fairness.reason}.`),
+      role === "seat" && game.seat >= 0 && !watching
+        ? (rematch = rematch || rematchControl(gameId, { rated, ladder: summary ? summary.ladder : "standard" })).node
+        : null,
       h("p", { class: "row" },
         h("a", { class: "btn", href: `#/replay/${gameId}` }, "Replay this game"),
         h("a", { class: "btn", href: "#/lobby" }, "Back to the lobby")));
