@@ -14,7 +14,10 @@ position moved. Ratings are computed at the game's recorded time, not the wall c
 late delivery rates the game exactly as a prompt one would.
 
 What moves (see services/rating/model.py): a rated game with a winner rates the partnerships
-(Plackett-Luce), with the abandonment rule of the model. An unrated game (practice) or a draw at
+or the two players (Plackett-Luce), with the abandonment rule of the model; a game of players
+each for himself (cut-throat, five players) rates the field by final score (`rate_field`).
+Which ladders exist, their seats and whether they are rated: the ladders file
+(`events.contracts.ladders`). An unrated game (practice) or a draw at
 the hand cap moves nothing and appends nothing. A rated GameFinished that cannot be rated (an
 unknown ladder, the wrong number of players, not from a game stream) is parked, not retried.
 
@@ -64,6 +67,7 @@ from services.rating.model import (
     SIGMA0,
     Rating,
     decayed,
+    rate_field,
     rate_game,
 )
 from services.runtime import logs, ops
@@ -88,13 +92,33 @@ def _crash_point(name: str) -> None:
 
 def _teams(players: tuple[str, ...], seats: int) -> tuple[list[str], list[str]]:
     """Return the player ids of side 0 and side 1 (team of a seat = seat % 2)."""
-    if len(players) != seats or seats not in (2, 4):
+    if len(players) != seats or seats not in (2, 3, 4, 5):
         raise Unprocessable(
             f"a rated game needs {seats} players, GameFinished names {len(players)}"
         )
     return [p for s, p in enumerate(players) if s % 2 == 0], [
         p for s, p in enumerate(players) if s % 2 == 1
     ]
+
+
+def _moves(
+    finished: GameFinished,
+    ruleset: Any,
+    before: dict[str, Rating],
+    now: float,
+    abandoned: frozenset[str],
+) -> dict[str, Rating]:
+    """Return the new ratings of one game: two sides (partnerships, heads-up) or a field of
+    players each for himself (cut-throat, five players)."""
+    if ruleset.teams == 2:
+        teams = _teams(finished.players, ruleset.players)
+        return rate_game(teams, before, finished.winner, now, abandoned)
+    _teams(finished.players, ruleset.players)
+    if len(finished.scores) != len(finished.players):
+        raise Unprocessable("a game of players each for himself needs a score per seat")
+    return rate_field(
+        list(finished.players), list(finished.scores), finished.winner, before, now, abandoned
+    )
 
 
 async def rate_finished_game(conn: Conn, received: Received, log: Any) -> str:
@@ -116,10 +140,10 @@ async def rate_finished_game(conn: Conn, received: Received, log: Any) -> str:
         ruleset = ruleset_of(finished.ladder)
     except UnknownLadder as exc:
         raise Unprocessable(str(exc)) from None
-    if finished.winner not in (0, 1):
+    if not 0 <= finished.winner < ruleset.teams:
         bound.info("no winner (draw): no rating moves", winner=finished.winner)
         return "draw"
-    teams = _teams(finished.players, ruleset.players)
+    _teams(finished.players, ruleset.players)
     if len(set(finished.players)) != len(finished.players):
         raise Unprocessable("a player sits twice in one rated game")
     abandoned = frozenset(
@@ -138,7 +162,7 @@ async def rate_finished_game(conn: Conn, received: Received, log: Any) -> str:
     before = {
         r["player_id"]: Rating(r["mu"], r["sigma"], r["games"], r["last_played"]) for r in rows
     }
-    after = rate_game(teams, before, finished.winner, now, abandoned)
+    after = _moves(finished, ruleset, before, now, abandoned)
     changes = []
     for player in finished.players:
         if player not in after:

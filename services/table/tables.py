@@ -42,7 +42,7 @@ from events.contracts import game as wire
 from events.contracts.audience import Frame
 from events.contracts.bots import LEVELS
 from events.contracts.game import game_id_of_match
-from events.contracts.ladders import UnknownLadder, ruleset_of
+from events.contracts.ladders import UnknownLadder, ladder_of
 from events.envelope import StoredEvent
 from events.errors import Refusal
 
@@ -469,7 +469,8 @@ def opening_of(request: OpenRequest) -> tuple[str, dict[str, Any]]:
     """Return the game id an open request makes and how to open it; raise `Rejected`."""
     try:
         if isinstance(request, wire.OpenMatch):
-            rules = ruleset_of(request.ladder)
+            ladder = ladder_of(request.ladder)  # the ladders file: rules, rated, turn clock
+            rules = ladder.rules
         else:
             rules = engine.Ruleset.from_options(dict(request.rules))
     except UnknownLadder as exc:
@@ -479,14 +480,11 @@ def opening_of(request: OpenRequest) -> tuple[str, dict[str, Any]]:
     players: tuple[str, ...]
     if isinstance(request, wire.OpenMatch):
         game_id = game_id_of_match(request.match_id)
-        opened: dict[str, Any] = {
-            "ladder": request.ladder,
-            "rated": True,
-            "players": tuple(request.seats),
-            "bots": (),
-            "rules": rules,
-            "match_id": request.match_id,
-        }
+        opened: dict[str, Any] = {"ladder": request.ladder, "rated": ladder.rated}
+        opened |= {"players": tuple(request.seats), "bots": (), "rules": rules}
+        opened["match_id"] = request.match_id
+        if ladder.turn_seconds is not None:
+            opened["turn_seconds"] = ladder.turn_seconds
         return game_id, opened
     level = "baseline"
     untimed = False
