@@ -57,10 +57,12 @@ from events.contracts.rating import (
     display_rating,
     rating_stream,
 )
+from events.contracts.stats import StatsQuery
 from events.envelope import REGISTRY, Metadata
 from events.pgstore import Conn, append_with
 from events.store import ConcurrencyConflict
 from events.subjects import split_stream_id
+from services.rating import stats
 from services.rating.model import (
     INACTIVITY_C,
     PROVISIONAL_GAMES,
@@ -70,6 +72,7 @@ from services.rating.model import (
     rate_field,
     rate_game,
 )
+from services.rating.stats import stats_page
 from services.runtime import logs, ops
 from services.runtime.service import Runtime
 
@@ -82,6 +85,7 @@ MAX_PAGE = 200
 _encoder = msgspec.json.Encoder()
 _ladder_query = msgspec.json.Decoder(LadderQuery)
 _player_query = msgspec.json.Decoder(PlayerQuery)
+_stats_query = msgspec.json.Decoder(StatsQuery)
 
 
 def _crash_point(name: str) -> None:
@@ -378,15 +382,26 @@ async def main(rt: Runtime) -> None:
         await rt.nc.subscribe(
             rt.subjects.rating_player(), queue="rating", cb=_reader(rt, _player_query, player_page)
         ),
+        await rt.nc.subscribe(
+            rt.subjects.rating_stats(), queue="rating", cb=_reader(rt, _stats_query, stats_page)
+        ),
     ]
+
+    async def record(conn: Conn, received: Received) -> None:
+        await stats.record_game(conn, received, rt.store)
+
     consumer = asyncio.create_task(
         rt.consume(CONSUMER, rt.subjects.game_finished(), handler, ack_wait=10.0)
     )
+    recorder = asyncio.create_task(
+        rt.consume(stats.CONSUMER, rt.subjects.game_finished(), record, ack_wait=30.0)
+    )
     log.info("rating consuming", subject=rt.subjects.game_finished())
     stopper = asyncio.create_task(rt.stop.wait())
-    await asyncio.wait({consumer, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait({consumer, recorder, stopper}, return_when=asyncio.FIRST_COMPLETED)
     for sub in subs:
         await sub.drain()  # type: ignore[no-untyped-call]
     rt.stop.set()
     stopper.cancel()
     await consumer  # returns after the message in hand is committed and acked
+    await recorder

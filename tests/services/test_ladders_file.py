@@ -43,7 +43,8 @@ def test_the_shipped_file_holds_the_default_set_each_a_valid_table() -> None:
         "blitz": 4,
         "classic": 4,
     }
-    assert shipped["suicide"].rules.suicide and shipped["jokers"].rules.jokers
+    assert shipped["suicide"].rules.suicide
+    assert shipped["jokers"].rules.jokers
     assert (shipped["blitz"].turn_seconds, shipped["blitz"].rules.target) == (10.0, 300)
     assert (shipped["classic"].turn_seconds, shipped["classic"].rated) == (60.0, False)
     assert shipped["standard"].turn_seconds is None  # the table's own SPADES_TURN_SECONDS

@@ -7,6 +7,7 @@
 - `queue`: `/api/queue`, the caller's place in a ladder's matchmaking queue.
 - `practice`: `/api/practice`, tables of the caller and bots.
 - `ladders`: `/api/ladders`, `/api/players/{player_id}`, `/api/games` (the live directory).
+- `compete`: `/api/players/{player_id}/stats`, season leaderboards.
 - `games`: `/api/games/{game_id}/...` (summaries, events, states, transcripts, a seat's own
   view) and `/api/transcripts` (a transcript replayed).
 - `exports`: the open database, a player's rated games and a finished month's.
@@ -24,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.gateway.http.accounts import Accounts
+from services.gateway.http.compete import Compete
 from services.gateway.http.exports import Exports
 from services.gateway.http.games import Games, Transcripts
 from services.gateway.http.ladders import Ladders
@@ -35,7 +37,7 @@ from services.gateway.http.web import web_routes
 def http_routes() -> list[Any]:
     """Return the route handlers of the HTTP API and the browser client, in the order the
     OpenAPI document lists them."""
-    return [Accounts, Queue, Practice, Ladders, Games, Transcripts, Exports, *web_routes()]
+    return [Accounts, Queue, Practice, Ladders, Compete, Games, Transcripts, Exports, *web_routes()]
 
 
 __all__ = ["http_routes"]
