@@ -46,8 +46,8 @@ about `SNAPSHOT_EVERY` events after it, however long the stream has grown. (The 
 also limits how often an account joins and leaves a queue: SPADES_QUEUE_CHANGES_PER_MINUTE.)
 
 Answers are `events.contracts.matchmaking.Reply`: ok, a machine code, a human message, details.
-Refusals (malformed, unknown_ladder, bot_not_allowed, already_queued, in_game, not_queued,
-unavailable) append nothing.
+Refusals (malformed, unknown_ladder, bot_not_allowed, playban, already_queued, in_game,
+not_queued, unavailable) append nothing; playbans: `services/matchmaking/playbans.py`.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ from events.leases import LeaseGroup, member_id
 from events.pgstore import PostgresEventStore, append_with
 from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence
+from services.matchmaking import playbans
 from services.matchmaking.pairing import Waiting, pair, seats_of, window
 from services.matchmaking.readmodels import (
     LIVE_SQL,
@@ -270,6 +271,8 @@ class Matchmaker:
             return _refuse("malformed", f"player_id must be 1..{MAX_PLAYER_ID} characters")
         if player.startswith(BOT_PREFIX):
             return _refuse("bot_not_allowed", "ranked games never seat bots")
+        if banned := await playbans.refusal(self._pool, player):
+            return banned  # a queue ban runs: the reason and its end
         try:
             ruleset_of(request.ladder)
         except UnknownLadder as exc:
@@ -580,6 +583,7 @@ async def main(rt: Runtime) -> None:
         asyncio.create_task(
             rt.consume(GAMES_CONSUMER, rt.subjects.game_finished(), game_finished, ack_wait=10.0)
         ),
+        asyncio.create_task(playbans.start(rt)),  # offences at rated games, queue bans
         asyncio.create_task(
             rt.consume(
                 RATINGS_CONSUMER, rt.subjects.ratings_updated(), ratings_updated, ack_wait=10.0

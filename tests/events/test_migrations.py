@@ -28,6 +28,7 @@ APPLIED_HISTORY = {
     11: "5e01dd714970ceaa29b99d4149453f3b30bf72788abfb6430ea4b55bfb64b30c",
     12: "a356682f00ef5c1378a616b3e172ad73994f6c7f62a6de1cd1406db2bd3e3017",
     31: "b66e33a34c8f8c8c34655e311db9d66e256af87dcc823f613f6c8617b1d30eb9",
+    32: "9899adf7cdfbed4549cb303e47646b9e912919e6fef8021797323e652e470fd9",
 }
 # The folder each migration lives in: its owner.
 OWNERS = {
@@ -44,6 +45,7 @@ OWNERS = {
     11: "services/matchmaking/migrations",
     12: "services/matchmaking/migrations",
     31: "services/rating/migrations",
+    32: "services/matchmaking/migrations",
 }
 
 
