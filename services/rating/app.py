@@ -24,7 +24,10 @@ unknown ladder, the wrong number of players, not from a game stream) is parked, 
 Reads (core NATS request/reply, JSON, any instance answers):
 - `Subjects.rating_ladder()`  {ladder, offset, limit} -> players by ordinal (decay applied at
   read time), with the provisional flag;
-- `Subjects.rating_player()`  {player_id} -> ratings per ladder and the history.
+- `Subjects.rating_player()`  {player_id} -> ratings per ladder and the history;
+- `Subjects.rating_stats()`  a player's statistics per ladder (`services/rating/stats.py`);
+- `Subjects.rating_season()`  a season's leaderboard, frozen once ended (`seasons.py`,
+  which also closes each season as it ends, on the clock SPADES_CLOCK_FILE can move).
 Every answer is `{ok, code, message, ...}`; bad input gets `malformed` or `unknown_ladder`.
 
 Test hook: `SPADES_CRASH_POINT=rating-after-append` SIGKILLs the process after the append and
@@ -57,12 +60,13 @@ from events.contracts.rating import (
     display_rating,
     rating_stream,
 )
+from events.contracts.seasons import SeasonQuery
 from events.contracts.stats import StatsQuery
 from events.envelope import REGISTRY, Metadata
 from events.pgstore import Conn, append_with
 from events.store import ConcurrencyConflict
 from events.subjects import split_stream_id
-from services.rating import stats
+from services.rating import seasons, stats
 from services.rating.model import (
     INACTIVITY_C,
     PROVISIONAL_GAMES,
@@ -74,6 +78,7 @@ from services.rating.model import (
 )
 from services.rating.stats import stats_page
 from services.runtime import logs, ops
+from services.runtime.clock import clock_of
 from services.runtime.service import Runtime
 
 __all__ = ["CONSUMER", "CRASH_ENV", "main", "rate_finished_game"]
@@ -86,6 +91,7 @@ _encoder = msgspec.json.Encoder()
 _ladder_query = msgspec.json.Decoder(LadderQuery)
 _player_query = msgspec.json.Decoder(PlayerQuery)
 _stats_query = msgspec.json.Decoder(StatsQuery)
+_season_query = msgspec.json.Decoder(SeasonQuery)
 
 
 def _crash_point(name: str) -> None:
@@ -362,8 +368,12 @@ def _reader(rt: Runtime, decoder: Any, page: Any) -> Any:
 
 
 async def main(rt: Runtime) -> None:
-    """Run the GameFinished consumer and the read API until `rt.stop`; then finish in flight."""
-    log = rt.log
+    """Run the GameFinished consumers, the season closer and the read API until `rt.stop`;
+    then finish in flight."""
+    log, clock = rt.log, clock_of(rt)
+
+    async def season(pool: Any, query: SeasonQuery, _now: float) -> bytes:
+        return await seasons.season_page(pool, query, clock.now(), ladder_page)
 
     async def handler(conn: Conn, received: Received) -> None:
         outcome = await rate_finished_game(conn, received, log)
@@ -385,7 +395,11 @@ async def main(rt: Runtime) -> None:
         await rt.nc.subscribe(
             rt.subjects.rating_stats(), queue="rating", cb=_reader(rt, _stats_query, stats_page)
         ),
+        await rt.nc.subscribe(
+            rt.subjects.rating_season(), queue="rating", cb=_reader(rt, _season_query, season)
+        ),
     ]
+    closer = asyncio.create_task(seasons.run(rt.pool, clock, rt.stop, log))
 
     async def record(conn: Conn, received: Received) -> None:
         await stats.record_game(conn, received, rt.store)
@@ -405,3 +419,4 @@ async def main(rt: Runtime) -> None:
     stopper.cancel()
     await consumer  # returns after the message in hand is committed and acked
     await recorder
+    await closer
