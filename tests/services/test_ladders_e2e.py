@@ -1,5 +1,5 @@
 """Ladders of the shipped file through real relay, matchmaking and table processes: a
-cut-throat queue seats three players each for himself, the slow ladder opens unrated games
+cut-throat queue seats three players each for himself, five players five, the slow ladder opens unrated games
 on its own clock, the fast one on its own; and the rating service rates a cut-throat field."""
 
 from __future__ import annotations
@@ -44,7 +44,12 @@ async def test_each_ladder_seats_its_own_table_with_its_rules_rating_and_clock(
     for service in ("relay", "table", "matchmaking"):
         processes.start(*SERVICE, service, env=OPS)
     await eventually(lambda: answering(nc, subjects), within=60, what="matchmaking answers")
-    seated = {"cut-throat": new_players(3), "classic": new_players(4), "blitz": new_players(4)}
+    seated = {
+        "cut-throat": new_players(3),
+        "five": new_players(5),
+        "classic": new_players(4),
+        "blitz": new_players(4),
+    }
     for ladder, players in seated.items():
         for player in players:
             answer = await eventually(
@@ -65,6 +70,7 @@ async def test_each_ladder_seats_its_own_table_with_its_rules_rating_and_clock(
         )
     cut, slow, fast = found["cut-throat"], found["classic"], found["blitz"]
     assert (len(cut.players), cut.rated, cut.ladder) == (3, True, "cut-throat")
+    assert (len(found["five"].players), found["five"].rated) == (5, True)
     assert (slow.rated, slow.turn_seconds) == (False, 60.0)
     assert (fast.rated, fast.turn_seconds) == (True, 10.0)
 
