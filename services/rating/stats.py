@@ -166,8 +166,8 @@ async def record_game(conn: Conn, received: Received, store: PostgresEventStore)
     events = [REGISTRY.decode(e) for e in stored]
     try:
         lines = fold_game(events)
-    except StopIteration:
-        raise Unprocessable(f"game {game_id}: no TableOpened or GameStarted") from None
+    except StopIteration:  # a game closed before it started: nothing was played
+        return "skipped"
     players = next(e for e in events if isinstance(e, wire.TableOpened)).players
     at = received.event.recorded_at.timestamp()
     await conn.executemany(

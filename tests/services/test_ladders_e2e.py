@@ -1,6 +1,7 @@
 """Ladders of the shipped file through real relay, matchmaking and table processes: a
-cut-throat queue seats three players each for himself, five players five, the slow ladder opens unrated games
-on its own clock, the fast one on its own; and the rating service rates a cut-throat field."""
+cut-throat queue seats three players each for himself, five players five, the slow ladder
+opens unrated games on its own clock, the fast one on its own; and the rating service rates
+a cut-throat field."""
 
 from __future__ import annotations
 

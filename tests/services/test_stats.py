@@ -85,17 +85,19 @@ def test_a_field_game_has_no_partners() -> None:
     assert (x.made, x.set, y.made, dict(y.over_by), z.bags) == (0, 1, 1, {1: 1}, 1)
 
 
-def played_game(players: tuple[str, ...], seed: int) -> list[wire.GameEvent]:
-    """A whole game the baseline bots play, as the table would record it on `standard`."""
+def played_game(
+    players: tuple[str, ...], seed: int, ladder: str = "standard"
+) -> list[wire.GameEvent]:
+    """A whole game the baseline bots play, as the table would record it on ``ladder``."""
     rng = random.Random(seed)
     played = bot_game(engine.Ruleset(), f"{seed:064x}", {}, rng)
     events: list[wire.GameEvent] = [
-        wire.TableOpened(game_id="g", ladder="standard", rated=True, players=players)
+        wire.TableOpened(game_id="g", ladder=ladder, rated=True, players=players)
     ]
     for event in played:
         out = wire.to_wire(event)
         if isinstance(out, wire.GameFinished):
-            out = msgspec.structs.replace(out, ladder="standard", rated=True, players=players)
+            out = msgspec.structs.replace(out, ladder=ladder, rated=True, players=players)
         events.append(out)
     return events
 

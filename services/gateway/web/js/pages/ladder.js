@@ -42,6 +42,12 @@ export function mountLadder(root, ladder, query) {
       seasons(page);
       render(page);
     } catch (error) {
+      if (error.code === "season_closing" && mine === request) {
+        // the season just ended: its leaderboard is frozen within seconds
+        fill(body, h("p", { class: "muted" }, "This season has just ended: its leaderboard is being frozen…"));
+        setTimeout(() => { if (mine === request) update(params); }, 2000);
+        return;
+      }
       fill(body, h("p", { class: "form-error" }, `Could not load the ladder: ${error.words || error.message}`));
     }
   }
