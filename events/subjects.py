@@ -12,7 +12,8 @@ Layout:
     {p}cmd.table.open               request/reply: open a practice table (any replica)
     {p}cmd.matchmaking.join|leave|status   request/reply: queue requests (any replica)
     {p}cmd.matchmaking.ladder.{ladder}.join|leave   request/reply: the ladder's owner only
-    {p}cmd.rating.ladder|player     request/reply: ladder and player reads
+    {p}cmd.rating.ladder|player|stats|season   request/reply: ladder, player, statistics and
+                                               season reads
     {p}cmd.bots.decide|hint|transcript   request/reply: the bot tier (any worker)
     {p}parked.{consumer}            messages a consumer set aside (JetStream PARKED)
 
@@ -201,6 +202,14 @@ class Subjects:
     def rating_player(self) -> str:
         """Request subject: a player's ratings per ladder and rating history."""
         return f"{self._p}cmd.rating.player"
+
+    def rating_stats(self) -> str:
+        """Request subject: a player's statistics per ladder (the rating service's)."""
+        return f"{self._p}cmd.rating.stats"
+
+    def rating_season(self) -> str:
+        """Request subject: one page of a season's leaderboard (frozen once it ended)."""
+        return f"{self._p}cmd.rating.season"
 
     def bots_decide(self) -> str:
         """Request subject: a bot seat's move (any bot worker, queue group)."""

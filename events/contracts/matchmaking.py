@@ -131,7 +131,8 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     Answers (ok): queued, left; status answers queued, in_game or idle. Refusals (not ok,
     nothing appended): malformed, unknown_ladder, bot_not_allowed, already_queued, in_game,
-    not_queued, unavailable (the service could not reach its store: try again).
+    not_queued, playban (a queue ban runs until `ends_at`: events/contracts/playbans.py),
+    unavailable (the service could not reach its store: try again).
     """
 
     ok: bool
@@ -146,3 +147,5 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Status of a queued player: how many of the others waiting in his queue fair play keeps
     from his table (the accounts of `QueueStatus.avoid`, and those that named him when they
     joined): when they are all there is, that, not the window, holds him back."""
+    ends_at: float | None = None
+    """A ``playban`` refusal: when the ban ends (unix seconds)."""

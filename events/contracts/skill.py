@@ -56,3 +56,9 @@ def win_probability(team_a: list[Rating], team_b: list[Rating]) -> float:
     a = [MODEL.rating(mu=r.mu, sigma=r.sigma) for r in team_a]
     b = [MODEL.rating(mu=r.mu, sigma=r.sigma) for r in team_b]
     return float(MODEL.predict_win([a, b])[0])
+
+
+def field_win_probabilities(players: list[Rating]) -> list[float]:
+    """Return each player's predicted chance to win a game where each plays for himself."""
+    teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in players]
+    return [float(p) for p in MODEL.predict_win(teams)]

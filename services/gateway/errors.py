@@ -41,9 +41,12 @@ _STATUS = {
     "invalid_ruleset": 400,
     "wrong_player_count": 400,
     "bot_not_allowed": 403,
+    "playban": 403,
     "not_your_seat": 403,
     "unknown_ladder": 404,
     "unknown_game": 404,
+    "unknown_season": 404,
+    "season_closing": 503,
     "already_queued": 409,
     "game_over": 409,
     "seat_abandoned": 409,
@@ -58,21 +61,29 @@ def status_of(code: str) -> int:
     return _STATUS.get(code, 400)
 
 
-class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
+class ErrorBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The body of every error answer."""
 
     code: str
     message: str
+    ends_at: float | None = None
+    """A ``playban`` (403): when the queue ban ends (unix seconds)."""
 
 
 class ApiError(HTTPException):
     """An error answer with a machine code: raise it from a handler."""
 
     def __init__(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+        self,
+        status: int,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+        ends_at: float | None = None,
     ) -> None:
         super().__init__(detail=message, status_code=status, headers=headers)
         self.code = code
+        self.ends_at = ends_at
 
 
 def _message_of(exc: HTTPException) -> str:
@@ -92,7 +103,7 @@ def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[
     status = exc.status_code
     code = getattr(exc, "code", None) or _CODES.get(status, "error")
     return Response(
-        ErrorBody(code=code, message=_message_of(exc)),
+        ErrorBody(code=code, message=_message_of(exc), ends_at=getattr(exc, "ends_at", None)),
         status_code=status,
         media_type=MediaType.JSON,
         headers=exc.headers,
@@ -131,8 +142,8 @@ ERROR_RESPONSES: dict[int, ResponseSpec] = {
     for status, description in {
         400: "malformed request, or a rule or ruleset it breaks (see code)",
         401: "unauthenticated, token_invalid, token_expired or invalid_credentials",
-        403: "not allowed (bot_not_allowed, not_your_seat)",
-        404: "not found (not_found, unknown_game, unknown_ladder)",
+        403: "not allowed (bot_not_allowed, not_your_seat; playban: a queue ban until ends_at)",
+        404: "not found (not_found, unknown_game, unknown_ladder, unknown_season)",
         409: "conflicts with the current state (name_taken, already_queued, in_game ...)",
         413: "request body too large",
         415: "unsupported_media_type: a JSON body must be sent as application/json",

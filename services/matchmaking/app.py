@@ -46,8 +46,8 @@ about `SNAPSHOT_EVERY` events after it, however long the stream has grown. (The 
 also limits how often an account joins and leaves a queue: SPADES_QUEUE_CHANGES_PER_MINUTE.)
 
 Answers are `events.contracts.matchmaking.Reply`: ok, a machine code, a human message, details.
-Refusals (malformed, unknown_ladder, bot_not_allowed, already_queued, in_game, not_queued,
-unavailable) append nothing.
+Refusals (malformed, unknown_ladder, bot_not_allowed, playban, already_queued, in_game,
+not_queued, unavailable) append nothing; playbans: `services/matchmaking/playbans.py`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ import msgspec
 from nats.aio.msg import Msg
 
 from events.contracts.game import game_id_of_match
-from events.contracts.ladders import LADDERS, UnknownLadder, ruleset_of
+from events.contracts.ladders import UnknownLadder, configured, ruleset_of
 from events.contracts.matchmaking import (
     JoinQueue,
     LeaveQueue,
@@ -83,7 +83,8 @@ from events.leases import LeaseGroup, member_id
 from events.pgstore import PostgresEventStore, append_with
 from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence
-from services.matchmaking.pairing import Pairing, Waiting, pair, window
+from services.matchmaking import playbans
+from services.matchmaking.pairing import Waiting, pair, seats_of, window
 from services.matchmaking.readmodels import (
     LIVE_SQL,
     QUEUED_SQL,
@@ -116,14 +117,6 @@ _join = msgspec.json.Decoder(JoinQueue)
 _leave = msgspec.json.Decoder(LeaveQueue)
 _status = msgspec.json.Decoder(QueueStatus)
 _reply = msgspec.json.Decoder(Reply)
-
-
-def seats_of(pairing: Pairing) -> tuple[str, ...]:
-    """Return the player per seat: (a, b) v (c, d) sits a=0, c=1, b=2, d=3; heads-up a=0, c=1."""
-    ours, theirs = pairing.teams
-    if len(ours) == 1:
-        return (ours[0], theirs[0])
-    return (ours[0], theirs[0], ours[1], theirs[1])
 
 
 def _refuse(code: str, message: str) -> Reply:
@@ -170,12 +163,12 @@ class Matchmaker:
         """The version of each served ladder's last snapshot."""
         self.loaded_events: dict[str, int] = {}
         """Events each ladder's last rebuild read from its stream (after its snapshot)."""
-        self.locks: dict[str, asyncio.Lock] = {ladder: asyncio.Lock() for ladder in LADDERS}
+        self.locks: dict[str, asyncio.Lock] = {ladder: asyncio.Lock() for ladder in configured()}
 
     async def load(self, ladder: str | None = None) -> None:
         """Rebuild the queue of `ladder` (default: every ladder) from its stream, and the
         ladder's rows of `matchmaking_queued_players` from that queue."""
-        for name in [ladder] if ladder else list(LADDERS):
+        for name in [ladder] if ladder else list(configured()):
             snapshot = await self._pool.fetchrow(
                 "SELECT version, waiting FROM matchmaking_queue_snapshots WHERE ladder = $1", name
             )
@@ -278,6 +271,8 @@ class Matchmaker:
             return _refuse("malformed", f"player_id must be 1..{MAX_PLAYER_ID} characters")
         if player.startswith(BOT_PREFIX):
             return _refuse("bot_not_allowed", "ranked games never seat bots")
+        if banned := await playbans.refusal(self._pool, player):
+            return banned  # a queue ban runs: the reason and its end
         try:
             ruleset_of(request.ladder)
         except UnknownLadder as exc:
@@ -524,7 +519,7 @@ class _Owner:
         self.leases = LeaseGroup(
             rt.pool,
             group=f"{rt.subjects.prefix}{LEASE}",
-            names=[lease_of(ladder) for ladder in LADDERS],
+            names=[lease_of(ladder) for ladder in configured()],
             member=rt.settings.replica_id or member_id("matchmaking"),
             on_gain=self.start,
             on_lose=self.stop,
@@ -583,11 +578,12 @@ async def main(rt: Runtime) -> None:
     owner = _Owner(rt)
     rt.checks["leases"] = owner.leases.check
     public = await _Public(rt).subscribe()
-    rt.log.info("matchmaking started: sharing the ladders", ladders=sorted(LADDERS))
+    rt.log.info("matchmaking started: sharing the ladders", ladders=sorted(configured()))
     consumers = [
         asyncio.create_task(
             rt.consume(GAMES_CONSUMER, rt.subjects.game_finished(), game_finished, ack_wait=10.0)
         ),
+        asyncio.create_task(playbans.start(rt)),  # offences at rated games, queue bans
         asyncio.create_task(
             rt.consume(
                 RATINGS_CONSUMER, rt.subjects.ratings_updated(), ratings_updated, ack_wait=10.0

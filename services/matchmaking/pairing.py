@@ -6,7 +6,8 @@ quiet one still seats everybody eventually. A table forms around the longest-wai
 player (fairness: nobody is starved by a stream of newcomers who match each other) from the
 players that are inside his window *and* whose own window includes him. Of the three ways
 to split four players into two partnerships, the one whose predicted win probability is
-closest to one half is chosen.
+closest to one half is chosen. A table of 2, 3 or 5 seats plays each for himself: its
+players sit in queue order, the longest-waiting at seat 0.
 
 Fair play: two accounts linked by the gateway's fair-play record (seen at one address or
 device within its window) never sit at one table, as partners or opponents; each waits.
@@ -18,7 +19,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from events.contracts.skill import Rating, win_probability
+from events.contracts.skill import Rating, field_win_probabilities, win_probability
 
 WINDOW_START = 2.0  # mu units either side at the moment of joining
 WINDOW_GROWTH = 0.25  # mu units per second waited
@@ -38,10 +39,20 @@ class Waiting:
 
 @dataclass(frozen=True, slots=True)
 class Pairing:
-    """A table to form: the player ids of each team (one player per team heads-up)."""
+    """A table to form: the player ids of each side (one player per side but in the
+    four-seat partnership game, whose two sides hold two each)."""
 
-    teams: tuple[tuple[str, ...], tuple[str, ...]]
+    teams: tuple[tuple[str, ...], ...]
     win_probability: float  # of teams[0], as predicted when formed
+
+
+def seats_of(pairing: Pairing) -> tuple[str, ...]:
+    """Return the player per seat: (a, b) v (c, d) sits a=0, c=1, b=2, d=3 (team = seat % 2);
+    every other table one player a side, seat = side."""
+    if len(pairing.teams) == 2 and len(pairing.teams[0]) == 2:
+        (a, b), (c, d) = pairing.teams
+        return (a, c, b, d)
+    return tuple(team[0] for team in pairing.teams)
 
 
 def window(waited: float) -> float:
@@ -62,12 +73,13 @@ def best_split(
     players: Sequence[Waiting],
     predict: Callable[[list[Rating], list[Rating]], float] = win_probability,
 ) -> Pairing:
-    """Return the split of 2 or 4 players into two sides with the most even prediction."""
-    if len(players) == 2:
-        a, b = players
-        return Pairing(((a.player_id,), (b.player_id,)), predict([a.rating], [b.rating]))
+    """Return the split of the players into sides with the most even prediction: four are
+    two partnerships; 2, 3 or 5 play each for himself (seated in the order given)."""
+    if len(players) in (2, 3, 5):
+        chances = field_win_probabilities([p.rating for p in players])
+        return Pairing(tuple((p.player_id,) for p in players), chances[0])
     if len(players) != 4:
-        raise ValueError(f"a table seats 2 or 4 players, not {len(players)}")
+        raise ValueError(f"a table seats 2 to 5 players, not {len(players)}")
     first, *rest = players
     best: Pairing | None = None
     for partner in rest:
@@ -89,8 +101,8 @@ def pair(
     predict: Callable[[list[Rating], list[Rating]], float] = win_probability,
 ) -> list[Pairing]:
     """Return the tables to form now from ``queue``; each player appears at most once."""
-    if seats not in (2, 4):
-        raise ValueError(f"a table seats 2 or 4 players, not {seats}")
+    if seats not in (2, 3, 4, 5):
+        raise ValueError(f"a table seats 2 to 5 players, not {seats}")
     waiting = sorted(queue, key=lambda w: (w.joined_at, w.player_id))
     tables: list[Pairing] = []
     while len(waiting) >= seats:

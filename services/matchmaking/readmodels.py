@@ -13,7 +13,7 @@ import asyncpg
 
 from events.consumer import Received, Unprocessable
 from events.contracts.game import GameFinished
-from events.contracts.ladders import LADDERS
+from events.contracts.ladders import configured
 from events.contracts.matchmaking import (
     MatchFound,
     MatchmakingEvent,
@@ -85,7 +85,7 @@ async def status(pool: asyncpg.Pool, request: QueueStatus, now: float) -> Reply:
     rows = await pool.fetch(
         "SELECT ladder, count(*) AS n FROM matchmaking_queued_players GROUP BY ladder"
     )
-    sizes = dict.fromkeys(LADDERS, 0) | {r["ladder"]: r["n"] for r in rows}
+    sizes = dict.fromkeys(configured(), 0) | {r["ladder"]: r["n"] for r in rows}
     queued = await pool.fetchrow(QUEUED_SQL, player)
     if queued is not None:
         ladder = queued["ladder"]

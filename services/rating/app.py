@@ -14,14 +14,20 @@ position moved. Ratings are computed at the game's recorded time, not the wall c
 late delivery rates the game exactly as a prompt one would.
 
 What moves (see services/rating/model.py): a rated game with a winner rates the partnerships
-(Plackett-Luce), with the abandonment rule of the model. An unrated game (practice) or a draw at
+or the two players (Plackett-Luce), with the abandonment rule of the model; a game of players
+each for himself (cut-throat, five players) rates the field by final score (`rate_field`).
+Which ladders exist, their seats and whether they are rated: the ladders file
+(`events.contracts.ladders`). An unrated game (practice) or a draw at
 the hand cap moves nothing and appends nothing. A rated GameFinished that cannot be rated (an
 unknown ladder, the wrong number of players, not from a game stream) is parked, not retried.
 
 Reads (core NATS request/reply, JSON, any instance answers):
 - `Subjects.rating_ladder()`  {ladder, offset, limit} -> players by ordinal (decay applied at
   read time), with the provisional flag;
-- `Subjects.rating_player()`  {player_id} -> ratings per ladder and the history.
+- `Subjects.rating_player()`  {player_id} -> ratings per ladder and the history;
+- `Subjects.rating_stats()`  a player's statistics per ladder (`services/rating/stats.py`);
+- `Subjects.rating_season()`  a season's leaderboard, frozen once ended (`seasons.py`,
+  which also closes each season as it ends, on the clock SPADES_CLOCK_FILE can move).
 Every answer is `{ok, code, message, ...}`; bad input gets `malformed` or `unknown_ladder`.
 
 Test hook: `SPADES_CRASH_POINT=rating-after-append` SIGKILLs the process after the append and
@@ -54,19 +60,25 @@ from events.contracts.rating import (
     display_rating,
     rating_stream,
 )
+from events.contracts.seasons import SeasonQuery
+from events.contracts.stats import StatsQuery
 from events.envelope import REGISTRY, Metadata
 from events.pgstore import Conn, append_with
 from events.store import ConcurrencyConflict
 from events.subjects import split_stream_id
+from services.rating import seasons, stats
 from services.rating.model import (
     INACTIVITY_C,
     PROVISIONAL_GAMES,
     SIGMA0,
     Rating,
     decayed,
+    rate_field,
     rate_game,
 )
+from services.rating.stats import stats_page
 from services.runtime import logs, ops
+from services.runtime.clock import clock_of
 from services.runtime.service import Runtime
 
 __all__ = ["CONSUMER", "CRASH_ENV", "main", "rate_finished_game"]
@@ -78,6 +90,8 @@ MAX_PAGE = 200
 _encoder = msgspec.json.Encoder()
 _ladder_query = msgspec.json.Decoder(LadderQuery)
 _player_query = msgspec.json.Decoder(PlayerQuery)
+_stats_query = msgspec.json.Decoder(StatsQuery)
+_season_query = msgspec.json.Decoder(SeasonQuery)
 
 
 def _crash_point(name: str) -> None:
@@ -88,13 +102,33 @@ def _crash_point(name: str) -> None:
 
 def _teams(players: tuple[str, ...], seats: int) -> tuple[list[str], list[str]]:
     """Return the player ids of side 0 and side 1 (team of a seat = seat % 2)."""
-    if len(players) != seats or seats not in (2, 4):
+    if len(players) != seats or seats not in (2, 3, 4, 5):
         raise Unprocessable(
             f"a rated game needs {seats} players, GameFinished names {len(players)}"
         )
     return [p for s, p in enumerate(players) if s % 2 == 0], [
         p for s, p in enumerate(players) if s % 2 == 1
     ]
+
+
+def _moves(
+    finished: GameFinished,
+    ruleset: Any,
+    before: dict[str, Rating],
+    now: float,
+    abandoned: frozenset[str],
+) -> dict[str, Rating]:
+    """Return the new ratings of one game: two sides (partnerships, heads-up) or a field of
+    players each for himself (cut-throat, five players)."""
+    if ruleset.teams == 2:
+        teams = _teams(finished.players, ruleset.players)
+        return rate_game(teams, before, finished.winner, now, abandoned)
+    _teams(finished.players, ruleset.players)
+    if len(finished.scores) != len(finished.players):
+        raise Unprocessable("a game of players each for himself needs a score per seat")
+    return rate_field(
+        list(finished.players), list(finished.scores), finished.winner, before, now, abandoned
+    )
 
 
 async def rate_finished_game(conn: Conn, received: Received, log: Any) -> str:
@@ -116,10 +150,10 @@ async def rate_finished_game(conn: Conn, received: Received, log: Any) -> str:
         ruleset = ruleset_of(finished.ladder)
     except UnknownLadder as exc:
         raise Unprocessable(str(exc)) from None
-    if finished.winner not in (0, 1):
+    if not 0 <= finished.winner < ruleset.teams:
         bound.info("no winner (draw): no rating moves", winner=finished.winner)
         return "draw"
-    teams = _teams(finished.players, ruleset.players)
+    _teams(finished.players, ruleset.players)
     if len(set(finished.players)) != len(finished.players):
         raise Unprocessable("a player sits twice in one rated game")
     abandoned = frozenset(
@@ -138,7 +172,7 @@ async def rate_finished_game(conn: Conn, received: Received, log: Any) -> str:
     before = {
         r["player_id"]: Rating(r["mu"], r["sigma"], r["games"], r["last_played"]) for r in rows
     }
-    after = rate_game(teams, before, finished.winner, now, abandoned)
+    after = _moves(finished, ruleset, before, now, abandoned)
     changes = []
     for player in finished.players:
         if player not in after:
@@ -334,8 +368,12 @@ def _reader(rt: Runtime, decoder: Any, page: Any) -> Any:
 
 
 async def main(rt: Runtime) -> None:
-    """Run the GameFinished consumer and the read API until `rt.stop`; then finish in flight."""
-    log = rt.log
+    """Run the GameFinished consumers, the season closer and the read API until `rt.stop`;
+    then finish in flight."""
+    log, clock = rt.log, clock_of(rt)
+
+    async def season(pool: Any, query: SeasonQuery, _now: float) -> bytes:
+        return await seasons.season_page(pool, query, clock.now(), ladder_page)
 
     async def handler(conn: Conn, received: Received) -> None:
         outcome = await rate_finished_game(conn, received, log)
@@ -354,15 +392,31 @@ async def main(rt: Runtime) -> None:
         await rt.nc.subscribe(
             rt.subjects.rating_player(), queue="rating", cb=_reader(rt, _player_query, player_page)
         ),
+        await rt.nc.subscribe(
+            rt.subjects.rating_stats(), queue="rating", cb=_reader(rt, _stats_query, stats_page)
+        ),
+        await rt.nc.subscribe(
+            rt.subjects.rating_season(), queue="rating", cb=_reader(rt, _season_query, season)
+        ),
     ]
+    closer = asyncio.create_task(seasons.run(rt.pool, clock, rt.stop, log))
+
+    async def record(conn: Conn, received: Received) -> None:
+        await stats.record_game(conn, received, rt.store)
+
     consumer = asyncio.create_task(
         rt.consume(CONSUMER, rt.subjects.game_finished(), handler, ack_wait=10.0)
     )
+    recorder = asyncio.create_task(
+        rt.consume(stats.CONSUMER, rt.subjects.game_finished(), record, ack_wait=30.0)
+    )
     log.info("rating consuming", subject=rt.subjects.game_finished())
     stopper = asyncio.create_task(rt.stop.wait())
-    await asyncio.wait({consumer, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait({consumer, recorder, stopper}, return_when=asyncio.FIRST_COMPLETED)
     for sub in subs:
         await sub.drain()  # type: ignore[no-untyped-call]
     rt.stop.set()
     stopper.cancel()
     await consumer  # returns after the message in hand is committed and acked
+    await recorder
+    await closer

@@ -21,6 +21,11 @@ Decisions the sources leave open, written down here so the code and the operator
   where one keeps abandoning while partnered shows in `spades fairplay`); the opponents are
   credited the win only if they actually won the game, otherwise they do not move either.
   Both partners abandoning charges each of them the full loss.
+- Each for himself (cut-throat, five players: a side per seat): one Plackett-Luce update of
+  the whole field ranked by final score (the winner first, equal scores share a place). An
+  abandoner is charged last place in the full field, below everyone; the others are rated
+  by their order among themselves (they played it out, against a bot in his seat), when at
+  least two of them are left.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "SIGMA0",
     "Rating",
     "decayed",
+    "rate_field",
     "rate_game",
     "win_probability",
 ]
@@ -97,3 +103,50 @@ def _update(ranked: list[list[str]], current: dict[str, Rating], now: float) -> 
         for player, r in zip(players, rated, strict=True):
             out[player] = Rating(float(r.mu), float(r.sigma), current[player].games + 1, now)
     return out
+
+
+def rate_field(
+    players: list[str],
+    scores: list[int],
+    winner: int,
+    ratings: dict[str, Rating],
+    now: float,
+    abandoned: frozenset[str] = frozenset(),
+) -> dict[str, Rating]:
+    """Return the new ratings after a game where each played for himself (see the module
+    docstring): ``players[i]`` scored ``scores[i]``; ``winner`` is the winning seat."""
+    current = {p: decayed(ratings.get(p, Rating()), now) for p in players}
+
+    def place(i: int) -> tuple[int, int]:  # the winner first, then by score
+        return (0 if i == winner else 1, -scores[i])
+
+    order = sorted(range(len(players)), key=place)
+    new: dict[str, Rating] = {}
+    stayed = [i for i in order if players[i] not in abandoned]
+    if abandoned:
+        field = [*stayed, *(i for i in order if players[i] in abandoned)]
+        ranks = [place(i) if players[i] not in abandoned else (2, 0) for i in field]
+        lost = _ranked([players[i] for i in field], _dense(ranks), current, now)
+        new.update({p: r for p, r in lost.items() if p in abandoned})
+        if len(stayed) >= 2:
+            places = _dense([place(i) for i in stayed])
+            new.update(_ranked([players[i] for i in stayed], places, current, now))
+        return new
+    return _ranked([players[i] for i in order], _dense([place(i) for i in order]), current, now)
+
+
+def _dense(keys: list[tuple[int, int]]) -> list[int]:
+    """Return 0-based places of sorted keys, equal keys sharing one."""
+    distinct = sorted(set(keys))
+    return [distinct.index(k) for k in keys]
+
+
+def _ranked(
+    players: list[str], ranks: list[int], current: dict[str, Rating], now: float
+) -> dict[str, Rating]:
+    teams = [[MODEL.rating(mu=current[p].mu, sigma=current[p].sigma)] for p in players]
+    result = MODEL.rate(teams, ranks=[float(r) for r in ranks])
+    return {
+        p: Rating(float(r[0].mu), float(r[0].sigma), current[p].games + 1, now)
+        for p, r in zip(players, result, strict=True)
+    }

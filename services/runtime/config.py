@@ -23,6 +23,8 @@
 | SPADES_EVENT_LOOP | auto | auto (uvloop if installed), uvloop, or asyncio (`runtime.loop`) |
 | SPADES_UNTIMED_IDLE_SECONDS | 1800 | an untimed table nobody acted at for this long closes |
 | SPADES_TABLE_FINISHED_CACHE_BYTES | 16777216 | table: finished games kept for readers (LRU) |
+| SPADES_LADDERS | events/contracts/ladders.toml | the ladders file (events/contracts/ladders.py) |
+| SPADES_CLOCK_FILE | (none) | tests only: a file holding the unix time seasons and bans read |
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class Settings:
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
     untimed_idle_seconds: Positive = 1800.0
     table_finished_cache_bytes: Annotated[int, Meta(ge=0)] = 16 * 1024 * 1024
+    ladders: str = ""
+    clock_file: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -28,6 +28,7 @@ from nats.js import JetStreamContext
 
 from events.bus import NatsHealth, close_nats, connect, ensure_streams
 from events.consumer import Handler, consume
+from events.contracts import ladders
 from events.envelope import REGISTRY
 from events.logs import bind_ids
 from events.pgstore import PostgresEventStore, create_pool
@@ -122,6 +123,10 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
         settings = settings or Settings.from_env()
     except SettingsError as exc:
         raise SystemExit(f"spades {name}: {exc}") from None
+    try:  # every service reads the one ladders file: a broken one stops it here, in one line
+        ladders.configure(settings.ladders or None)
+    except ladders.LadderFileError as exc:
+        raise SystemExit(f"spades {name}: ladders file {exc}") from None
     logs.configure(settings.log_level, settings.log_format)
     log = structlog.get_logger(name).bind(service=name)
     if not settings.database_url or not settings.nats_url:

@@ -18,7 +18,7 @@ from engine import fairness
 from events.contracts import game as wire
 from events.contracts.bots import LEVELS
 from events.contracts.game import game_id_of_match
-from events.contracts.ladders import UnknownLadder, ruleset_of
+from events.contracts.ladders import UnknownLadder, ladder_of
 from services.table.tables import Rejected
 
 OpenRequest = wire.OpenPractice | wire.OpenCasual | wire.OpenMatch
@@ -82,7 +82,8 @@ def opening_of(request: OpenRequest) -> tuple[str, dict[str, Any]]:
     """Return the game id an open request makes and how to open it; raise `Rejected`."""
     try:
         if isinstance(request, wire.OpenMatch):
-            rules = ruleset_of(request.ladder)
+            ladder = ladder_of(request.ladder)  # the ladders file: rules, rated, turn clock
+            rules = ladder.rules
         else:
             rules = engine.Ruleset.from_options(dict(request.rules))
     except UnknownLadder as exc:
@@ -94,12 +95,14 @@ def opening_of(request: OpenRequest) -> tuple[str, dict[str, Any]]:
         game_id = game_id_of_match(request.match_id)
         opened: dict[str, Any] = {
             "ladder": request.ladder,
-            "rated": True,
+            "rated": ladder.rated,
             "players": tuple(request.seats),
             "bots": (),
             "rules": rules,
             "match_id": request.match_id,
         }
+        if ladder.turn_seconds is not None:
+            opened["turn_seconds"] = ladder.turn_seconds
         return game_id, opened
     untimed = False
     if isinstance(request, wire.OpenPractice):

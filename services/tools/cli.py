@@ -22,6 +22,7 @@ _COMMANDS: dict[str, str] = {
     "verify": "services.tools.replay:verify",
     "export": "services.records.export:run",
     "fairplay": "services.gateway.fairplay:run",
+    "playbans": "services.matchmaking.playbans:run",
 }
 
 SERVICES = ("gateway", "table", "matchmaking", "rating", "relay", "bots")
@@ -111,6 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fair.add_argument("--json", action="store_true", help="print JSON")
     fair.add_argument("--prune", action="store_true", help="delete sightings older than the window")
+
+    bans = sub.add_parser(
+        "playbans", help="offences at rated games (abandoned, left, clock) and queue bans"
+    )
+    bans.add_argument("--days", type=float, default=30.0, help="window (default 30)")
+    bans.add_argument("--player", default="", help="one player's offences only")
+    bans.add_argument("--json", action="store_true", help="print JSON")
 
     serve = sub.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)

@@ -28,6 +28,9 @@ APPLIED_HISTORY = {
     11: "5e01dd714970ceaa29b99d4149453f3b30bf72788abfb6430ea4b55bfb64b30c",
     12: "a356682f00ef5c1378a616b3e172ad73994f6c7f62a6de1cd1406db2bd3e3017",
     16: "0c2cc5b3461c4486645939f0d2dc81f6324ea0bb51dc255f1933c61833c7e339",
+    31: "b66e33a34c8f8c8c34655e311db9d66e256af87dcc823f613f6c8617b1d30eb9",
+    32: "9899adf7cdfbed4549cb303e47646b9e912919e6fef8021797323e652e470fd9",
+    33: "a7f4d78beb1c173dd892299c8c5d4c852020bd26466ec5dbf02cc2f0a713e16b",
 }
 # The folder each migration lives in: its owner.
 OWNERS = {
@@ -44,6 +47,9 @@ OWNERS = {
     11: "services/matchmaking/migrations",
     12: "services/matchmaking/migrations",
     16: "services/gateway/migrations",
+    31: "services/rating/migrations",
+    32: "services/matchmaking/migrations",
+    33: "services/rating/migrations",
 }
 
 

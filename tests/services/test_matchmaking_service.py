@@ -12,6 +12,7 @@ import signal
 import subprocess
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -62,9 +63,13 @@ async def answering(nc: NATS, subjects: Subjects) -> bool:
     return True
 
 
+TWO_LADDERS = str(Path(__file__).with_name("two_ladders.toml"))
+"""The ladders file of the tests that share ladders out between replicas (one each)."""
+
+
 def start_matchmaking(processes: Processes, replica: str = "") -> subprocess.Popen[bytes]:
     env = {**OPS, "SPADES_REPLICA_ID": replica} if replica else OPS
-    return processes.start(*SERVICE, "matchmaking", env=env)
+    return processes.start(*SERVICE, "matchmaking", env={**env, "SPADES_LADDERS": TWO_LADDERS})
 
 
 async def ladder_owners(pool: Any) -> dict[str, str]:

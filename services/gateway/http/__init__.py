@@ -9,6 +9,7 @@
 - `friends`: `/api/friends`, friends' tables: open, share a code, join, swap, start.
 - `rematch`: `/api/games/{game_id}/rematch`, the same seats again after an unrated game.
 - `ladders`: `/api/ladders`, `/api/players/{player_id}`, `/api/games` (the live directory).
+- `compete`: `/api/players/{player_id}/stats`, season leaderboards.
 - `games`: `/api/games/{game_id}/...` (summaries, events, states, transcripts, a seat's own
   view) and `/api/transcripts` (a transcript replayed).
 - `exports`: the open database, a player's rated games and a finished month's.
@@ -26,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.gateway.http.accounts import Accounts
+from services.gateway.http.compete import Compete
 from services.gateway.http.exports import Exports
 from services.gateway.http.friends import Friends
 from services.gateway.http.games import Games, Transcripts
@@ -45,6 +47,7 @@ def http_routes() -> list[Any]:
         Practice,
         Friends,
         Ladders,
+        Compete,
         Games,
         Rematches,
         Transcripts,

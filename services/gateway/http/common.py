@@ -46,9 +46,9 @@ async def strict_bools(request: Request[Any, Any, Any], *names: str) -> None:
             raise ApiError(400, "malformed", f"{name} must be true or false")
 
 
-def refused(code: str, message: str) -> ApiError:
-    """Return the HTTP error for a service's refusal code."""
-    return ApiError(status_of(code), code, message)
+def refused(code: str, message: str, ends_at: float | None = None) -> ApiError:
+    """Return the HTTP error for a service's refusal code (a playban's with its end)."""
+    return ApiError(status_of(code), code, message, ends_at=ends_at)
 
 
 async def asked(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:

@@ -13,7 +13,7 @@ from litestar.params import Parameter
 from events.contracts import game as wire
 from events.contracts import matchmaking as mm
 from events.contracts import rating
-from events.contracts.ladders import LADDERS
+from events.contracts.ladders import Ladder, configured
 from events.contracts.skill import PROVISIONAL_GAMES
 from events.pgstore import Opening
 from services.gateway import auth
@@ -21,6 +21,7 @@ from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import asked, gateway_of, refused
 from services.gateway.http.queue import reply_decoder
 from services.gateway.state import Unavailable, ask
+from services.runtime.clock import clock_of
 
 PLAYER_ID = Annotated[
     str,
@@ -91,7 +92,8 @@ class GameListed(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class LadderInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """A ranked ladder: its rules and how many wait in its queue now."""
+    """A ladder of the operator's ladders file: its rules (options and words), clock, rating,
+    season, and how many wait in its queue now."""
 
     ladder: str
     players: int
@@ -99,6 +101,22 @@ class LadderInfo(msgspec.Struct, frozen=True, kw_only=True):
     rules: dict[str, Any]
     queue_size: int | None
     """Players waiting now; null when matchmaking did not answer."""
+    title: str = ""
+    description: str = ""
+    variant: str = "standard"
+    """The rule book variant its rules start from (`GET /api/practice/rules` presets)."""
+    rules_in_words: list[str] = []
+    """The rules, one sentence each."""
+    rated: bool = True
+    """Whether its games move ratings."""
+    turn_seconds: float = 25.0
+    """Seconds a person has for one action."""
+    season: int = 1
+    """The season running now (1 on a ladder without seasons)."""
+    season_ends_at: float | None = None
+    """When the running season ends (unix seconds); null: it never does."""
+    season_reset: str = "continue"
+    """At a season's end ratings "continue", or take a "soft" reset toward the start."""
 
 
 def _listed(openings: list[Opening], player_id: str | None = None) -> list[GameListed]:
@@ -147,6 +165,27 @@ def _listed(openings: list[Opening], player_id: str | None = None) -> list[GameL
 
 
 _rating_answer = msgspec.json.Decoder(rating.Reply)
+
+
+def ladder_info(lad: Ladder, queue_size: int | None, gateway: Any) -> LadderInfo:
+    """Return what `GET /api/ladders` says of one ladder."""
+    season = lad.season_at(clock_of(gateway).now())
+    ends = lad.season_bounds(season)[1]
+    return LadderInfo(
+        ladder=lad.name,
+        players=lad.rules.players,
+        rules=lad.rules.to_dict(),
+        queue_size=queue_size,
+        title=lad.title,
+        description=lad.description,
+        variant=lad.variant,
+        rules_in_words=lad.words(),
+        rated=lad.rated,
+        turn_seconds=lad.turn_seconds or gateway.settings.turn_seconds,
+        season=season,
+        season_ends_at=None if ends == float("inf") else ends,
+        season_reset=lad.season_reset,
+    )
 
 
 class Ladders(Controller):
@@ -229,9 +268,10 @@ class Ladders(Controller):
         )
         return _listed(openings, player_id)
 
-    @get("/ladders", responses=ERROR_RESPONSES, summary="The ranked ladders and their queues")
+    @get("/ladders", responses=ERROR_RESPONSES, summary="The ladders and their queues")
     async def ladders(self, state: State) -> list[LadderInfo]:
-        """Every ranked ladder with its rules and the size of its queue now."""
+        """Every ladder of the ladders file, in its order: rules in options and in words,
+        turn clock, rated or not, season, and the size of its queue now."""
         gateway = gateway_of(state)
         sizes: dict[str, int] | None
         try:  # nobody's status: the answer for a player who is not queued carries the sizes
@@ -244,13 +284,8 @@ class Ladders(Controller):
         except Unavailable:
             sizes = None
         return [
-            LadderInfo(
-                ladder=name,
-                players=rules.players,
-                rules=rules.to_dict(),
-                queue_size=None if sizes is None else sizes.get(name, 0),
-            )
-            for name, rules in LADDERS.items()
+            ladder_info(lad, None if sizes is None else sizes.get(name, 0), gateway)
+            for name, lad in configured().items()
         ]
 
     @get("/games", responses=ERROR_RESPONSES, summary="Live games to watch")

@@ -88,7 +88,7 @@ class Queue(Controller):
     async def _ask(self, state: State, subject: str, body: msgspec.Struct) -> QueueAnswer:
         reply = reply_decoder.decode(await asked(gateway_of(state), subject, body))
         if not reply.ok:
-            raise refused(reply.code, reply.message)
+            raise refused(reply.code, reply.message, reply.ends_at)
         return QueueAnswer(
             code=reply.code,
             message=reply.message,
@@ -110,6 +110,7 @@ class Queue(Controller):
     )
     async def join(self, data: JSONBody[QueueJoin], request: Caller, state: State) -> QueueAnswer:
         """Queue the caller; the match arrives by `GET /api/queue` (match_id, then game).
+        403 `playban` while a queue ban for leaving rated games runs (`ends_at`: its end).
         Joins and leaves together: at most SPADES_QUEUE_CHANGES_PER_MINUTE (10) a minute per
         account, 429 `rate_limited` beyond."""
         player_id = request.user.player_id

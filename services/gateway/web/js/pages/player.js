@@ -1,8 +1,10 @@
-// A player's profile (#/player/ID): ratings per ladder, a rating history chart, recent games.
+// A player's profile (#/player/ID): ratings per ladder, a rating history chart, statistics
+// per ladder (pages/stats.js), recent games.
 
 import { ApiError, get } from "../api.js";
 import { fill, h, num, playerName, ratingText, showError, when } from "../ui.js";
 import { gameItem } from "./lobby.js";
+import { statsPanel } from "./stats.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -50,7 +52,7 @@ export function mountPlayer(root, playerId) {
   const ratingsBox = h("section", { class: "panel", "aria-labelledby": "ratings-title" });
   const chartBox = h("section", { class: "panel", "aria-labelledby": "chart-title" });
   const gamesBox = h("section", { class: "panel", "aria-labelledby": "recent-title" });
-  fill(root, h("div", { class: "profile" }, head, ratingsBox, chartBox, gamesBox));
+  fill(root, h("div", { class: "profile" }, head, ratingsBox, chartBox, statsPanel(playerId), gamesBox));
 
   get(`/api/players/${encodeURIComponent(playerId)}?history=200`)
     .then((profile) => {
