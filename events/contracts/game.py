@@ -66,6 +66,7 @@ from events.contracts.game_wire import (
     SeedRevealed,
     TrickWon,
 )
+from events.contracts.talk import Say, Talked, TalkWithheld, told
 from events.envelope import REGISTRY, StoredEvent
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "PlaceBid",
     "PlayCard",
     "RuleValue",
+    "Say",
     "SeatCardDrawn",
     "SeatCardsPassed",
     "SeatCommand",
@@ -98,6 +100,8 @@ __all__ = [
     "SeatHandDealt",
     "SeedContributed",
     "SeedRevealed",
+    "TalkWithheld",
+    "Talked",
     "TrickWon",
     "command_to_engine",
     "command_to_wire",
@@ -140,6 +144,8 @@ class TableOpened(GameEvent, frozen=True, kw_only=True):
     """Seconds a person has for one action before the bot plays it; 0: untimed (no timer)."""
     bot_level: str = "baseline"
     """Level of the bots seated from the start (`engine.search.LEVELS`)."""
+    free_text_chat: bool = False
+    """Seats may say free text to the table (`events.contracts.talk`), not only presets."""
 
 
 PRACTICE_LADDER = "practice"
@@ -192,7 +198,7 @@ class SeatAbandoned(GameEvent, frozen=True, kw_only=True):
     """The player left the table himself (`LeaveTable`), not by letting timers run out."""
 
 
-GameStreamEvent = TableOpened | TurnTimedOut | SeatAbandoned | EngineEvent
+GameStreamEvent = TableOpened | TurnTimedOut | SeatAbandoned | Talked | EngineEvent
 """Everything a game stream holds: the table's facts about seats, then the engine's events."""
 
 GAME = REGISTRY.register("game", GameStreamEvent)
@@ -212,7 +218,7 @@ class SubmitCommand(TableRequest, frozen=True, kw_only=True):
     game_id: str
     player_id: str
     command_id: uuid.UUID
-    command: AnySeatCommand
+    command: AnySeatCommand | Say
 
 
 class OpenPractice(TableRequest, frozen=True, kw_only=True):
@@ -225,6 +231,7 @@ class OpenPractice(TableRequest, frozen=True, kw_only=True):
     """The bots' level: "baseline" or "strong" (`engine.search.LEVELS`)."""
     untimed: bool = False
     """No turn timer for the player: the bots wait for him as long as he thinks."""
+    free_text_chat: bool = False
 
 
 class OpenCasual(TableRequest, frozen=True, kw_only=True):
@@ -233,6 +240,7 @@ class OpenCasual(TableRequest, frozen=True, kw_only=True):
     players: tuple[str, ...]
     command_id: uuid.UUID
     rules: dict[str, RuleValue] = {}
+    free_text_chat: bool = False
 
 
 class LeaveTable(TableRequest, frozen=True, kw_only=True):
@@ -405,6 +413,8 @@ SeatEvent = (
     TableOpened
     | TurnTimedOut
     | SeatAbandoned
+    | Talked
+    | TalkWithheld
     | SeatGameStarted
     | SeedContributed
     | SeedRevealed
@@ -432,7 +442,10 @@ table's facts about seats (which the engine never sees)."""
 def redact(event: GameEvent, seat: int) -> SeatEvent:
     """Return what ``seat`` (-1: a spectator) may know of ``event``: no seed, no hand, no card
     of another seat that has not been played. The rule is the engine's
-    (`engine.audience.redact`); this carries it to the wire forms."""
+    (`engine.audience.redact`); this carries it to the wire forms. Table talk follows its own
+    rule (`events.contracts.talk.told`: partner talk to the partner only)."""
+    if isinstance(event, Talked):
+        return told(event, seat)
     if type(event) in _PUBLIC:
         return event  # type: ignore[return-value]
     engine_event = to_engine(event)
