@@ -124,6 +124,12 @@ class Rooms:
         if not room.queues:
             del self._rooms[game_id]
 
+    def seats(self) -> dict[str, str]:
+        """Return, for each player seated at a game watched on this replica, that game."""
+        return {
+            player: room.game_id for room in self._rooms.values() for player in room.players or ()
+        }
+
     def watched(self) -> int:
         """Return how many games are watched on this replica."""
         return len(self._rooms)

@@ -22,6 +22,7 @@ _COMMANDS: dict[str, str] = {
     "verify": "services.tools.replay:verify",
     "export": "services.records.export:run",
     "fairplay": "services.gateway.fairplay:run",
+    "reports": "services.gateway.reports:run",
 }
 
 SERVICES = ("gateway", "table", "matchmaking", "rating", "relay", "bots")
@@ -111,6 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fair.add_argument("--json", action="store_true", help="print JSON")
     fair.add_argument("--prune", action="store_true", help="delete sightings older than the window")
+
+    reports = sub.add_parser(
+        "reports", help="reported players and messages, with the game's talk around them"
+    )
+    reports.add_argument("--all", action="store_true", help="closed reports too")
+    reports.add_argument("--close", type=int, default=None, help="mark this report dealt with")
+    reports.add_argument("--json", action="store_true", help="print JSON")
 
     serve = sub.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)

@@ -27,6 +27,7 @@ APPLIED_HISTORY = {
     10: "036520bc69265c2d039f193e05214ef19460edd7e42606a06abf9dd7f56fe78b",
     11: "5e01dd714970ceaa29b99d4149453f3b30bf72788abfb6430ea4b55bfb64b30c",
     12: "a356682f00ef5c1378a616b3e172ad73994f6c7f62a6de1cd1406db2bd3e3017",
+    17: "a00c447ac9667069515af5a46726d7e6da5d8b15be5a6cf6b0381a7d40038449",
 }
 # The folder each migration lives in: its owner.
 OWNERS = {
@@ -42,6 +43,7 @@ OWNERS = {
     10: "services/gateway/migrations",
     11: "services/matchmaking/migrations",
     12: "services/matchmaking/migrations",
+    17: "services/gateway/migrations",
 }
 
 

@@ -9,6 +9,7 @@
 - `ladders`: `/api/ladders`, `/api/players/{player_id}`, `/api/games` (the live directory).
 - `games`: `/api/games/{game_id}/...` (summaries, events, states, transcripts, a seat's own
   view) and `/api/transcripts` (a transcript replayed).
+- `social`: `/api/social/...`: follows (with presence), blocks, mutes at a game, reports.
 - `exports`: the open database, a player's rated games and a finished month's.
 - `web`: the browser client's page and static files.
 - `limits`: the request budgets (per address, per account, on logins).
@@ -29,13 +30,24 @@ from services.gateway.http.games import Games, Transcripts
 from services.gateway.http.ladders import Ladders
 from services.gateway.http.practice import Practice
 from services.gateway.http.queue import Queue
+from services.gateway.http.social import Social
 from services.gateway.http.web import web_routes
 
 
 def http_routes() -> list[Any]:
     """Return the route handlers of the HTTP API and the browser client, in the order the
     OpenAPI document lists them."""
-    return [Accounts, Queue, Practice, Ladders, Games, Transcripts, Exports, *web_routes()]
+    return [
+        Accounts,
+        Queue,
+        Practice,
+        Ladders,
+        Games,
+        Transcripts,
+        Exports,
+        Social,
+        *web_routes(),
+    ]
 
 
 __all__ = ["http_routes"]

@@ -28,6 +28,8 @@ class PracticeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """The bots' level: "baseline" (quick, sound) or "strong" (searches each card)."""
     untimed: bool = False
     """No turn timer: the bots wait for you (a practice game only; ranked games are timed)."""
+    free_text_chat: bool = False
+    """Free text at the table besides the talk presets (`events.contracts.talk`)."""
 
 
 class RulesCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -127,6 +129,7 @@ class Practice(Controller):
             rules=data.rules,
             bots=data.bots,
             untimed=data.untimed,
+            free_text_chat=data.free_text_chat,
         )
         # One opening at a time per account (a transaction-scoped advisory lock): the count
         # and the table's append are serialised, so parallel requests cannot pass the cap.
