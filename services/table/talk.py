@@ -53,7 +53,7 @@ WINDOW = 60.0
 class TalkSettings:
     """The operator's settings of table talk (read once per process from the environment)."""
 
-    talk_max_chars: Annotated[int, Meta(ge=1, le=1000)] = 200
+    talk_max_chars: Annotated[int, Meta(ge=1, le=500)] = 200
     talk_per_minute: Annotated[int, Meta(ge=1)] = 12
     talk_words_file: str = ""
 
