@@ -1,5 +1,5 @@
-"""Who is online: each replica writes its connected accounts every `social.PRESENCE_INTERVAL`
-seconds (`social.seen`), each with the game he is seated at when that game is watched here
+"""Who is online: each replica writes its connected accounts every SPADES_PRESENCE_SECONDS
+(30) seconds (`social.seen`), each with the game he is seated at when that game is watched here
 (his own seat's watch). Followers read it (`GET /api/social/following`)."""
 
 from __future__ import annotations
@@ -7,10 +7,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated
 
+from msgspec import Meta
+
+from events.settings import from_environ
 from services.gateway import social
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceSettings:
+    """SPADES_PRESENCE_SECONDS: how often a replica writes its connected accounts."""
+
+    presence_seconds: Annotated[float, Meta(gt=0, le=social.ONLINE_SECONDS / 2)] = (
+        social.PRESENCE_INTERVAL
+    )
 
 
 async def write_presence(gateway: Gateway, rooms: Rooms) -> int:
@@ -31,10 +45,9 @@ async def _loop(gateway: Gateway, rooms: Rooms, interval: float) -> None:
 
 
 @contextlib.asynccontextmanager
-async def presence(
-    gateway: Gateway, rooms: Rooms, interval: float = social.PRESENCE_INTERVAL
-) -> AsyncIterator[None]:
+async def presence(gateway: Gateway, rooms: Rooms) -> AsyncIterator[None]:
     """Write presence in the background while the app runs."""
+    interval = from_environ(PresenceSettings).presence_seconds
     task = asyncio.create_task(_loop(gateway, rooms, interval))
     try:
         yield

@@ -282,16 +282,6 @@ async def seen(pool: asyncpg.Pool, where: dict[str, str | None]) -> None:
     )
 
 
-async def gone(pool: asyncpg.Pool, player_id: str) -> None:
-    """Record that ``player_id`` closed his last connection on this replica."""
-    await pool.execute(
-        "UPDATE social_presence SET seen_at = now() - make_interval(secs => $2)"
-        " WHERE player_id = $1",
-        player_id,
-        ONLINE_SECONDS + 1,
-    )
-
-
 @dataclass(frozen=True)
 class Followed:
     """A followed player: whether he is online and at which public table he sits."""
