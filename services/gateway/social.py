@@ -54,7 +54,7 @@ async def account_exists(pool: asyncpg.Pool, player_id: str) -> bool:
 
 async def _other(pool: asyncpg.Pool, me: str, other: str) -> None:
     if other == me:
-        raise SocialRefused(400, "not_yourself", "that is your own account")
+        raise SocialRefused(409, "not_yourself", "that is your own account")
     if not await account_exists(pool, other):
         raise SocialRefused(404, "not_found", f"no player {other[:40]!r}")
 
@@ -125,7 +125,7 @@ async def invitation_refused(pool: asyncpg.Pool, host: str, guest: str) -> bool:
 async def mute(pool: asyncpg.Pool, game_id: str, me: str, other: str) -> None:
     """Mute ``other`` at ``game_id`` for ``me`` (idempotent)."""
     if other == me:
-        raise SocialRefused(400, "not_yourself", "that is your own account")
+        raise SocialRefused(409, "not_yourself", "that is your own account")
     count = await pool.fetchval(
         "SELECT count(*) FROM social_mutes WHERE game_id = $1 AND muter = $2", game_id, me
     )
@@ -190,7 +190,7 @@ async def report(
     if len(note) > NOTE_CHARS:
         raise SocialRefused(400, "too_long", f"a note has at most {NOTE_CHARS} characters")
     if seq is not None and game_id is None:
-        raise SocialRefused(400, "malformed", "a reported message names its game")
+        raise SocialRefused(404, "not_a_message", "a reported message names its game")
     recent = await pool.fetchval(
         "SELECT count(*) FROM social_reports"
         " WHERE reporter = $1 AND created_at > now() - interval '1 day'",

@@ -121,8 +121,9 @@ class Practice(Controller):
         player_id = request.user.player_id
         # litestar converts bodies laxly (0 would pass as false): a flag must be a JSON boolean
         raw = await request.json()
-        if isinstance(raw, dict) and not isinstance(raw.get("untimed", False), bool):
-            raise ApiError(400, "malformed", "untimed must be true or false")
+        for flag in ("untimed", "free_text_chat"):
+            if isinstance(raw, dict) and not isinstance(raw.get(flag, False), bool):
+                raise ApiError(400, "malformed", f"{flag} must be true or false")
         body = wire.OpenPractice(
             player_id=player_id,
             command_id=scoped_id(player_id, data.command_id or uuid.uuid4()),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from litestar import Controller, delete, get, post, put
@@ -49,8 +49,8 @@ class ReportRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     by its ``game_id`` and ``seq`` (the `Talked` event's number in the game)."""
 
     player_id: str
-    reason: str
-    note: str = ""
+    reason: Literal["abuse", "cheating", "spam", "other"]
+    note: Annotated[str, msgspec.Meta(max_length=social.NOTE_CHARS)] = ""
     game_id: str | None = None
     seq: int | None = None
 
@@ -88,8 +88,8 @@ class Social(Controller):
         security=BEARER,
     )
     async def follow(self, player_id: PLAYER_ID, request: Caller, state: State) -> None:
-        """Follow (idempotent): 404 `not_found` for no such person, 400 `not_yourself`, 409
-        `not_available` when one of you blocked the other, 409 `too_many` past 500."""
+        """Follow (idempotent): 404 `not_found` for no such person, 409 `not_yourself`,
+        `not_available` when one of you blocked the other, `too_many` past 500."""
         try:
             await social.follow(gateway_of(state).pool, request.user.player_id, player_id)
         except social.SocialRefused as exc:
@@ -161,7 +161,7 @@ class Social(Controller):
         self, game_id: GAME_ID, player_id: PLAYER_ID, request: Caller, state: State
     ) -> None:
         """From now on the caller hears nothing the player says at this game; he is not told.
-        404 `unknown_game`, 404 `not_found` (he has no seat there), 400 `not_yourself`."""
+        404 `unknown_game`, `not_found` (he has no seat there); 409 `not_yourself`."""
         game = await load_game(state, game_id)
         if player_id not in game.opened.players:
             raise ApiError(404, "not_found", "that player has no seat at this game")
@@ -194,13 +194,13 @@ class Social(Controller):
         self, data: JSONBody[ReportRequest], request: Caller, state: State
     ) -> Reported:
         """Queue a report for an operator (`spades reports`, with the game's talk around it).
-        400 `unknown_reason`, `too_long` (a note over 500 characters), `not_a_message` (the
-        ``seq`` is not something the player said at that game), 404 `not_found`,
-        `unknown_game`, 429 `report_flood` (over 20 a day)."""
+        404 `not_a_message` (the ``seq`` is not something the player said at that game),
+        `not_found`, `unknown_game`; 409 `not_yourself`; 429 `report_flood` (over 20 a day).
+        A reason outside the four, or a note over 500 characters, is 400 `malformed`."""
         if data.game_id is not None:
             game = await load_game(state, data.game_id)
             if data.seq is not None and not _said_by(game.decoded, game.opened, data):
-                raise ApiError(400, "not_a_message", "that event is not something he said")
+                raise ApiError(404, "not_a_message", "that event is not something he said")
         try:
             report_id = await social.report(
                 gateway_of(state).pool,
