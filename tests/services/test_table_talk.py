@@ -332,3 +332,13 @@ async def test_transcript_replay_and_export_keep_the_talk(tmp_path: Path) -> Non
     assert "sure 4" not in live
     assert "talk withheld" in live
     assert 'E says to table: "he said' in live  # table talk at an unrated table is public
+
+
+async def test_the_operators_word_filter_masks_whole_words_in_any_case(tmp_path: Path) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("# the operator's list\nbadword\nvery rude\n\n")
+    policy = talk.TalkSettings(talk_words_file=str(words))
+    table, _ = await _open(InMemoryEventStore(), free_text_chat=True)
+    said = talk.decide(table, "ann", Say(text="BadWord! very  rude, badwords stay"), policy=policy)
+    # whole words only ("badwords" is another word); the event, as logged, never holds them
+    assert said[0].text == "*******! *********, badwords stay"  # type: ignore[attr-defined]
