@@ -85,6 +85,20 @@ async def test_partners_bid_with_presets_and_the_opponents_hear_nothing(
     await expect(bob.get_by_test_id("talk-log")).to_have_text("Nothing said yet.")
     await expect(bob.get_by_test_id("talk-sure")).to_be_visible()  # his own buttons
 
+    # cyd mutes ann from her menu: what ann says next reaches cyd's screen no more
+    menu = cyd.get_by_test_id("menu-ann")
+    await menu.locator("summary").click()
+    await menu.get_by_role("button", name="Mute here").click()
+    await expect(menu.get_by_role("button", name="Unmute")).to_be_visible()
+    await ann.get_by_test_id("talk-nil").click()
+    await expect(ann.get_by_test_id("talk-log")).to_contain_text("I might go nil")
+    logged = await event_store.read(stream_of(game_id))
+    await _seen_up_to(cyd, len(logged))
+    await expect(cyd.get_by_test_id("talk-log")).not_to_contain_text("ann (North)")
+    said = REGISTRY.decode(logged[-1])
+    assert isinstance(said, wire.Talked)
+    assert (said.preset, said.hearers) == ("nil", ())  # the server told cyd nothing of it
+
     # ann follows bob from his menu; the lobby lists him online
     await ann.get_by_test_id("menu-bob").locator("summary").click()
     await ann.get_by_test_id("menu-bob").get_by_role("button", name="Follow").click()

@@ -64,7 +64,9 @@ export class TalkBox {
     this.lines = []; // [seq, event]
     this.count = 3;
     this.muted = new Set();
+    this.menus = new Map(); // player -> his menu (playerMenu)
     this.freeText = false;
+    this.refresh = () => {}; // redraws the page (set by the table)
     this.node = h("section", { class: "talk", "aria-label": "Table talk" });
     this.log = h("ol", { class: "talk-log", "aria-live": "polite", "data-testid": "talk-log" });
     this.controls = h("div", { class: "talk-controls" });
@@ -77,6 +79,8 @@ export class TalkBox {
     try {
       const found = await api("GET", `/api/social/mutes/${this.gameId}`, undefined, { auth: true });
       this.muted = new Set(found.players);
+      this.menus.clear(); // their "Mute here" / "Unmute" follow the list
+      this.refresh();
     } catch {
       // talk works without the list; muted players' words are filtered by the server anyway
     }
@@ -147,35 +151,46 @@ export class TalkBox {
   }
 }
 
-/** Return the menu of another player at a table: follow, mute here, block, report. */
-export function playerMenu(playerId, gameId, talk, onChange) {
+/**
+ * Return the menu of another player at a table: follow, mute here, block, report. Made once per
+ * player and reused, so a menu left open stays open while the table redraws.
+ */
+export function playerMenu(playerId, gameId, talk) {
+  if (talk.menus.has(playerId)) return talk.menus.get(playerId);
   const act = async (label, method, path, body) => {
     try {
       await api(method, path, body, { auth: true });
       notify(label, "info");
-      onChange();
+      return true;
     } catch (error) {
       showError(error, label);
+      return false;
     }
   };
   const enc = encodeURIComponent(playerId);
-  const muted = talk.muted.has(playerId);
+  const muteButton = h("button", {}, talk.muted.has(playerId) ? "Unmute" : "Mute here");
+  muteButton.addEventListener("click", async () => {
+    const muted = talk.muted.has(playerId);
+    const done = await act(muted ? `${playerId} unmuted` : `${playerId} muted at this table`,
+      muted ? "DELETE" : "PUT", `/api/social/mutes/${gameId}/${enc}`);
+    if (!done) return;
+    if (muted) talk.muted.delete(playerId); else talk.muted.add(playerId);
+    muteButton.textContent = muted ? "Mute here" : "Unmute";
+    talk.refresh();
+  });
   const reason = h("select", { "aria-label": "Reason" },
     ["abuse", "cheating", "spam", "other"].map((r) => h("option", { value: r }, r)));
-  return h("details", { class: "player-menu", "data-testid": `menu-${playerId}` },
+  const menu = h("details", { class: "player-menu", "data-testid": `menu-${playerId}` },
     h("summary", { "aria-label": `Menu of ${playerName(playerId)}`, title: "Follow, mute, block, report" }, "⋯"),
     h("div", { class: "player-menu-body" },
       h("button", { onclick: () => act(`Following ${playerId}`, "PUT", `/api/social/following/${enc}`) }, "Follow"),
-      h("button", {
-        onclick: () => {
-          if (muted) talk.muted.delete(playerId); else talk.muted.add(playerId);
-          act(muted ? `${playerId} unmuted` : `${playerId} muted at this table`, muted ? "DELETE" : "PUT", `/api/social/mutes/${gameId}/${enc}`);
-        },
-      }, muted ? "Unmute" : "Mute here"),
+      muteButton,
       h("button", { onclick: () => act(`${playerId} blocked`, "PUT", `/api/social/blocks/${enc}`) }, "Block"),
       h("span", { class: "report" }, reason,
         h("button", {
           onclick: () => act(`Report of ${playerId} sent`, "POST", "/api/social/reports",
             { player_id: playerId, reason: reason.value, game_id: gameId }),
         }, "Report"))));
+  talk.menus.set(playerId, menu);
+  return menu;
 }

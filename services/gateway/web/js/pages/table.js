@@ -112,6 +112,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     compass: h("div", { class: "compass-box" }),
   };
   const talk = new TalkBox(gameId, (command) => socket.command(command));
+  talk.refresh = () => render();
   for (const spot of ["bottom", "left", "top", "right", "topleft", "topright"]) {
     parts.seats[spot] = h("div", { class: `seat seat-${spot}` });
   }
@@ -513,7 +514,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         h("div", { class: "seat-name" },
           h("a", { href: `#/player/${encodeURIComponent(id)}`, target: "_blank", rel: "noopener" }, playerName(id)),
           seat === game.seat ? h("span", { class: "you" }, "you") : null,
-          me && !watching && seat !== game.seat && !id.startsWith("bot:") ? playerMenu(id, gameId, talk, render) : null,
+          me && !watching && seat !== game.seat && !id.startsWith("bot:") ? playerMenu(id, gameId, talk) : null,
           game.dealer === seat && game.hand_number ? h("span", { class: "dealer", title: "Dealer", "aria-label": "dealer" }, "D") : null),
         h("div", { class: "seat-meta" },
           n === 4 ? seatName(seat, n) : `Seat ${seat + 1}`,
