@@ -77,6 +77,14 @@ def word_filter(path: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
 
 
+def check() -> TalkSettings:
+    """Return this process's talk settings, its word file read; raise `SettingsError` (or
+    OSError for a word file that cannot be read) now rather than at the first message."""
+    policy = settings()
+    word_filter(policy.talk_words_file)
+    return policy
+
+
 def clean(text: str, words: re.Pattern[str] | None) -> str:
     """Return ``text`` as it is recorded: no control characters, single spaces, filtered."""
     kept = "".join(" " if unicodedata.category(c).startswith("C") else c for c in text)

@@ -342,3 +342,22 @@ async def test_the_operators_word_filter_masks_whole_words_in_any_case(tmp_path:
     said = talk.decide(table, "ann", Say(text="BadWord! very  rude, badwords stay"), policy=policy)
     # whole words only ("badwords" is another word); the event, as logged, never holds them
     assert said[0].text == "*******! *********, badwords stay"  # type: ignore[attr-defined]
+
+
+def test_a_bad_talk_setting_or_word_file_is_named_at_the_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from events.settings import SettingsError
+
+    monkeypatch.setenv("SPADES_TALK_MAX_CHARS", "0")
+    talk.settings.cache_clear()
+    try:
+        with pytest.raises(SettingsError, match="SPADES_TALK_MAX_CHARS"):
+            talk.check()
+        monkeypatch.setenv("SPADES_TALK_MAX_CHARS", "120")
+        monkeypatch.setenv("SPADES_TALK_WORDS_FILE", str(tmp_path / "missing.txt"))
+        talk.settings.cache_clear()
+        with pytest.raises(FileNotFoundError, match=r"missing\.txt"):
+            talk.check()
+    finally:
+        talk.settings.cache_clear()
