@@ -23,6 +23,18 @@ export const TABLE_PRESETS = {
   good_game: "Good game",
 };
 const COUNTED = new Set(["sure", "maybe"]);
+
+/** What each refusal of a Say means, for the table's notices. */
+export const TALK_REFUSALS = {
+  talk_not_seated: "Only the seated players talk",
+  talk_unknown_preset: "Not something one may say",
+  talk_wrong_phase: "Not now: bidding talk belongs to the bidding, courtesies to the play",
+  talk_no_partner: "No partner at this table",
+  talk_unavailable: "Not available",
+  talk_free_text_off: "This table allows the presets only",
+  talk_too_long: "Too long",
+  talk_flood: "Too much talk: wait a moment",
+};
 const MAX_TEXT = 200;
 
 /** Return the words of a Talked event ("I can take 4"; free text as written). */

@@ -10,7 +10,7 @@ import { makeContribution, verifyDeals } from "../fairness.js";
 import { Game } from "../game.js";
 import { GameSocket } from "../socket.js";
 import { leaveControl } from "./lobby.js";
-import { TalkBox, playerMenu } from "../talk.js";
+import { TALK_REFUSALS, TalkBox, playerMenu } from "../talk.js";
 import {
   clock, fill, h, keepFocus, notify, num, playerName, ratingChangeLine, ratingText, showError, signed, status,
 } from "../ui.js";
@@ -377,6 +377,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       unknown_game: "No such game",
       unavailable: "The table did not answer",
       rate_limited: "Too fast",
+      ...TALK_REFUSALS,
     }[code] || "The server refused";
   }
 
