@@ -66,6 +66,7 @@ from events.contracts.game_wire import (
     SeedRevealed,
     TrickWon,
 )
+from events.contracts.talk import Say, Talked, TalkWithheld, told
 from events.envelope import REGISTRY, StoredEvent
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "PlaceBid",
     "PlayCard",
     "RuleValue",
+    "Say",
     "SeatCardDrawn",
     "SeatCardsPassed",
     "SeatCommand",
@@ -98,6 +100,8 @@ __all__ = [
     "SeatHandDealt",
     "SeedContributed",
     "SeedRevealed",
+    "TalkWithheld",
+    "Talked",
     "TrickWon",
     "command_to_engine",
     "command_to_wire",
@@ -142,6 +146,8 @@ class TableOpened(GameEvent, frozen=True, kw_only=True):
     """Level of the bots seated from the start (`engine.search.LEVELS`)."""
     unlisted: bool = False
     """A friends' table its host kept unlisted: out of the public lists until it finishes."""
+    free_text_chat: bool = False
+    """Seats may say free text to the table (`events.contracts.talk`), not only presets."""
 
 
 PRACTICE_LADDER = "practice"
@@ -194,7 +200,7 @@ class SeatAbandoned(GameEvent, frozen=True, kw_only=True):
     """The player left the table himself (`LeaveTable`), not by letting timers run out."""
 
 
-GameStreamEvent = TableOpened | TurnTimedOut | SeatAbandoned | EngineEvent
+GameStreamEvent = TableOpened | TurnTimedOut | SeatAbandoned | Talked | EngineEvent
 """Everything a game stream holds: the table's facts about seats, then the engine's events."""
 
 GAME = REGISTRY.register("game", GameStreamEvent)
@@ -214,7 +220,7 @@ class SubmitCommand(TableRequest, frozen=True, kw_only=True):
     game_id: str
     player_id: str
     command_id: uuid.UUID
-    command: AnySeatCommand
+    command: AnySeatCommand | Say
 
 
 class OpenPractice(TableRequest, frozen=True, kw_only=True):
@@ -229,6 +235,7 @@ class OpenPractice(TableRequest, frozen=True, kw_only=True):
     """No turn timer for the player: the bots wait for him as long as he thinks."""
     dealer: int = -1
     """The first dealer (a rematch passes the deal on); -1: drawn from the server seed."""
+    free_text_chat: bool = False
 
 
 class OpenCasual(TableRequest, frozen=True, kw_only=True):
@@ -244,6 +251,7 @@ class OpenCasual(TableRequest, frozen=True, kw_only=True):
     """The first dealer (a rematch passes the deal on); -1: drawn from the server seed."""
     unlisted: bool = False
     """Keep the game out of the public lists until it finishes (`TableOpened.unlisted`)."""
+    free_text_chat: bool = False
 
 
 class LeaveTable(TableRequest, frozen=True, kw_only=True):
@@ -416,6 +424,8 @@ SeatEvent = (
     TableOpened
     | TurnTimedOut
     | SeatAbandoned
+    | Talked
+    | TalkWithheld
     | SeatGameStarted
     | SeedContributed
     | SeedRevealed
@@ -443,7 +453,10 @@ table's facts about seats (which the engine never sees)."""
 def redact(event: GameEvent, seat: int) -> SeatEvent:
     """Return what ``seat`` (-1: a spectator) may know of ``event``: no seed, no hand, no card
     of another seat that has not been played. The rule is the engine's
-    (`engine.audience.redact`); this carries it to the wire forms."""
+    (`engine.audience.redact`); this carries it to the wire forms. Table talk follows its own
+    rule (`events.contracts.talk.told`: partner talk to the partner only)."""
+    if isinstance(event, Talked):
+        return told(event, seat)
     if type(event) in _PUBLIC:
         return event  # type: ignore[return-value]
     engine_event = to_engine(event)

@@ -29,6 +29,7 @@ from services.gateway.http.limits import UNLIMITED, rate_limits
 from services.gateway.http.openapi import StrictStructs, openapi_config
 from services.gateway.http.security import bearer_auth
 from services.gateway.http.web import secure_html
+from services.gateway.presence import presence
 from services.gateway.requestids import request_ids
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway
@@ -40,8 +41,10 @@ from services.runtime.service import Runtime, run_service
 
 def create_app(gateway: Gateway) -> Litestar:
     """Return the litestar application of one gateway replica."""
+    rooms = Rooms(gateway.nc, gateway.js, gateway.subjects, gateway.log)
     return Litestar(
         route_handlers=[*http_routes(), play],
+        lifespan=[lambda app: presence(gateway, rooms)],
         exception_handlers=EXCEPTION_HANDLERS,
         request_class=GatewayRequest,
         # in this order: who is calling (request.user), then the budgets that count by it
@@ -56,7 +59,7 @@ def create_app(gateway: Gateway) -> Litestar:
         state=State(
             {
                 "gateway": gateway,
-                "rooms": Rooms(gateway.nc, gateway.js, gateway.subjects, gateway.log),
+                "rooms": rooms,
             }
         ),
         debug=False,

@@ -174,6 +174,12 @@ class Rooms:
         while self._ending:
             await asyncio.gather(*self._ending, return_exceptions=True)
 
+    def seats(self) -> dict[str, str]:
+        """Return, for each player seated at a game watched on this replica, that game."""
+        return {
+            player: room.game_id for room in self._rooms.values() for player in room.players or ()
+        }
+
     def watched(self) -> int:
         """Return how many games are watched on this replica."""
         return len(self._rooms)

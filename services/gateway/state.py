@@ -16,11 +16,13 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
 from events.contracts.audience import CatchupReply, catchup_decoder
-from events.contracts.game import Catchup, TableReply, TableRequest
+from events.contracts.game import Catchup, SubmitCommand, TableReply, TableRequest
+from events.contracts.talk import Say
 from events.errors import Refusal
 from events.pgstore import PostgresEventStore
 from events.retry import Backoff
 from events.subjects import Subjects
+from services.gateway import social
 from services.gateway.auth import Tokens
 from services.gateway.config import GatewayConfig
 from services.runtime.config import Settings
@@ -171,7 +173,16 @@ async def _ask_owner(
 
 
 async def ask_table(gateway: Gateway, game_id: str, request: TableRequest) -> TableReply:
-    """Send a request to the table replica owning ``game_id`` and return its reply."""
+    """Send a request to the table replica owning ``game_id`` and return its reply. A seat's
+    `Say` goes with whom the speaker is apart from (blocks) and who muted him here."""
+    if isinstance(request, SubmitCommand) and isinstance(request.command, Say):
+        speaker, pool = request.player_id, gateway.pool
+        said = msgspec.structs.replace(
+            request.command,
+            apart=tuple(sorted(await social.apart_from(pool, speaker))),
+            deaf=tuple(sorted(await social.deaf_to(pool, game_id, speaker))),
+        )
+        request = msgspec.structs.replace(request, command=said)
     return await _ask_owner(gateway, game_id, request, _table_reply.decode)
 
 

@@ -50,6 +50,8 @@ class GameSummary(msgspec.Struct, frozen=True, kw_only=True):
     events: int
     """Events in the game's log now."""
     rules: dict[str, Any]
+    free_text_chat: bool = False
+    """Seats may say free text besides the talk presets (`events.contracts.talk`)."""
 
 
 class StateAt(msgspec.Struct, frozen=True, kw_only=True):
@@ -198,6 +200,7 @@ class Game:
             seq=self.public,
             events=len(self.stored),
             rules=self.rules(),
+            free_text_chat=self.opened.free_text_chat,
         )
 
     def rules(self) -> dict[str, Any]:

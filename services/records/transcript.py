@@ -39,7 +39,13 @@ from collections.abc import Iterator, Sequence
 import engine
 import engine.fairness
 from events.contracts import game as wire
+from events.contracts.talk import Talked
 from events.errors import Refusal
+from services.records import talklines
+from services.records.textparts import LineRefused as _Refused
+from services.records.textparts import card_list as _card_list
+from services.records.textparts import ints as _ints
+from services.records.textparts import untoken as _untoken
 
 MOE_NAMES = {6: "Little", 8: "Big"}
 """How a Moe bid is written: "N bids Little Moe" (6 in a row), "N bids Big Moe" (8)."""
@@ -174,6 +180,8 @@ def describe(event: wire.GameEvent, players: int, *, face_up: bool, seed: bool =
                 f"{name(event.seat)} {_token(event.player_id)} abandoned after {event.streak}"
                 " timeouts in a row: a bot plays the rest of the game"
             )
+        case Talked():
+            return talklines.describe(event, name, face_up=face_up)
         case wire.GameFinished():
             return (
                 f"game over ({event.reason}): winner side {event.winner},"
@@ -243,6 +251,7 @@ _DEALT = re.compile(
 _DEAL_PART = re.compile(rf"(?P<who>{_SEAT}|stock) (?P<cards>{_CARDS})")
 
 _EVENTS: list[tuple[re.Pattern[str], str]] = [
+    *talklines.PATTERNS,
     (
         re.compile(rf"(?P<seat>{_SEAT}) keeps (?P<kept>{_CARD}), discards (?P<discarded>{_CARD})"),
         "drawn",
@@ -297,30 +306,6 @@ _ACTIONS = (
     wire.CardsPassed,
     wire.CardPlayed,
 )
-
-
-class _Refused(Refusal):
-    """A line the reader refuses; `TranscriptError` adds where."""
-
-
-def _untoken(text: str) -> str:
-    if text.startswith('"'):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            raise _Refused("malformed_line", f"bad quoted name {text[:40]}") from None
-        if not isinstance(value, str):
-            raise _Refused("malformed_line", f"bad quoted name {text[:40]}")
-        return value
-    return text
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.strip("[]()").split(",") if part.strip())
-
-
-def _card_list(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
 
 
 class _Reader:
@@ -512,6 +497,8 @@ class _Reader:
     def _build(self, kind: str, m: re.Match[str]) -> wire.GameEvent:
         if kind == "hidden":
             raise _Refused("face_down", "a transcript of a game in progress hides cards: no replay")
+        if kind == "talk":
+            return talklines.build(m, self._seat)
         if kind == "revealed":
             return wire.SeedRevealed(server_seed=m["seed"])
         if kind == "trick":
@@ -578,6 +565,9 @@ class _Reader:
                 assert isinstance(opened, wire.TableOpened)
                 if event.player_id != opened.players[event.seat]:
                     raise _Refused("mismatch", f"{self._said(event)}: another player sits there")
+            self.events.append(event)
+            return
+        if isinstance(event, Talked):  # a table-only fact: the engine never sees it
             self.events.append(event)
             return
         if isinstance(event, wire.SeedContributed):

@@ -57,7 +57,7 @@ from events.store import ConcurrencyConflict, Fence, Fenced
 from events.subjects import partition_of
 from services.runtime import logs, ops
 from services.runtime.service import Runtime
-from services.table import audiences
+from services.table import audiences, talk
 from services.table.catchups import Catchups
 from services.table.openings import OpenRequest, opening_events, opening_of
 from services.table.tables import (
@@ -822,9 +822,8 @@ def _unavailable(game_id: str, exc: BaseException) -> wire.TableReply:
 
 
 def _command_name(request: wire.SubmitCommand | wire.GetView | wire.LeaveTable) -> str:
-    if isinstance(request, wire.SubmitCommand):
-        return type(request.command).__name__
-    return type(request).__name__
+    command = request.command if isinstance(request, wire.SubmitCommand) else request
+    return type(command).__name__
 
 
 def _left_code(table: Table, request: wire.SubmitCommand | wire.LeaveTable) -> str:
@@ -840,4 +839,5 @@ async def main(rt: Runtime) -> None:
     """Run one table replica until ``rt.stop``."""
     import events.contracts.matchmaking  # noqa: F401  (registers MatchFound, which this service consumes)
 
+    talk.check()  # a bad SPADES_TALK_* setting or word file stops the replica at its start
     await TableService(rt).run()

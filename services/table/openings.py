@@ -41,6 +41,7 @@ def opening_events(
     bot_level: str = "baseline",
     dealer: int = -1,
     unlisted: bool = False,
+    free_text_chat: bool = False,
 ) -> list[wire.GameEvent]:
     """Return the first events of a new game: who sits where, then the start and first deal.
 
@@ -63,6 +64,7 @@ def opening_events(
         turn_seconds=turn_seconds,
         bot_level=bot_level,
         unlisted=unlisted,
+        free_text_chat=free_text_chat,
     )
     start = engine.StartGame(rules, seed=seed, server_seed=server_seed, contributors=contributors)
     started = engine.decide(engine.initial_state(), start)
@@ -133,6 +135,7 @@ def opening_of(request: OpenRequest) -> tuple[str, dict[str, Any]]:
         "rules": rules,
         "bot_level": level,
         "dealer": request.dealer,
+        "free_text_chat": request.free_text_chat,
     }
     if isinstance(request, wire.OpenCasual) and request.unlisted:
         how["unlisted"] = True

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +40,12 @@ import engine
 import engine.bot
 from events.contracts import game as wire
 from events.contracts.audience import Frame
+from events.contracts.talk import Say, Talked
 from events.envelope import StoredEvent
-from events.errors import Refusal
+from services.table.finished import FinishedTables as FinishedTables
+from services.table.refusals import Rejected as Rejected
+from services.table.talk import TalkLog
+from services.table.talk import decide as say
 
 ABANDONED = "abandoned"
 """`GameFinished.reason` of an unrated table closed because no person plays at it any more."""
@@ -53,55 +57,6 @@ TIMEOUT_ACTOR = "timeout"
 RECENT_FRAMES = 32
 """Frames a table keeps in memory for catch-ups (beyond them it reads the log)."""
 EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
-
-
-class Rejected(Refusal):
-    """A request the table refuses: ``code`` for programs, the message for people."""
-
-
-class FinishedTables:
-    """Finished games a replica read again (a view or a catch-up of an old game), kept for
-    the next reader, least recently used first, within ``limit`` bytes of their events
-    (`Table.stored_bytes`; SPADES_TABLE_FINISHED_CACHE_BYTES). Beyond it the least recently
-    read are dropped, and read from the log again when asked for; a game larger than the
-    whole limit is not kept at all. Live games are not here: they are bounded by the seats
-    and tables people may hold, and their timers need them in memory."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.tables: OrderedDict[str, Table] = OrderedDict()
-        self.bytes = 0
-        self.evicted = 0
-        """Games dropped to stay within the limit, since the replica started."""
-
-    def __len__(self) -> int:
-        return len(self.tables)
-
-    def get(self, game_id: str) -> Table | None:
-        """Return a kept game (now the most recently used), or None."""
-        table = self.tables.get(game_id)
-        if table is not None:
-            self.tables.move_to_end(game_id)
-        return table
-
-    def put(self, table: Table) -> None:
-        """Keep a finished game, dropping the least recently used beyond the limit."""
-        self.pop(table.game_id)
-        if table.stored_bytes > self.limit:
-            self.evicted += 1
-            return
-        self.tables[table.game_id] = table
-        self.bytes += table.stored_bytes
-        while self.bytes > self.limit:
-            _, oldest = self.tables.popitem(last=False)
-            self.bytes -= oldest.stored_bytes
-            self.evicted += 1
-
-    def pop(self, game_id: str) -> None:
-        """Forget a game if it is kept."""
-        table = self.tables.pop(game_id, None)
-        if table is not None:
-            self.bytes -= table.stored_bytes
 
 
 def event_ids(seed: str, count: int) -> list[uuid.UUID]:
@@ -142,6 +97,7 @@ class Table:
     hint: tuple[int, int, engine.Command] | None = None
     """The bot tier's suggestion for the seat on turn: (version, seat, command). Asked for
     once per turn at a practice table (`services.table.app`), however often it is shown."""
+    talk: TalkLog = field(default_factory=TalkLog)
 
     # -- folding ------------------------------------------------------------------------------
 
@@ -166,6 +122,8 @@ class Table:
                 self.streaks[seat] = streak
             case wire.SeatAbandoned(seat=seat):
                 self.abandoned.add(seat)
+            case Talked(seat=seat):  # talk moves no card, resets no streak, runs no clock
+                self.talk.heard(seat, self.last_recorded)
             case _:
                 self.state = wire.fold((event,), self.state) if after is None else after
                 actor = stored.metadata.actor
@@ -220,6 +178,8 @@ class Table:
         at ``state``: a full turn from ``now`` while somebody is on turn at a timed table,
         else 0."""
         opened = self.opened or next((e for e in events if isinstance(e, wire.TableOpened)), None)
+        if all(isinstance(e, Talked) for e in events) and events:
+            return self.deadline  # talking never moves the turn clock
         if opened is None or state.phase == "over" or state.turn < 0:
             return 0.0
         return wire.turn_deadline(opened, now) or 0.0
@@ -252,10 +212,12 @@ class Table:
 
     # -- deciding -----------------------------------------------------------------------------
 
-    def decide(self, player_id: str, command: wire.AnySeatCommand) -> list[wire.GameEvent]:
+    def decide(self, player_id: str, command: wire.AnySeatCommand | Say) -> list[wire.GameEvent]:
         """Return the events a player's command causes; raise `Rejected` naming the rule."""
         if self.opened is None:
             raise Rejected("unknown_game", f"there is no game {self.game_id}")
+        if isinstance(command, Say):
+            return list(say(self, player_id, command))
         seat = self.seat_of(player_id)
         if seat is None:
             raise Rejected("not_your_seat", f"player {player_id} has no seat at this game")

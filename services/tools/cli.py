@@ -23,6 +23,7 @@ _COMMANDS: dict[str, str] = {
     "export": "services.records.export:run",
     "fairplay": "services.gateway.fairplay:run",
     "playbans": "services.matchmaking.playbans:run",
+    "reports": "services.gateway.reports:run",
 }
 
 SERVICES = ("gateway", "table", "matchmaking", "rating", "relay", "bots")
@@ -119,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     bans.add_argument("--days", type=float, default=30.0, help="window (default 30)")
     bans.add_argument("--player", default="", help="one player's offences only")
     bans.add_argument("--json", action="store_true", help="print JSON")
+    reports = sub.add_parser(
+        "reports", help="reported players and messages, with the game's talk around them"
+    )
+    reports.add_argument("--all", action="store_true", help="closed reports too")
+    reports.add_argument("--close", type=int, default=None, help="mark this report dealt with")
+    reports.add_argument("--json", action="store_true", help="print JSON")
 
     serve = sub.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)

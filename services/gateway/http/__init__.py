@@ -12,6 +12,7 @@
 - `compete`: `/api/players/{player_id}/stats`, season leaderboards.
 - `games`: `/api/games/{game_id}/...` (summaries, events, states, transcripts, a seat's own
   view) and `/api/transcripts` (a transcript replayed).
+- `social`: `/api/social/...`: follows (with presence), blocks, mutes at a game, reports.
 - `exports`: the open database, a player's rated games and a finished month's.
 - `web`: the browser client's page and static files.
 - `limits`: the request budgets (per address, per account, on logins).
@@ -35,6 +36,7 @@ from services.gateway.http.ladders import Ladders
 from services.gateway.http.practice import Practice
 from services.gateway.http.queue import Queue
 from services.gateway.http.rematch import Rematches
+from services.gateway.http.social import Social
 from services.gateway.http.web import web_routes
 
 
@@ -52,6 +54,7 @@ def http_routes() -> list[Any]:
         Rematches,
         Transcripts,
         Exports,
+        Social,
         *web_routes(),
     ]
 

@@ -28,6 +28,8 @@ class PracticeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """The bots' level: "baseline" (quick, sound) or "strong" (searches each card)."""
     untimed: bool = False
     """No turn timer: the bots wait for you (a practice game only; ranked games are timed)."""
+    free_text_chat: bool = False
+    """Free text at the table besides the talk presets (`events.contracts.talk`)."""
 
 
 class RulesCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -119,14 +121,16 @@ class Practice(Controller):
         player_id = request.user.player_id
         # litestar converts bodies laxly (0 would pass as false): a flag must be a JSON boolean
         raw = await request.json()
-        if isinstance(raw, dict) and not isinstance(raw.get("untimed", False), bool):
-            raise ApiError(400, "malformed", "untimed must be true or false")
+        for flag in ("untimed", "free_text_chat"):
+            if isinstance(raw, dict) and not isinstance(raw.get(flag, False), bool):
+                raise ApiError(400, "malformed", f"{flag} must be true or false")
         body = wire.OpenPractice(
             player_id=player_id,
             command_id=scoped_id(player_id, data.command_id or uuid.uuid4()),
             rules=data.rules,
             bots=data.bots,
             untimed=data.untimed,
+            free_text_chat=data.free_text_chat,
         )
         # One opening at a time per account (a transaction-scoped advisory lock): the count
         # and the table's append are serialised, so parallel requests cannot pass the cap.

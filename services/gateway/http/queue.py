@@ -14,7 +14,7 @@ from litestar.params import JSONBody
 
 from events.contracts import matchmaking as mm
 from events.contracts.game import game_id_of_match
-from services.gateway import fairplay
+from services.gateway import fairplay, social
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, asked, gateway_of, refused, sighted
 from services.gateway.http.security import Caller, account_required
@@ -121,6 +121,7 @@ class Queue(Controller):
             gateway.pool, player_id, fairplay.window_days(gateway.settings)
         )
         subject = gateway.subjects.matchmaking_join()
+        linked |= await social.apart_from(gateway.pool, player_id)  # blocks: never seated
         body = mm.JoinQueue(player_id=player_id, ladder=data.ladder, avoid=tuple(sorted(linked)))
         answer = await self._ask(state, subject, body)
         changes.append(time.monotonic())  # a join that happened (a refusal appended nothing)

@@ -3,6 +3,7 @@
 import { api, get, session } from "../api.js";
 import { RULE_OPTIONS, teamName, teamOf } from "../cards.js";
 import { GameSocket } from "../socket.js";
+import { followedPanel } from "./following.js";
 import { clock, fill, h, num, playerName, ratingChangeLine, showError, uuid, when } from "../ui.js";
 
 const QUEUED_POLL = 1000;
@@ -15,13 +16,14 @@ export function mountLobby(root) {
   const practiceBox = h("section", { class: "panel", "aria-labelledby": "practice-title" });
   const gamesBox = h("section", { class: "panel", "aria-labelledby": "games-title" });
   const watchBox = h("section", { class: "panel", "aria-labelledby": "watch-title" });
+  const friends = followedPanel();
   fill(root, h("div", { class: "lobby" },
     h("h1", { class: "wide" }, `Welcome, ${me.name || me.player_id}`),
     h("section", { class: "panel wide", "data-testid": "friends-entry" },
       h("h2", {}, "Play with friends"),
       h("p", {}, "Open an unrated table with any rules, share its link or code, fill the empty seats with bots. ",
         h("a", { class: "btn primary", href: "#/friends", "data-testid": "play-with-friends" }, "Play with friends"))),
-    queueBox, practiceBox, gamesBox, watchBox));
+    queueBox, practiceBox, gamesBox, friends.node, watchBox));
 
   let status = null; // the last GET /api/queue answer
   let ladderInfo = []; // GET /api/ladders: every ranked ladder, public
@@ -355,6 +357,7 @@ export function mountLobby(root) {
   loadLive();
   return () => {
     stopped = true;
+    friends.stop();
     clearTimeout(timer);
     clearTimeout(liveTimer);
     listener.stop();

@@ -8,6 +8,7 @@ import { bidText, cardText, cardView, compass, ruleChanges, seatName, sortHand, 
 import { Game } from "../game.js";
 import { fill, h, num, playerName, showError, signed, when } from "../ui.js";
 import { resultCard } from "./table.js";
+import { phrase, talkLine } from "../talk.js";
 
 /** Mount the replay of `gameId` at the step in `query` (`at`); return {cleanup, update}. */
 export function mountReplay(root, gameId, query) {
@@ -156,6 +157,8 @@ export function mountReplay(root, gameId, query) {
       case "HandScored": return `Hand ${e.hand} scored: ${e.points.map((p, t) => `${teamName(t, n(), players())} ${signed(p)}`).join(", ")}.`;
       case "GameFinished": return e.reason === "abandoned" ? "The table closed: nobody was left to play at it." : e.winner < 0 ? "Game over: a draw." : `Game over: ${teamName(e.winner, n(), players())} won (${e.reason}).`;
       case "TurnTimedOut": return `${who(e.seat)}'s time ran out; the bot played.`;
+      case "Talked": return `${who(e.seat)} said${e.to === "partner" ? " to partner" : ""}: “${phrase(e)}”`;
+      case "TalkWithheld": return "Something was said that only the table heard (shown once the game is over).";
       case "SeatAbandoned": return e.left ? `${who(e.seat)} left the table; a bot plays the seat.` : `${who(e.seat)} timed out too often; a bot plays the seat.`;
       default: return item.type;
     }
@@ -284,7 +287,13 @@ export function mountReplay(root, gameId, query) {
             h("tbody", {}, folded.scorecard.map((r) => h("tr", { "data-testid": `scorecard-hand-${r.hand}` }, h("th", { scope: "row" }, String(r.hand)),
               r.sides.map((s) => h("td", {}, `${s.bid}/${s.took} · ${signed(s.points)} → ${num(s.score)}`)))))))
       : null;
-    fill(board, card, h("div", { class: "table-main" }, felt, h("aside", { class: "side" }, scores, last, scorecard)));
+    // what was said up to this step (all of it once the game is over: the replay is public)
+    const said = events.slice(0, step).filter((i) => i.event.type === "Talked");
+    const talk = said.length
+      ? h("details", { class: "talk", "data-testid": "replay-talk", open: true }, h("summary", {}, "Table talk"),
+          h("ol", { class: "talk-log" }, said.slice(-30).map((i) => talkLine(i.event, players(), i.seq))))
+      : null;
+    fill(board, card, h("div", { class: "table-main" }, felt, h("aside", { class: "side" }, scores, last, scorecard, talk)));
   }
 
   return {

@@ -11,6 +11,7 @@ import { Game } from "../game.js";
 import { rematchControl } from "../rematch.js";
 import { GameSocket } from "../socket.js";
 import { leaveControl } from "./lobby.js";
+import { TALK_REFUSALS, TalkBox, playerMenu } from "../talk.js";
 import {
   clock, fill, h, keepFocus, notify, num, playerName, ratingChangeLine, ratingText, showError, signed, status,
 } from "../ui.js";
@@ -112,6 +113,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
     hand: h("div", { class: "hand", role: "group", "aria-label": "Your hand" }),
     compass: h("div", { class: "compass-box" }),
   };
+  const talk = new TalkBox(gameId, (command) => socket.command(command));
+  talk.refresh = () => render();
   for (const spot of ["bottom", "left", "top", "right", "topleft", "topright"]) {
     parts.seats[spot] = h("div", { class: `seat seat-${spot}` });
   }
@@ -129,7 +132,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
   );
   fill(
     root,
-    h("div", { class: "table-page" }, parts.head, h("div", { class: "table-main" }, felt, parts.side), parts.action, parts.hand),
+    h("div", { class: "table-page" }, parts.head, h("div", { class: "table-main" }, felt, parts.side), parts.action, parts.hand, talk.node),
   );
   parts.hand.addEventListener("keydown", arrowKeys);
   parts.action.addEventListener("keydown", arrowKeys);
@@ -159,6 +162,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       try {
         summary = await get(`/api/games/${encodeURIComponent(gameId)}`);
         game.rules = game.rules || summary.rules;
+        talk.freeText = Boolean(summary.free_text_chat);
         loadRatings(summary);
         loadScorecard(summary);
         render();
@@ -273,6 +277,11 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       case "event": {
         if (message.seq <= game.seq) return 0;
         const event = message.event;
+        if (event.type === "Talked" || event.type === "TalkWithheld") {
+          game.seq = message.seq; // talk moves no card: the turn and its legal moves stay
+          talk.heard(event, message.seq, game);
+          return 0;
+        }
         for (const note of game.applyEvent(event, message.seq, message.hand)) notify(note, "info");
         sending = false;
 
@@ -371,6 +380,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       unknown_game: "No such game",
       unavailable: "The table did not answer",
       rate_limited: "Too fast",
+      ...TALK_REFUSALS,
     }[code] || "The server refused";
   }
 
@@ -443,6 +453,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       renderSide();
       renderAction();
       renderHand();
+      talk.render(game, role);
     });
   }
 
@@ -507,6 +518,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
         h("div", { class: "seat-name" },
           h("a", { href: `#/player/${encodeURIComponent(id)}`, target: "_blank", rel: "noopener" }, playerName(id)),
           seat === game.seat ? h("span", { class: "you" }, "you") : null,
+          me && !watching && seat !== game.seat && !id.startsWith("bot:") ? playerMenu(id, gameId, talk) : null,
           game.dealer === seat && game.hand_number ? h("span", { class: "dealer", title: "Dealer", "aria-label": "dealer" }, "D") : null),
         h("div", { class: "seat-meta" },
           n === 4 ? seatName(seat, n) : `Seat ${seat + 1}`,
