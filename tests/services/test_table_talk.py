@@ -29,7 +29,8 @@ from events.store import InMemoryEventStore
 from services.records import export, fairness, openspiel, transcript
 from services.records.public import Game
 from services.table import audiences, talk
-from services.table.tables import Rejected, Table, event_ids, opening_events
+from services.table.openings import opening_events
+from services.table.tables import Rejected, Table, event_ids
 
 PLAYERS = ("ann", "bob", "cy", "di", "eve")
 POLICY = talk.TalkSettings(talk_max_chars=40, talk_per_minute=5)
