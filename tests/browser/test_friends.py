@@ -92,6 +92,7 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
     await host.get_by_test_id("swap-seat-1").focus()
     await host.keyboard.press("Enter")
     await expect(host.get_by_test_id("room-seat-2")).to_contain_text("bob")
+    await expect(host.get_by_test_id("swap-seat-1")).to_be_focused()  # kept through re-renders
     await expect(friend.get_by_test_id("room-seat-2")).to_contain_text("bob (you)")
     await expect(host.get_by_test_id("room-seat-1")).to_contain_text("Bot")
     await host.get_by_test_id("start-friends").click()
