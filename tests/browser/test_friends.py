@@ -92,6 +92,7 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
     await host.get_by_test_id("swap-seat-1").focus()
     await host.keyboard.press("Enter")
     await expect(host.get_by_test_id("room-seat-2")).to_contain_text("bob")
+    await expect(host.get_by_test_id("swap-seat-1")).to_be_focused()  # kept through re-renders
     await expect(friend.get_by_test_id("room-seat-2")).to_contain_text("bob (you)")
     await expect(host.get_by_test_id("room-seat-1")).to_contain_text("Bot")
     await host.get_by_test_id("start-friends").click()
@@ -126,3 +127,44 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
     await expect(host.get_by_test_id("connection")).to_have_text("● live")
     await expect(host.locator(".seat.mine")).to_contain_text("ann")
     await expect(friend.locator(".seat.mine")).to_contain_text("bob")
+
+
+async def test_a_kept_seat_is_an_invitation_in_the_lobby_and_the_rest_fills_with_bots(
+    start: StartStack, new_page: NewPage, event_store: PostgresEventStore
+) -> None:
+    stack = await start()
+    host = await new_page(stack)
+    guest = await new_page(stack)
+    await sign_up(host, "ann")
+    await sign_up(guest, "cyd")
+
+    # ann keeps seat 2 for cyd, leaves seat 3 open to anyone, and seat 4 to a bot
+    await host.goto("/#/friends")
+    await host.get_by_test_id("seat-kind-1").select_option("player")
+    await host.get_by_test_id("seat-player-1").fill("cyd")
+    await host.get_by_test_id("seat-kind-3").select_option("bot")
+    await host.get_by_test_id("open-friends-table").click()
+    await expect(host).to_have_url(ROOM)
+    code = ROOM.search(host.url).group(1)  # type: ignore[union-attr]
+    await expect(host.get_by_test_id("room-seat-1")).to_contain_text("Kept for cyd")
+
+    # cyd's lobby shows the invitation; the table's open seat is listed for everyone too
+    invitation = guest.get_by_test_id(f"invitation-{code}")
+    await expect(invitation).to_contain_text("ann keeps a seat for you")
+    await guest.get_by_role("link", name="Friends", exact=True).click()
+    await expect(guest.get_by_test_id("open-seats")).to_contain_text("ann's table")
+    await guest.goto("/#/lobby")
+    await invitation.get_by_role("link", name="Join").click()
+    await expect(guest).to_have_url(ROOM)
+    await expect(guest.get_by_test_id("room-seat-1")).to_contain_text("cyd (you)")
+    await expect(host.get_by_test_id("room-seat-1")).to_contain_text("cyd")
+
+    # seat 3 is still open: ann fills it with a bot and starts
+    await expect(host.get_by_test_id("start-friends")).to_be_disabled()
+    await host.get_by_test_id("fill-start-friends").click()
+    await expect(host).to_have_url(TABLE)
+    await expect(guest).to_have_url(TABLE)
+    game_id = TABLE.search(guest.url).group(1)  # type: ignore[union-attr]
+    first = await opening(event_store, game_id)
+    assert first.players == ("ann", "cyd", "bot:2", "bot:3")
+    assert first.bots == (2, 3)

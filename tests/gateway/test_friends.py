@@ -396,3 +396,26 @@ async def test_seated_players_are_told_over_the_websocket(processes: Processes) 
         assert told["table"]["status"] == "started"
         assert told["table"]["game_id"] == started.json()["game_id"]
         await watcher.close()
+
+        # a seat kept for max: he is told when the table opens, and when a bot takes his seat
+        invited = WsClient(gateway.ws_url, tokens["max"], batch=True)
+        await invited.connect()
+        seats = [{"kind": "host"}, {"kind": "player", "player_id": "max"}]
+        body = {"rules": {"players": 2}, "seats": seats}
+        code = (await http.post("/api/friends", json=body, headers=h["lux"])).json()["code"]
+        while (told := await invited.expect("friends_table"))["table"]["code"] != code:
+            pass
+        assert told["table"]["seats"][1] == {
+            "seat": 1,
+            "kind": "reserved",
+            "player_id": "max",
+            "seated": False,
+        }
+        await http.post(
+            f"/api/friends/{code}/start", json={"fill_with_bots": True}, headers=h["lux"]
+        )
+        while (told := await invited.expect("friends_table"))["table"]["status"] != "started":
+            pass
+        assert told["table"]["code"] == code
+        assert told["table"]["seats"][1]["kind"] == "bot"
+        await invited.close()

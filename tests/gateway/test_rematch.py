@@ -9,10 +9,12 @@ import uuid
 
 import httpx
 
+import engine
 from events.contracts import game as wire
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
+from services.table.openings import opening_events
 from tests.gateway.conftest import register_and_login
 from tests.gateway.test_friends import platform, refused
 from tests.gateway.test_leave import bearer, logged
@@ -195,3 +197,69 @@ async def test_friends_accept_a_rematch_and_play_the_same_seats_again(
         assert started.dealer == (last_dealer(finished) + 1) % 4
         for client in clients.values():
             await client.close()
+
+
+async def test_two_last_acceptances_at_once_open_one_game(
+    processes: Processes, event_store: PostgresEventStore
+) -> None:
+    gateway = await platform(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        h = {n: bearer(await register_and_login(http, n)) for n in ("ida", "jay", "kit")}
+        # a finished unlisted friends' game of ida and jay (and two bots), as the table logs it
+        game_id = str(uuid.uuid4())
+        players = ("ida", "bot:1", "jay", "bot:3")
+        events = opening_events(
+            game_id,
+            ladder="casual",
+            rated=False,
+            players=players,
+            bots=(1, 3),
+            rules=engine.Ruleset(target=200),
+            seed=0,
+            turn_seconds=25.0,
+            server_seed="cd" * 32,
+            unlisted=True,
+        )
+        dealt = next(e for e in events if isinstance(e, wire.HandDealt))
+        end = wire.GameFinished(
+            winner=0, reason="target", scores=(210, 40), ladder="casual", players=players
+        )
+        await event_store.append(
+            stream_of(game_id), 0, [REGISTRY.new_event(e) for e in [*events, end]]
+        )
+        refused(
+            await http.post(f"/api/games/{game_id}/rematch", json={}, headers=h["kit"]),
+            403,
+            "not_a_player",
+        )
+        refused(
+            await http.post(f"/api/games/{game_id}/rematch", json={"accept": 1}, headers=h["ida"]),
+            400,
+            "malformed",
+        )
+        answers = await asyncio.gather(
+            *(
+                http.post(f"/api/games/{game_id}/rematch", json={}, headers=h[n])
+                for n in ("ida", "jay")
+            )
+        )
+        assert [a.status_code for a in answers] == [200, 200], [a.text for a in answers]
+        opened = [a.json()["new_game_id"] for a in answers if a.json().get("new_game_id")]
+        assert len(opened) == 1  # the later of the two opened it, the earlier waited for it
+        new_game_id = opened[0]
+        status = (await http.get(f"/api/games/{game_id}/rematch", headers=h["ida"])).json()
+        assert sorted(status["accepted"]) == ["ida", "jay"]
+        assert status["new_game_id"] == new_game_id
+        new = await logged(event_store, new_game_id)
+        opening = new[0]
+        assert isinstance(opening, wire.TableOpened)
+        assert opening.players == players
+        assert opening.unlisted  # the host's choice holds for the rematch too
+        started = next(e for e in new if isinstance(e, wire.GameStarted))
+        assert started.rules["target"] == 200
+        assert started.dealer == (dealt.dealer + 1) % 4
+        refused(
+            await http.post(f"/api/games/{game_id}/rematch", json={}, headers=h["jay"]),
+            409,
+            "already_accepted",
+        )

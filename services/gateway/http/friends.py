@@ -109,9 +109,11 @@ async def _finished(gateway: Gateway, row: asyncpg.Record) -> bool:
     return bool(stored) and stored[-1].type == "GameFinished"
 
 
-async def _told(gateway: Gateway, row: asyncpg.Record) -> FriendsTable:
+async def _told(gateway: Gateway, row: asyncpg.Record, also: tuple[str, ...] = ()) -> FriendsTable:
+    """Return the table as shown, having told everyone it concerns (and ``also``)."""
     table = friends.public(row)
-    await publish(gateway, friends.people(row), FriendsTableChanged(table=table))
+    people = tuple(dict.fromkeys([*friends.people(row), *also]))
+    await publish(gateway, people, FriendsTableChanged(table=table))
     return table
 
 
@@ -298,6 +300,7 @@ class Friends(Controller):
             row = await friends.by_code(conn, code, lock=True)
             friends.host_only(row, request.user.player_id)
             seats = friends.filled(row, data.fill_with_bots)
+            invited = friends.people(row)  # one whose kept seat a bot now takes is told too
             players, bots = friends.players_of(seats)
             rules = row["rules"]
             body = wire.OpenCasual(
@@ -314,7 +317,7 @@ class Friends(Controller):
             row = await friends.save(
                 conn, row["table_id"], seats, status=friends.STARTED, game_id=reply.game_id
             )
-        return await _told(gateway, row)
+        return await _told(gateway, row, invited)
 
 
 FRIENDS_LOCK = 0x5ADE8

@@ -9,7 +9,9 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, get, post
+from litestar.connection import ASGIConnection
 from litestar.datastructures import State
+from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import JSONBody, Parameter
 
@@ -52,6 +54,14 @@ async def load_game(state: State, game_id: str) -> Game:
     return Game(game_id, stored)
 
 
+def canonical_game_id(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Guard: refuse a game id that is a UUID spelt otherwise than canonically (400
+    `malformed`) before anything else, a body that is not JSON included."""
+    game_id = connection.path_params.get("game_id")
+    if isinstance(game_id, str) and (why := misspelt_game_id(game_id)) is not None:
+        raise ApiError(400, "malformed", why)
+
+
 _ndjson = msgspec.json.Encoder()
 MAX_AT = 1_000_000
 
@@ -86,6 +96,7 @@ class Games(Controller):
 
     path = "/api/games/{game_id:str}"
     tags = ["games"]  # noqa: RUF012
+    guards = [canonical_game_id]  # noqa: RUF012
 
     @get("/", responses=ERROR_RESPONSES, summary="A game's public summary")
     async def summary(self, game_id: GAME_ID, state: State) -> GameSummary:

@@ -11,7 +11,7 @@ from events.contracts import game as wire
 from services.gateway import rematch
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, asked, gateway_of, refused, strict_bools
-from services.gateway.http.games import GAME_ID
+from services.gateway.http.games import GAME_ID, canonical_game_id
 from services.gateway.http.security import Caller, account_required
 from services.gateway.notices import RematchChanged, publish
 from services.gateway.rematch import RematchRefusal
@@ -52,7 +52,7 @@ class Rematches(Controller):
 
     path = "/api/games"
     tags = ["games"]  # noqa: RUF012
-    guards = [account_required]  # noqa: RUF012
+    guards = [account_required, canonical_game_id]  # noqa: RUF012
 
     @get(
         "/{game_id:str}/rematch",

@@ -5,7 +5,7 @@
 import { api, get, session } from "../api.js";
 import { RULE_OPTIONS } from "../cards.js";
 import { GameSocket } from "../socket.js";
-import { fill, h, notify, playerName, showError, uuid } from "../ui.js";
+import { fill, h, keepFocus, notify, playerName, showError, uuid } from "../ui.js";
 
 const ROOM_POLL = 3000;
 
@@ -208,8 +208,8 @@ export function mountWaitingRoom(root, code) {
   fill(root, h("h1", {}, "Friends' table"), box);
 
   async function call(path, body) {
+    if (busy) return; // one change at a time (the buttons stay focusable meanwhile)
     busy = true;
-    render();
     try {
       table = await api("POST", `/api/friends/${encodeURIComponent(code)}${path}`, body, { auth: true });
     } catch (error) {
@@ -232,6 +232,10 @@ export function mountWaitingRoom(root, code) {
 
   function render() {
     if (!table || stopped) return;
+    keepFocus(draw);
+  }
+
+  function draw() {
     const mine = table.seats.find((s) => s.player_id === me.player_id && s.seated);
     if (table.status === "started" && table.game_id && mine) {
       location.hash = `#/table/${table.game_id}`;
@@ -255,21 +259,21 @@ export function mountWaitingRoom(root, code) {
         && (seat.kind === "open" || seat.player_id === me.player_id);
       return h("li", { "data-testid": `room-seat-${seat.seat}` },
         h("strong", {}, `Seat ${seat.seat + 1}: `), who,
-        canTake ? [" ", h("button", { class: "btn", type: "button", disabled: busy, "data-testid": `take-seat-${seat.seat}`, onclick: () => call("/join", { seat: seat.seat }) }, "Take this seat")] : null,
+        canTake ? [" ", h("button", { class: "btn", type: "button", "data-testid": `take-seat-${seat.seat}`, "data-key": `take-${seat.seat}`, onclick: () => call("/join", { seat: seat.seat }) }, "Take this seat")] : null,
         host && table.status === "waiting" && n > 1
-          ? [" ", h("button", { class: "btn", type: "button", disabled: busy, "data-testid": `swap-seat-${seat.seat}`, "aria-label": `Swap seat ${seat.seat + 1} with seat ${(seat.seat + 1) % n + 1}`,
+          ? [" ", h("button", { class: "btn", type: "button", "data-testid": `swap-seat-${seat.seat}`, "data-key": `swap-${seat.seat}`, "aria-label": `Swap seat ${seat.seat + 1} with seat ${(seat.seat + 1) % n + 1}`,
             onclick: () => call("/swap", { seats: [seat.seat, (seat.seat + 1) % n] }) }, `⇅ with seat ${(seat.seat + 1) % n + 1}`)]
           : null);
     });
     let actions = null;
     if (table.status === "waiting" && host) {
       actions = h("p", { class: "row" },
-        h("button", { class: "btn primary", type: "button", disabled: busy || empty > 0, "data-testid": "start-friends", onclick: () => call("/start", {}) }, "Start"),
-        empty > 0 ? h("button", { class: "btn", type: "button", disabled: busy, "data-testid": "fill-start-friends", onclick: () => call("/start", { fill_with_bots: true }) }, `Fill ${empty} seat${empty === 1 ? "" : "s"} with bots and start`) : null,
-        h("button", { class: "btn danger", type: "button", disabled: busy, onclick: () => call("/leave") }, "Close the table"));
+        h("button", { class: "btn primary", type: "button", disabled: empty > 0, "data-testid": "start-friends", "data-key": "start", onclick: () => call("/start", {}) }, "Start"),
+        empty > 0 ? h("button", { class: "btn", type: "button", "data-testid": "fill-start-friends", "data-key": "fill", onclick: () => call("/start", { fill_with_bots: true }) }, `Fill ${empty} seat${empty === 1 ? "" : "s"} with bots and start`) : null,
+        h("button", { class: "btn danger", type: "button", "data-key": "close", onclick: () => call("/leave") }, "Close the table"));
     } else if (table.status === "waiting" && mine) {
       actions = h("p", { class: "row" }, h("span", { class: "muted" }, "Waiting for the host to start. "),
-        h("button", { class: "btn", type: "button", disabled: busy, onclick: () => call("/leave") }, "Get up"));
+        h("button", { class: "btn", type: "button", "data-key": "get-up", onclick: () => call("/leave") }, "Get up"));
     } else if (table.status === "started" && table.game_id) {
       actions = h("p", {}, "The game has started. ", h("a", { href: `#/watch/${table.game_id}` }, "Watch it"));
     } else if (table.status === "closed") {

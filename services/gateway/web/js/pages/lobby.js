@@ -12,6 +12,7 @@ const IDLE_POLL = 5000;
 /** Mount the lobby; return its cleanup. */
 export function mountLobby(root) {
   const me = session();
+  const invites = h("div", { "data-testid": "invitations", "aria-live": "polite" });
   const queueBox = h("section", { class: "panel", "aria-labelledby": "ranked-title", "data-testid": "ranked" });
   const practiceBox = h("section", { class: "panel", "aria-labelledby": "practice-title" });
   const gamesBox = h("section", { class: "panel", "aria-labelledby": "games-title" });
@@ -22,7 +23,8 @@ export function mountLobby(root) {
     h("section", { class: "panel wide", "data-testid": "friends-entry" },
       h("h2", {}, "Play with friends"),
       h("p", {}, "Open an unrated table with any rules, share its link or code, fill the empty seats with bots. ",
-        h("a", { class: "btn primary", href: "#/friends", "data-testid": "play-with-friends" }, "Play with friends"))),
+        h("a", { class: "btn primary", href: "#/friends", "data-testid": "play-with-friends" }, "Play with friends")),
+      invites),
     queueBox, practiceBox, gamesBox, friends.node, watchBox));
 
   let status = null; // the last GET /api/queue answer
@@ -343,15 +345,31 @@ export function mountLobby(root) {
     if (!stopped) liveTimer = setTimeout(loadLive, 2 * IDLE_POLL);
   }
 
+  /** The friends' tables a seat is kept for you at (pushed as friends_table when made). */
+  async function loadInvites() {
+    try {
+      const { mine } = await get("/api/friends", { auth: true });
+      const waiting = mine.filter((t) => t.status === "waiting" && t.host !== me.player_id
+        && t.seats.some((s) => s.player_id === me.player_id && !s.seated));
+      fill(invites, waiting.map((t) => h("p", { "data-testid": `invitation-${t.code}` },
+        `${playerName(t.host)} keeps a seat for you at a ${t.seats.length}-player table. `,
+        h("a", { class: "btn", href: `#/join/${t.code}` }, "Join"))));
+    } catch (error) {
+      showError(error, "Could not read your invitations");
+    }
+  }
+
   // the server pushes match_found over a WebSocket; polling GET /api/queue stays as the fallback
   const listener = new GameSocket(null, {
     onMessage: (message) => {
-      if (message.type === "match_found" && wasQueued) location.hash = `#/table/${message.game_id}`;
+      if (message.type === "friends_table") loadInvites();
+      else if (message.type === "match_found" && wasQueued) location.hash = `#/table/${message.game_id}`;
       else if (message.type === "error") showError(new Error(`${message.message} (${message.code})`), "Match notices");
     },
   }).start();
 
   poll();
+  loadInvites();
   loadLadders();
   loadGames();
   loadLive();

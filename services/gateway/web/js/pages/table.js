@@ -465,7 +465,7 @@ export function mountTable(root, gameId, { watching = false } = {}) {
       leaveBox = null;
     }
     if (summary) {
-      bits.push(h("span", { class: "pill" }, summary.rated ? `Ranked · ${summary.ladder}` : "Unrated practice"));
+      bits.push(h("span", { class: "pill" }, summary.rated ? `Ranked · ${summary.ladder}` : summary.ladder === "practice" ? "Unrated practice" : "Unrated"));
       const changes = game.rules ? ruleChanges(game.rules) : [];
       if (changes.length) bits.push(h("span", { class: "rules", title: changes.join("\n") }, `House rules: ${changes.join("; ")}`));
     }
@@ -783,7 +783,8 @@ export function mountTable(root, gameId, { watching = false } = {}) {
           `Your rating: ${ratingChangeLine(rating, { won, abandoned: over.abandoned.includes(game.seat) })}`);
       }
     } else if (!rated) {
-      change = h("p", { class: "muted" }, "Practice game: no rating change.");
+      const practice = !summary || summary.ladder === "practice";
+      change = h("p", { class: "muted" }, `${practice ? "Practice" : "Unrated"} game: no rating change.`);
     }
     return h("section", { class: "game-over", "data-testid": "game-over" },
       h("h2", {}, "Game over"),
