@@ -128,6 +128,10 @@ class Subjects:
         """RatingsUpdated of every player (matchmaking consumes it)."""
         return self.category_events("rating", "RatingsUpdated")
 
+    def season_ended(self) -> str:
+        """SeasonEnded of every ladder (matchmaking consumes it: a soft reset of ratings)."""
+        return self.category_events("season", "SeasonEnded")
+
     # -- what each audience of a game is sent (core NATS, from the game's owner) ---------------
 
     def audiences(self, game_id: str, partitions: int) -> str:

@@ -8,7 +8,8 @@ player who finished a rated game on the ladder during the season, with his ratin
 last game of it, ranked by the ordinal. Then ratings ``continue`` as they are, or take a
 ``soft`` reset as the ladder says: mu moves halfway back to the start (25) and sigma widens
 to at least half the start's, so the next season's order must be earned again while a
-strong player still starts ahead. Games and the provisional status are kept.
+strong player still starts ahead. Games and the provisional status are kept; matchmaking
+applies the same reset to its own copy of ratings when it consumes `SeasonEnded`.
 
 `SeasonQuery` reads a season's leaderboard (the running one: live, as `LadderQuery`).
 """
@@ -18,16 +19,28 @@ from __future__ import annotations
 import msgspec
 
 from events.contracts.rating import LadderEntry
+from events.contracts.skill import MU0, SIGMA0
 from events.envelope import REGISTRY
 
 __all__ = [
     "SEASONS",
+    "SOFT_KEEP",
     "SeasonBoard",
     "SeasonEnded",
     "SeasonEvent",
     "SeasonQuery",
     "season_stream",
+    "soft_reset",
 ]
+
+SOFT_KEEP = 0.5
+"""A soft reset keeps this share of mu's distance from the start; sigma widens to at least
+``SIGMA0 * SOFT_KEEP``."""
+
+
+def soft_reset(mu: float, sigma: float) -> tuple[float, float]:
+    """Return a rating after a soft reset (the rating service's and matchmaking's copy)."""
+    return MU0 + (mu - MU0) * SOFT_KEEP, max(sigma, SIGMA0 * SOFT_KEEP)
 
 
 def season_stream(ladder: str, season: int) -> str:

@@ -4,7 +4,8 @@
     every PAIRING_INTERVAL: pair() per ladder ──▶ MatchFound appended to the same stream
     relay ──▶ ev.queue.<ladder>.MatchFound ──▶ table service opens the game
     ev.game.*.GameFinished ──▶ players leave the live-games read model
-    ev.rating.*.RatingsUpdated ──▶ matchmaking's own rating projection
+    ev.rating.*.RatingsUpdated ──▶ matchmaking's own rating projection (ev.season.*.SeasonEnded:
+        a soft reset of it)
 
 State: the queue of each ladder is the fold of its stream
 (`events.contracts.matchmaking.fold_queue`), rebuilt at every start, so a restart or a kill -9 loses
@@ -92,6 +93,7 @@ from services.matchmaking.readmodels import (
     game_finished,
     keep_members,
     ratings_updated,
+    season_ended,
     status,
 )
 from services.runtime import logs, ops
@@ -105,7 +107,7 @@ FORWARD_WITHIN = 15.0  # seconds a request keeps looking for its ladder's owner 
 FORWARD_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0, jitter=0.2)
 STOP_WAIT = 2.0  # seconds a handed-over ladder waits for its request in flight
 GAMES_CONSUMER = "matchmaking-games"
-RATINGS_CONSUMER = "matchmaking-ratings"
+RATINGS_CONSUMER, SEASONS_CONSUMER = "matchmaking-ratings", "matchmaking-seasons"
 MAX_PLAYER_ID = 200
 SNAPSHOT_EVERY = 100
 """Events of a queue stream between two snapshots of its waiting list (see the docstring)."""
@@ -584,6 +586,7 @@ async def main(rt: Runtime) -> None:
             rt.consume(GAMES_CONSUMER, rt.subjects.game_finished(), game_finished, ack_wait=10.0)
         ),
         asyncio.create_task(playbans.start(rt)),  # offences at rated games, queue bans
+        asyncio.create_task(rt.consume(SEASONS_CONSUMER, rt.subjects.season_ended(), season_ended)),
         asyncio.create_task(
             rt.consume(
                 RATINGS_CONSUMER, rt.subjects.ratings_updated(), ratings_updated, ack_wait=10.0

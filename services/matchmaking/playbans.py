@@ -57,6 +57,10 @@ def offenders(events: list[Any]) -> dict[str, str]:
             found[event.player_id] = "left" if event.left else "abandoned"
         elif isinstance(event, wire.TurnTimedOut):
             timeouts[event.seat] = timeouts.get(event.seat, 0) + 1
+        elif isinstance(event, wire.GameFinished):  # the seats a bot took over, in any case
+            for seat in event.abandoned:
+                if 0 <= seat < len(opened.players):
+                    found.setdefault(opened.players[seat], "abandoned")
     for seat, count in timeouts.items():
         player = opened.players[seat]
         if count >= CLOCK_TIMEOUTS and player not in found:

@@ -23,6 +23,8 @@ from events.contracts.matchmaking import (
     Reply,
 )
 from events.contracts.rating import RatingsUpdated
+from events.contracts.seasons import SOFT_KEEP, SeasonEnded
+from events.contracts.skill import MU0, SIGMA0
 from events.pgstore import Conn
 from services.matchmaking.pairing import window
 
@@ -162,6 +164,24 @@ async def ratings_updated(conn: Conn, received: Received) -> None:
             )
             for c in update.changes
         ],
+    )
+
+
+async def season_ended(conn: Conn, received: Received) -> None:
+    """A season ended: a soft reset applies to matchmaking's copy of the ladder's ratings
+    as to the rating service's (`events.contracts.seasons.soft_reset`)."""
+    ended = received.payload
+    if not isinstance(ended, SeasonEnded):
+        raise Unprocessable(f"expected SeasonEnded, got {received.event.type}")
+    if ended.reset != "soft":
+        return
+    await conn.execute(
+        "UPDATE matchmaking_ratings SET mu = $2 + (mu - $2) * $3, sigma = GREATEST(sigma, $4)"
+        " WHERE ladder = $1",
+        ended.ladder,
+        MU0,
+        SOFT_KEEP,
+        SIGMA0 * SOFT_KEEP,
     )
 
 

@@ -11,8 +11,8 @@ closes each in one transaction (the rules: `events/contracts/seasons.py`):
 A second replica (or a retry) finds the row, or conflicts on the version-0 append, and does
 nothing. The frozen leaderboard is computed from `rating_history` (each player's rating after
 his last rated game with ``rated_at`` inside the season), so it does not depend on when the
-close ran. Matchmaking's own copy of ratings catches up with a soft reset at each player's
-next rated game (it pairs by the rating before the reset until then).
+close ran. Matchmaking's own copy of ratings takes the same soft reset when it consumes
+SeasonEnded (`services/matchmaking/readmodels.py`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ import msgspec
 
 from events.contracts.ladders import Ladder, UnknownLadder, configured, ladder_of
 from events.contracts.rating import LadderEntry, LadderQuery, display_rating
-from events.contracts.seasons import SeasonBoard, SeasonEnded, SeasonQuery, season_stream
+from events.contracts.seasons import (
+    SOFT_KEEP,
+    SeasonBoard,
+    SeasonEnded,
+    SeasonQuery,
+    season_stream,
+)
 from events.envelope import REGISTRY, Metadata
 from events.pgstore import Conn, append_with
 from events.store import ConcurrencyConflict
@@ -35,9 +41,6 @@ from services.runtime.clock import Clock
 __all__ = ["CHECK_SECONDS", "SOFT_KEEP", "close_due", "run", "season_page"]
 
 CHECK_SECONDS = 2.0
-SOFT_KEEP = 0.5
-"""A soft reset keeps this share of mu's distance from the start; sigma widens to at least
-``SIGMA0 * SOFT_KEEP``."""
 MAX_PAGE = 200
 
 _encoder = msgspec.json.Encoder()

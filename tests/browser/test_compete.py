@@ -1,7 +1,8 @@
 """The competition screens in a real browser against the real platform: a player's
 statistics on his page after a finished ladder game, a ladder's rules in words, and an ended
 season's leaderboard kept frozen (`#/ladder/NAME?season=N`) once a test clock
-(SPADES_CLOCK_FILE) rolls the season over."""
+(SPADES_CLOCK_FILE) rolls the season over; a player banned for leaving rated games told why
+and until when in the lobby."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import httpx
 from playwright.async_api import expect
 
+from events.contracts import game as wire
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
 from tests.browser.conftest import NewPage, StartStack
@@ -66,3 +68,40 @@ async def test_statistics_and_a_frozen_season_on_their_pages(
     await expect(page.get_by_test_id("ladder")).to_contain_text("ann")
     await expect(page.get_by_test_id("ladder-seasons")).to_contain_text("Season 2 (running)")
     await page.screenshot(path=screenshot_path("ladder-season"), full_page=True)
+
+
+async def test_a_banned_player_is_told_why_and_until_when_in_the_lobby(
+    start: StartStack, new_page: NewPage, event_store: PostgresEventStore
+) -> None:
+    stack = await start()
+    page = await new_page(stack)
+    await sign_up(page, "quitter")
+    players = ("quitter", "x1", "x2", "x3")
+    for _ in range(2):  # a warning, then a 15 minute ban
+        game = [
+            wire.TableOpened(game_id="g", ladder="standard", rated=True, players=players),
+            wire.SeatAbandoned(seat=0, player_id="quitter", streak=3),
+            wire.GameFinished(
+                winner=1,
+                reason="target",
+                scores=(90, 510),
+                ladder="standard",
+                rated=True,
+                players=players,
+                abandoned=(0,),
+            ),
+        ]
+        await event_store.append(f"game-{uuid.uuid4()}", 0, [REGISTRY.new_event(e) for e in game])
+
+    async def banned() -> bool:
+        return len(await event_store.read("playban-quitter")) == 2
+
+    await eventually(banned, within=90, what="the second offence recorded")
+    await page.goto("/#/lobby")
+    await page.get_by_test_id("join-standard").click()
+    notice = page.get_by_test_id("playban")
+    await expect(notice).to_contain_text("You may not queue until")
+    await expect(notice).to_contain_text("you missed three turns in a row in a rated game")
+    await expect(notice).to_contain_text("15 min from now")
+    await expect(page.get_by_test_id("join-standard")).to_be_disabled()
+    await page.screenshot(path=screenshot_path("lobby-playban"), full_page=True)

@@ -40,6 +40,8 @@ def test_the_offenders_of_a_game() -> None:
         *(wire.TurnTimedOut(seat=3, streak=1) for _ in range(CLOCK_TIMEOUTS)),  # a bot's seat
     ]
     assert offenders(events) == {"ann": "abandoned", "bob": "left", "cy": "clock"}
+    end = wire.GameFinished(winner=1, reason="target", scores=(0, 500), abandoned=(3,))
+    assert offenders([opened(), end]) == {"di": "abandoned"}  # the end names the seat too
     fewer = [opened(), *(wire.TurnTimedOut(seat=2, streak=1) for _ in range(CLOCK_TIMEOUTS - 1))]
     assert offenders(fewer) == {}
 

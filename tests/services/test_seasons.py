@@ -1,6 +1,7 @@
 """Seasons rolled over on a test clock (SPADES_CLOCK_FILE) through real relay, two rating
-replicas and a gateway: the ended season's leaderboard is frozen and kept, closed exactly
-once, and a soft reset moves every rating halfway back to the start."""
+replicas, matchmaking and a gateway: the ended season's leaderboard is frozen and kept,
+closed exactly once, and a soft reset moves every rating halfway back to the start, in
+matchmaking's copy too."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ async def test_a_season_rolls_over_frozen_and_kept_with_a_soft_reset(
     clock.write_text(str(time.time()))
     env = {"SPADES_OPS_PORT": "0", "SPADES_LADDERS": str(path), "SPADES_CLOCK_FILE": str(clock)}
     processes.start("-m", "services.tools.cli", "serve", "relay", env=env)
+    processes.start("-m", "services.tools.cli", "serve", "matchmaking", env=env)
     for replica in ("rating-a", "rating-b"):  # both look for ended seasons: one closes each
         processes.start(
             "-m", "services.tools.cli", "serve", "rating", env={**env, "SPADES_REPLICA_ID": replica}
@@ -75,6 +77,16 @@ async def test_a_season_rolls_over_frozen_and_kept_with_a_soft_reset(
         assert running["ends_at"] == daily.season_bounds(1)[1]
         before = {p["player_id"]: p["mu"] for p in running["players"]}
         assert {p["player_id"] for p in running["players"][:2]} == set(winners)
+
+        async def queued_by(reset: bool) -> dict[str, float] | None:  # matchmaking's copy
+            rows = await pg_pool.fetch(
+                "SELECT player_id, mu FROM matchmaking_ratings WHERE ladder = 'daily'"
+            )
+            mine = {r["player_id"]: r["mu"] for r in rows}
+            want = {p: MU0 + (mu - MU0) / 2 if reset else mu for p, mu in before.items()}
+            return mine if mine == pytest.approx(want) else None
+
+        await eventually(lambda: queued_by(False), within=90, what="matchmaking's ratings")
         ahead = await http.get("/api/ladders/daily/leaderboard?season=2")
         assert (ahead.status_code, ahead.json()["code"]) == (404, "unknown_season")
         listed = {x["ladder"]: x for x in (await http.get("/api/ladders")).json()}
@@ -92,6 +104,7 @@ async def test_a_season_rolls_over_frozen_and_kept_with_a_soft_reset(
         after = {p["player_id"]: p["mu"] for p in live}
         for player, mu in before.items():  # a soft reset: halfway back to the start
             assert after[player] == pytest.approx(MU0 + (mu - MU0) / 2)
+        await eventually(lambda: queued_by(True), within=90, what="matchmaking's soft reset")
         again = await board(1, True)  # kept as it was
         assert again is not None
         assert [p["mu"] for p in again["players"]] == [p["mu"] for p in frozen["players"]]

@@ -69,18 +69,21 @@ class Compete(Controller):
         self,
         player_id: PLAYER_ID,
         state: State,
-        ladder: Annotated[LADDER | None, Parameter(description="one ladder only")] = None,
+        ladder: Annotated[
+            str,
+            Parameter(pattern=r"^[A-Za-z0-9_-]{0,64}$", description="one ladder only (empty: all)"),
+        ] = "",
         top: Annotated[int, Parameter(ge=1, le=50)] = 5,
     ) -> PlayerStats:
         """Games, wins, bid accuracy, nil and blind nil success, bags and penalties, points per
         hand, rating history, partners and opponents met most: per ladder, from his finished
         ladder games (404 `not_found` for a player without any)."""
         gateway = gateway_of(state)
-        query = stats.StatsQuery(player_id=player_id, ladder=ladder or "", top=top)
+        query = stats.StatsQuery(player_id=player_id, ladder=ladder, top=top)
         answer = _stats_answer.decode(await asked(gateway, gateway.subjects.rating_stats(), query))
         if not answer.ok:
             raise refused(answer.code, answer.message)
-        if not answer.ladders and ladder is None:
+        if not answer.ladders and not ladder:
             raise ApiError(404, "not_found", f"no finished ladder game of {player_id!r}")
         return PlayerStats(player_id=player_id, ladders=answer.ladders)
 

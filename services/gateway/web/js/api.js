@@ -118,7 +118,9 @@ async function call(method, path, body, token) {
   if (!response.ok) {
     const code = (data && data.code) || `http_${response.status}`;
     const message = (data && data.message) || text || response.statusText;
-    throw new ApiError(response.status, code, message);
+    const error = new ApiError(response.status, code, message);
+    error.body = data; // the refusal's details (a playban's `ends_at`)
+    throw error;
   }
   return data;
 }

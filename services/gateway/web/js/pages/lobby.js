@@ -28,6 +28,7 @@ export function mountLobby(root) {
     queueBox, practiceBox, gamesBox, friends.node, watchBox));
 
   let status = null; // the last GET /api/queue answer
+  let playban = null; // a 403 playban refusal: {message, ends_at} (the queues refuse until then)
   let ladderInfo = []; // GET /api/ladders: every ranked ladder, public
   let wasQueued = false;
   let timer = null;
@@ -59,7 +60,8 @@ export function mountLobby(root) {
       status = await api("POST", "/api/queue", { ladder }, { auth: true });
     } catch (error) {
       wasQueued = false;
-      showError(error, `Could not join the ${ladder} queue`);
+      if (error.code === "playban" && error.body) playban = { message: error.message, ends_at: error.body.ends_at };
+      else showError(error, `Could not join the ${ladder} queue`);
     }
     busy = false;
     poll();
@@ -93,13 +95,14 @@ export function mountLobby(root) {
     const seats = Object.fromEntries(ladderInfo.map((info) => [info.ladder, info.players]));
     const ladders = [...new Set([...ladderInfo.map((info) => info.ladder), ...Object.keys(sizes)])].sort();
     const queued = status && status.code === "queued";
+    if (playban && playban.ends_at * 1000 <= Date.now()) playban = null;
     const rows = ladders.map((ladder) =>
       h("tr", {},
         h("th", { scope: "row" }, h("a", { href: `#/ladder/${encodeURIComponent(ladder)}` }, ladder),
           seats[ladder] ? h("span", { class: "muted" }, ` · ${seats[ladder]} players`) : null),
         h("td", { "data-testid": `queue-size-${ladder}` }, ladder in sizes ? `${sizes[ladder]} waiting` : "queue unknown"),
         h("td", {}, h("button", {
-          class: "btn primary", "data-testid": `join-${ladder}`, disabled: busy || queued || (status && status.code === "in_game"),
+          class: "btn primary", "data-testid": `join-${ladder}`, disabled: busy || queued || !!playban || (status && status.code === "in_game"),
           onclick: () => join(ladder),
         }, "Join queue"))));
     let state = null;
@@ -134,6 +137,8 @@ export function mountLobby(root) {
     }
     fill(queueBox,
       h("h2", { id: "ranked-title" }, "Ranked ladders"),
+      playban ? h("p", { class: "form-error", role: "alert", "data-testid": "playban" },
+        h("strong", {}, `You may not queue until ${when(playban.ends_at)}.`), ` ${playban.message}`) : null,
       status || ladderInfo.length ? null : h("p", { class: "muted" }, "Loading the queues…"),
       ladders.length ? h("table", { class: "list" },
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Ladder"), h("th", { scope: "col" }, "Queue"), h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Action")))),
