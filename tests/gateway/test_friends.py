@@ -419,3 +419,49 @@ async def test_seated_players_are_told_over_the_websocket(processes: Processes) 
         assert told["table"]["code"] == code
         assert told["table"]["seats"][1]["kind"] == "bot"
         await invited.close()
+
+
+async def test_blocks_keep_friends_tables_apart_and_the_host_may_allow_free_text(
+    processes: Processes, event_store: PostgresEventStore
+) -> None:
+    gateway = await platform(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        h = await tokens_of(http, "gil", "hal", "ivy")
+        assert (await http.put("/api/social/blocks/gil", headers=h["hal"])).status_code == 204
+        # the host cannot keep a seat for whoever blocked him (or whom he blocked)...
+        kept = [{"kind": "host"}, {"kind": "player", "player_id": "hal"}]
+        kept += [{"kind": "open"}, {"kind": "bot"}]
+        refused(
+            await http.post("/api/friends", json={"seats": kept}, headers=h["gil"]),
+            409,
+            "not_available",
+        )
+        # ...nor can such a player sit at his table by its code; the answer names nobody
+        opened = await http.post(
+            "/api/friends", json={"options": {"free_text_chat": True}}, headers=h["gil"]
+        )
+        assert opened.status_code == 201, opened.text
+        code = opened.json()["code"]
+        answer = await http.post(f"/api/friends/{code}/join", json={}, headers=h["hal"])
+        refused(answer, 409, "not_available")
+        assert "gil" not in answer.json()["message"]
+        assert "block" not in answer.json()["message"]
+        table = (await http.get(f"/api/friends/{code}", headers=h["gil"])).json()
+        assert all(s.get("player_id") != "hal" for s in table["seats"])  # nothing changed
+        # someone else joins; the host's free-text choice reaches the game's opening
+        joined = await http.post(f"/api/friends/{code}/join", json={}, headers=h["ivy"])
+        assert joined.status_code == 200, joined.text
+        started = await http.post(
+            f"/api/friends/{code}/start", json={"fill_with_bots": True}, headers=h["gil"]
+        )
+        assert started.status_code == 200, started.text
+        opening = (await logged(event_store, started.json()["game_id"]))[0]
+        assert isinstance(opening, wire.TableOpened)
+        assert opening.free_text_chat
+        refused(
+            await http.post(
+                "/api/friends", json={"options": {"free_text": True}}, headers=h["gil"]
+            ),
+            400,
+            "malformed",
+        )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import asyncpg
 import msgspec
@@ -23,7 +23,7 @@ from events.contracts import game as wire
 from events.contracts import ladders
 from events.contracts.game import stream_of
 from events.pgstore import Conn
-from services.gateway import auth, friends
+from services.gateway import auth, friends, social
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.friends import FriendsRefusal, FriendsTable
 from services.gateway.http.common import BEARER, asked, gateway_of, refused, strict_bools
@@ -49,7 +49,10 @@ class SeatChoice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
 
 class TableOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Options of the table beyond the rule book (none yet: table talk adds its own)."""
+    """Options of the table beyond the rule book."""
+
+    free_text_chat: bool = False
+    """Seats may say free text to the table, not only the presets (`events.contracts.talk`)."""
 
 
 class OpenFriendsTable(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -233,6 +236,8 @@ class Friends(Controller):
         gateway = gateway_of(state)
         async with _locked(gateway) as conn:
             row = await friends.by_code(conn, code, lock=True)
+            if await social.invitation_refused(gateway.pool, row["host"], request.user.player_id):
+                raise ApiError(409, "not_available", "this table is not available to you")
             finished = row["status"] == friends.STARTED and await _finished(gateway, row)
             seats = friends.joined(row, request.user.player_id, data.seat, finished=finished)
             if seats is None:
@@ -308,8 +313,9 @@ class Friends(Controller):
                 bots=bots,
                 bot_level=row["bot_level"],
                 command_id=uuid.uuid5(row["table_id"], "start"),
-                rules=msgspec.json.decode(rules) if isinstance(rules, str) else dict(rules),
+                rules=_decoded(rules),
                 unlisted=row["unlisted"],
+                free_text_chat=bool(_decoded(row["options"]).get("free_text_chat", False)),
             )
             reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
             if not reply.ok:
@@ -318,6 +324,11 @@ class Friends(Controller):
                 conn, row["table_id"], seats, status=friends.STARTED, game_id=reply.game_id
             )
         return await _told(gateway, row, invited)
+
+
+def _decoded(column: Any) -> dict[str, Any]:
+    """Return a jsonb column's object (asyncpg gives it as text without a codec)."""
+    return dict(msgspec.json.decode(column) if isinstance(column, str) else column)
 
 
 FRIENDS_LOCK = 0x5ADE8
@@ -348,6 +359,8 @@ async def _seats_of(
                 )
             if wanted in named:
                 raise ApiError(400, "malformed", f"{wanted} cannot sit twice")
+            if await social.invitation_refused(gateway.pool, host, wanted):
+                raise ApiError(409, "not_available", f"{wanted} is not available")
             named.add(wanted)
             seats.append({"kind": friends.RESERVED, "player_id": wanted, "seated": False})
     return seats
