@@ -20,7 +20,8 @@ be renewed `/readyz` says so, and their validity running out stops the replica s
 replica whose NATS connection does not answer its own probe for SPADES_NATS_GRACE_SECONDS
 gives its leases up the same way (timers first) and claims again once it answers (the
 argument is in `events.leases`); meanwhile it times no person out. A game served again after
-nobody served it gives the person on turn a full turn from then (`Table.resume_clock`).
+nobody served it (a take-over, or a person's timer that could not act for an outage) gives the
+person on turn a full turn from then, recorded (`TurnClockRestarted`, `_restart_clock`).
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append, answer.
 
@@ -123,10 +124,8 @@ class TableService:
         self.inflight: set[asyncio.Task[Any]] = set()
         self.bots = BotTier(rt, self.log)
         self.catchups = Catchups()
-        # game -> (version, deadline): a turn clock extended when the game was taken over
-        # (`Table.resume_clock`), kept while the game stays at that version so a reload from
-        # the log (a conflict) does not bring the old deadline back.
-        self.resumed_clocks: dict[str, tuple[int, float]] = {}
+        self.faulted: dict[str, int] = {}
+        """game -> version whose person's timer failed (an outage): its clock restarts."""
         partitions = self.settings.table_partitions
         health, grace = rt.nats_health, self.settings.nats_grace_seconds
         self.leases = LeaseGroup(
@@ -224,7 +223,7 @@ class TableService:
             timer.cancel()
         self.tables.pop(game_id, None)
         self.retries.pop(game_id, None)
-        self.resumed_clocks.pop(game_id, None)
+        self.faulted.pop(game_id, None)
         self.bots.asked.pop(game_id, None)
         if game_id in self.finished.tables:
             self.finished.pop(game_id)
@@ -263,18 +262,21 @@ class TableService:
             async with self._lock(game_id):
                 table = await self._load(game_id, fresh=True)
                 if table is not None:
-                    moved = table.resume_clock(time.time())
-                    if moved > 0:
-                        self.resumed_clocks[game_id] = (table.version, table.deadline)
-                        self.log.info(
-                            "turn clock extended after the game went unserved",
-                            game_id=game_id,
-                            seconds=round(moved, 1),
-                        )
-                    self._schedule(table)
                     await self._publish(table, audiences.nudge(table))
+                    if not await self._restart_clock(table):
+                        self._schedule(table)
                     resumed += 1
         return resumed
+
+    async def _restart_clock(self, table: Table) -> bool:
+        """Return whether the person on turn got a full turn again (`Table.clock_restart`)."""
+        restart = table.clock_restart(time.time())
+        if restart is not None:
+            seed = f"restart:{table.game_id}:{table.version}"
+            await self._append(table, [restart], id_seed=seed, actor="table")
+            self.log.info("turn clock restarted after an outage", seconds=restart.seconds)
+            self._schedule(table)
+        return restart is not None
 
     def _spawn(
         self, handler: Callable[[Msg], Coroutine[Any, Any, None]]
@@ -302,13 +304,6 @@ class TableService:
         table = Table(game_id)
         for stored in await self.rt.store.read(stream_of(game_id)):
             table.fold(stored, REGISTRY.decode(stored))
-        resumed = self.resumed_clocks.get(game_id)
-        if resumed is not None:
-            if resumed[0] == table.version:  # still the turn whose clock was extended
-                table.deadline = resumed[1]
-                table.turn_deadline = resumed[1]
-            else:
-                del self.resumed_clocks[game_id]
         if table.opened is None or self.fence(game_id) is None:
             self.tables.pop(game_id, None)
             return None if table.opened is None else table
@@ -738,6 +733,8 @@ class TableService:
             try:
                 await self._act_for(game_id, version, seat, is_bot, idle=idle)
             except Exception as exc:  # the database or NATS away: try again, never give up
+                if not (is_bot or idle or seat < 0):  # no timeout for an outage of ours
+                    self.faulted[game_id] = version
                 self._retry_later(game_id, exc)
 
     def _retry_later(self, game_id: str, exc: Exception) -> None:
@@ -791,6 +788,9 @@ class TableService:
                         # for an outage of ours. Try again shortly; cut off for longer, the
                         # replica lets the game go and its next owner restarts the clock.
                         raise NatsUnheard("NATS does not answer this replica")
+                    if self.faulted.get(game_id) == version and await self._restart_clock(table):
+                        self.retries.pop(game_id, None)
+                        return  # the timer failed at the deadline: a full turn again instead
                     events = table.timeout_events(seat, self.settings.abandon_streak, move)
                     actor = TIMEOUT_ACTOR
                     self.log.info("turn timed out", seat=seat)

@@ -29,9 +29,11 @@ import asyncpg
 import msgspec
 import pytest
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 
 import events.contracts.game  # noqa: F401  (registers the game events the store decodes)
 from events.bus import close_nats, connect
+from events.contracts.audience import Frame, frame_decoder
 from events.contracts.game import stream_of
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
@@ -129,6 +131,11 @@ class Player:
     client: TableClient
     game_id: str = ""
     refusals: list[str] = field(default_factory=list)
+    on_turn: bool = False
+    sit_out: bool = False
+    """Set by a test: let his next turn run out (then he plays on as before)."""
+    sat_out: int = 0
+    """The version at which he began to let a turn run out, 0 if he has not."""
 
     async def play(self, within: float = 480) -> None:
         deadline = time.monotonic() + within
@@ -137,7 +144,12 @@ class Player:
             view = await self.client.view(self.game_id)
             if view.phase == "over":
                 return
-            if not my_turn(view):
+            self.on_turn = my_turn(view)
+            if self.sit_out and self.on_turn and not self.sat_out:
+                self.sat_out = view.version
+            # sitting out: through a restarted clock (one event), until the timer acts (two)
+            sitting = self.sat_out > 0 and view.version <= self.sat_out + 1
+            if not self.on_turn or sitting:
                 await asyncio.sleep(0.05)
                 continue
             reply = await self.client.send(self.game_id, move(view))
@@ -711,8 +723,10 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
     The other replica takes the games over; before, it ran each person's timer to the
     deadline recorded before the pause, which had passed: every one of them was timed out
     the moment the game was served again, and the command he resent was refused. Now a game
-    served again gives the person on turn his turn again (`Table.resume_clock`): no turn is
-    timed out and no command is refused."""
+    served again gives the person on turn his turn again, recorded (`TurnClockRestarted`):
+    no turn is timed out, no command is refused, and the deadline every watcher is told is
+    the one the timer runs to: one person lets that turn run out, and his timer fires at the
+    deadline shown, not before."""
     turn = {"SPADES_TURN_SECONDS": "10"}
     replicas = [world.start("table", **turn) for _ in range(2)]
 
@@ -732,7 +746,17 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
     victim_member = by_owner.most_common(1)[0][0]
     victim = next(r for r in replicas if r.pid == int(victim_member.split(":")[2]))
     paused_games = [g for g in unfinished if held[partition_of(g, PARTITIONS)] == victim_member]
-    timed_out_before = await timeouts(world.store, paused_games)
+    frames: list[Frame] = []  # what every watcher of those games is told, as the gateway is
+
+    async def heard(msg: Msg) -> None:
+        frames.append(frame_decoder.decode(msg.data))
+
+    watching = [
+        await nc.subscribe(subjects.audiences(g, PARTITIONS), cb=heard) for g in paused_games
+    ]
+    sitters = [p for p in players if p.game_id in paused_games]
+    sitter = next((p for p in sitters if p.on_turn), sitters[0])
+    sitter.sit_out = True  # he lets his turn run out across the pause
     os.kill(victim.pid, signal.SIGSTOP)
     paused_at, fault_at = time.monotonic(), time.time()
     try:
@@ -748,18 +772,46 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
         os.kill(victim.pid, signal.SIGCONT)
     fault_end = time.time()
     await finish(world, playing, game_ids)
+    for sub in watching:
+        await sub.unsubscribe()
     assert await finished(world.store, game_ids)
     refusals = [r for p in players for r in p.refusals]
-    lost_turns = await timeouts(world.store, paused_games) - timed_out_before
+    logs = {g: await world.store.read(stream_of(g)) for g in paused_games}
+    timed_out = [
+        (g, s)
+        for g, stored in logs.items()
+        for s in stored
+        if s.type == "TurnTimedOut" and s.recorded_at.timestamp() > fault_at
+    ]
+    lost_turns = len([g for g, _ in timed_out if g != sitter.game_id])
+    restarts = [
+        (g, s) for g, stored in logs.items() for s in stored if s.type == "TurnClockRestarted"
+    ]
     print(
         f"\nreplica paused 12 s: games finished {len(game_ids)}, abandoned"
         f" {await abandoned(world.store, game_ids)}, refusals {len(refusals)}, turns timed"
         f" out on its games {lost_turns}, leases moved {moved_leases:.1f} s after SIGSTOP,"
         f" longest stall of a game"
-        f" {await stall(world.store, paused_games, fault_at, fault_end):.1f} s"
+        f" {await stall(world.store, paused_games, fault_at, fault_end):.1f} s, turn clocks"
+        f" restarted {len(restarts)}"
     )
     assert lost_turns == 0
     assert refusals == []
+    # the turns waiting for a person when the replica stopped were given again, recorded, and
+    # each watcher was told the recorded deadline (the clock and the seat's your_turn)
+    assert restarts, "no turn clock was restarted after the take-over"
+    for game_id, s in restarts:
+        assert s.metadata.deadline > s.recorded_at.timestamp() + 10 - 1  # a full turn again
+        told = [f for f in frames if f.game_id == game_id and f.last == s.version]
+        assert told, f"the restart of {game_id} at {s.version} was never published"
+        seat = msgspec.json.decode(s.data)["seat"]
+        assert msgspec.json.decode(told[0].clock)["deadline"] == s.metadata.deadline
+        assert msgspec.json.decode(told[0].turns[seat])["deadline"] == s.metadata.deadline
+    # the turn the sitter let run out ran to the deadline he was told, no earlier
+    [(_, timeout)] = [(g, s) for g, s in timed_out if g == sitter.game_id]
+    shown = next(s for s in logs[sitter.game_id] if s.version == timeout.version - 1)
+    assert shown.metadata.deadline - 0.05 <= timeout.recorded_at.timestamp()
+    assert timeout.recorded_at.timestamp() < shown.metadata.deadline + 15
     await assert_epochs_never_go_back(world.store, game_ids)
     for proc in replicas:
         assert proc.poll() is None, world.processes.log(proc)[-2000:]

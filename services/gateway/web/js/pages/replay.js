@@ -156,6 +156,7 @@ export function mountReplay(root, gameId, query) {
       case "HandScored": return `Hand ${e.hand} scored: ${e.points.map((p, t) => `${teamName(t, n(), players())} ${signed(p)}`).join(", ")}.`;
       case "GameFinished": return e.reason === "abandoned" ? "The table closed: nobody was left to play at it." : e.winner < 0 ? "Game over: a draw." : `Game over: ${teamName(e.winner, n(), players())} won (${e.reason}).`;
       case "TurnTimedOut": return `${who(e.seat)}'s time ran out; the bot played.`;
+      case "TurnClockRestarted": return `${who(e.seat)}'s turn started again after an outage (+${e.seconds} s).`;
       case "SeatAbandoned": return e.left ? `${who(e.seat)} left the table; a bot plays the seat.` : `${who(e.seat)} timed out too often; a bot plays the seat.`;
       default: return item.type;
     }
