@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,24 @@ from events.subjects import Subjects
 from services.gateway.auth import Tokens
 from services.gateway.config import GatewayConfig
 from services.runtime.config import Settings
+
+
+class Pace:
+    """A token bucket: ``burst`` at once, then ``rate`` a second."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.allowance, self.checked = burst, time.monotonic()
+
+    def take(self) -> bool:
+        """Spend one token; False (nothing spent) when none is left."""
+        now = time.monotonic()
+        self.allowance = min(self.burst, self.allowance + (now - self.checked) * self.rate)
+        self.checked = now
+        if self.allowance < 1:
+            return False
+        self.allowance -= 1
+        return True
 
 
 class ConnectionCaps:
