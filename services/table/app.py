@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import time
 import uuid
@@ -75,7 +76,7 @@ from services.table.tier import BotTier
 
 LEASE_GROUP = "table"
 BOT_DELAY = 0.0  # seconds a bot "thinks" before it plays (a UI may want ~0.5)
-FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its partition's owner (a failover)
+FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its partition's owner, 3 s a send
 # An open forwarded while nobody owns its partition (a failover): ask again, less often.
 FORWARD_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0)
 # A timer that failed (database or NATS away): run it again, up to every 5 s, never give up.
@@ -89,6 +90,9 @@ CONFLICT_ATTEMPTS = 3
 # A person's turn is timed out only if this replica's NATS connection answered its own probe
 # (sent every second) within this many seconds: else his commands may not be reaching it.
 HEARD_WITHIN = 2.0
+# Test hook (seconds): every append waits this long after taking its fence, so that a replica
+# paused by a fault test has appends in flight, as a busy one does at any moment.
+APPEND_DELAY = float(os.environ.get("SPADES_TABLE_APPEND_DELAY") or 0)
 
 
 class NatsUnheard(Exception):
@@ -341,6 +345,8 @@ class TableService:
             REGISTRY.new_event(event, metadata, event_id=event_id)
             for event, event_id in zip(events, event_ids(id_seed, len(events)), strict=True)
         ]
+        if APPEND_DELAY:  # a test's window: the fence taken, the append not yet sent
+            await asyncio.sleep(APPEND_DELAY)
         started = time.perf_counter()
         try:
             stored = await self.rt.store.append(
@@ -457,13 +463,7 @@ class TableService:
                 view=table.view(request.player_id),
             )
         if request.command_id in table.results:
-            return wire.TableReply(
-                ok=True,
-                code=_left_code(table, request),
-                game_id=table.game_id,
-                version=table.results[request.command_id],
-                retry=True,
-            )
+            return _answered(table, request, retry=True)
         async for _attempt in CONFLICT_BACKOFF.attempts(limit=CONFLICT_ATTEMPTS):
             if isinstance(request, wire.LeaveTable):
                 events = table.leave_events(request.player_id)
@@ -489,14 +489,7 @@ class TableService:
                 table = reloaded
                 self._schedule(table)  # whatever the command's fate, the game's timer runs on
                 if request.command_id in table.results:
-                    version = table.results[request.command_id]
-                    return wire.TableReply(
-                        ok=True,
-                        code=_left_code(table, request),
-                        game_id=table.game_id,
-                        version=version,
-                        retry=True,
-                    )
+                    return _answered(table, request, retry=True)
                 continue
             break
         else:
@@ -509,13 +502,7 @@ class TableService:
             version=table.version,
         )
         self._schedule(table)
-        return wire.TableReply(
-            ok=True,
-            code=_left_code(table, request),
-            game_id=table.game_id,
-            version=table.results.get(request.command_id, table.version),
-            retry=False,
-        )
+        return _answered(table, request, retry=False)
 
     async def _catchup(self, request: wire.Catchup) -> CatchupReply:
         """Answer a gateway: the view or the messages after a seq, the turn and the clock."""
@@ -603,7 +590,7 @@ class TableService:
             if attempt > 1 and self.fence(game_id) is not None:  # the partition came to us
                 return await self._open_here(request)
             try:
-                reply = _reply.decode((await self.rt.nc.request(subject, body, timeout=10)).data)
+                reply = _reply.decode((await self.rt.nc.request(subject, body, timeout=3)).data)
             except Exception as exc:  # nobody owns it this instant (a failover), or NATS away
                 reply = _unavailable(game_id, exc)
             if reply.code != "unavailable":
@@ -827,6 +814,15 @@ def _command_name(request: wire.SubmitCommand | wire.GetView | wire.LeaveTable) 
     if isinstance(request, wire.SubmitCommand):
         return type(request.command).__name__
     return type(request).__name__
+
+
+def _answered(
+    table: Table, request: wire.SubmitCommand | wire.LeaveTable, *, retry: bool
+) -> wire.TableReply:
+    """Return the answer to an applied command (``retry``: applied before, by this id)."""
+    version = table.results.get(request.command_id, table.version)
+    code = _left_code(table, request)
+    return wire.TableReply(ok=True, code=code, game_id=table.game_id, version=version, retry=retry)
 
 
 def _left_code(table: Table, request: wire.SubmitCommand | wire.LeaveTable) -> str:
