@@ -145,8 +145,8 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
 # the player gets ``unavailable`` and resends himself.
 FAILOVER_WAIT = 12.0
 # How long one send waits for its answer before it is sent again (same bytes, same command
-# id): a live owner answers in milliseconds; a slow one that answers the first send later
-# answers the resend ``retry`` from what it recorded.
+# id): a live owner answers in milliseconds. Every send shares one reply inbox, so a slow
+# owner's answer to the first send still counts after a resend (which it answers ``retry``).
 OWNER_TIMEOUT = 3.0
 
 
