@@ -275,7 +275,7 @@ async def test_a_database_crash_under_two_replicas_leaves_every_game_finishing(
     tables = [world.start("table") for _ in range(2)]
     relay = world.start("relay")
     matchmaking = world.start("matchmaking")
-    players = await open_games(nc, subjects, 18)
+    players = await open_games(nc, subjects, 18, like_the_gateway=True)
     game_ids = [p.game_id for p in players]
     playing = asyncio.gather(*(p.play() for p in players))
 
@@ -360,7 +360,7 @@ async def test_a_killed_replica_s_games_resume_on_the_other_two(
         return held if len(held) == PARTITIONS and len(set(held.values())) == 3 else None
 
     held = await eventually(three_owners, within=60, what="three replicas sharing partitions")
-    players = await open_games(nc, subjects, 12)
+    players = await open_games(nc, subjects, 12, like_the_gateway=True)
     game_ids = [p.game_id for p in players]
     playing = asyncio.gather(*(p.play() for p in players))
     await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
@@ -482,7 +482,7 @@ async def test_a_nats_restart_under_two_replicas_leaves_every_game_finishing(
     nc = await connect(private_nats.url, name="test")
     subjects = Subjects(stream_prefix)
     try:
-        players = await open_games(nc, subjects, 6)
+        players = await open_games(nc, subjects, 6, like_the_gateway=True)
         game_ids = [p.game_id for p in players]
         playing = asyncio.gather(*(p.play() for p in players))
         await eventually(lambda: all_beyond(world.store, game_ids, 12), within=300, what="play")
