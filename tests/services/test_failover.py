@@ -745,8 +745,9 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
         lost_seats = await abandoned(world.store, game_ids)
         assert lost_seats == 0
         # a refusal here would be a turn timed out at the take-over (the deadline passed while
-        # nobody served the game): reported, not yet prevented (see deploy/README.md)
+        # nobody served the game): the new owner restarts the clock (TurnClockRestarted)
         refusals = [r for p in players for r in p.refusals]
+        assert refusals == []
         await assert_epochs_never_go_back(world.store, game_ids)
         assert steady.poll() is None
         assert victim.poll() is None, world.processes.log(victim)[-2000:]
