@@ -11,7 +11,8 @@ annotations never change); a test fails when the generated module is stale. `to_
 engine.
 
 A game stream (`game-<uuid>`) holds the engine's events and the table's own facts about the seats
-(`TableOpened`, `TurnTimedOut`, `SeatAbandoned`), which the engine never sees.
+(`TableOpened`, `TurnTimedOut`, `SeatAbandoned`, `TurnClockRestarted`), which the engine never
+sees.
 """
 
 from __future__ import annotations
@@ -200,7 +201,20 @@ class SeatAbandoned(GameEvent, frozen=True, kw_only=True):
     """The player left the table himself (`LeaveTable`), not by letting timers run out."""
 
 
-GameStreamEvent = TableOpened | TurnTimedOut | SeatAbandoned | Talked | EngineEvent
+class TurnClockRestarted(GameEvent, frozen=True, kw_only=True):
+    """The game was served again after nobody could serve it (a take-over, a database or NATS
+    outage) while ``seat``, a person, was on turn: his turn starts again, a full turn from now
+    (the deadline recorded with this event, `Metadata.deadline`, which the timer runs to and
+    every watcher is told), so no outage of the server's making times him out. ``seconds``:
+    how far his deadline moved (at least the time the game went unserved, at most a turn)."""
+
+    seat: int
+    seconds: float
+
+
+GameStreamEvent = (
+    TableOpened | TurnTimedOut | SeatAbandoned | TurnClockRestarted | Talked | EngineEvent
+)
 """Everything a game stream holds: the table's facts about seats, then the engine's events."""
 
 GAME = REGISTRY.register("game", GameStreamEvent)
@@ -426,6 +440,7 @@ SeatEvent = (
     | SeatAbandoned
     | Talked
     | TalkWithheld
+    | TurnClockRestarted
     | SeatGameStarted
     | SeedContributed
     | SeedRevealed
@@ -444,7 +459,7 @@ SeatEvent = (
 
 
 _PUBLIC = frozenset(wire_class(cls) for cls in engine.audience.PUBLIC_EVENTS) | frozenset(
-    {TableOpened, TurnTimedOut, SeatAbandoned}
+    {TableOpened, TurnTimedOut, SeatAbandoned, TurnClockRestarted}
 )
 """The wire events every audience receives as they are: the engine's public events and the
 table's facts about seats (which the engine never sees)."""

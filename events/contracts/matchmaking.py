@@ -109,12 +109,18 @@ class JoinQueue(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     avoid: tuple[str, ...] = ()
     """Accounts never to seat with him: the gateway owns the fair-play record (who was seen
     at one address or device) and sends the accounts it links to his at each join."""
+    issued_at: float = 0.0
+    """When the player asked (unix s, the gateway's clock; 0: unknown). The gateway sends a
+    request again while unanswered, so a copy may arrive late: one issued before the player's
+    last applied change, or over a minute ago, is refused `stale` and changes nothing."""
 
 
 class LeaveQueue(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Take `player_id` out of whatever queue he is in."""
 
     player_id: str
+    issued_at: float = 0.0
+    """As `JoinQueue.issued_at`."""
 
 
 class QueueStatus(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

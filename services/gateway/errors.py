@@ -52,6 +52,7 @@ _STATUS = {
     "seat_abandoned": 409,
     "in_game": 409,
     "not_queued": 409,
+    "stale": 409,
     "unavailable": 503,
 }
 

@@ -43,7 +43,7 @@ from services.gateway.protocol import (
     seat_command,
 )
 from services.gateway.rooms import Rooms
-from services.gateway.state import Gateway, Unavailable, ask, ask_table
+from services.gateway.state import Gateway, Pace, Unavailable, ask, ask_table
 from services.gateway.watch import Refused, Watch
 from services.runtime import ops
 
@@ -53,6 +53,7 @@ MAX_OUTBOX = 2000
 MAX_BATCH = 256
 """Messages one frame carries at most on a batching connection (``/ws?batch=1``)."""
 RATE_BURST = 200.0  # messages at once, before SPADES_WS_MESSAGES_PER_SECOND paces them
+SUBSCRIBE_BURST = 20.0  # subscribes at once, before SPADES_WS_SUBSCRIBES_PER_MINUTE paces them
 MATCH_WAIT = 30.0
 """Seconds a match_found waits for the table to open the game before it is given up."""
 ANONYMOUS_WATCHES = 3
@@ -85,8 +86,9 @@ class Session:
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.background: set[asyncio.Task[None]] = set()
         self.matched: set[str] = set()
-        self.allowance = RATE_BURST
-        self.checked = time.monotonic()
+        config = gateway.connections.config
+        self.pace = Pace(config.ws_messages_per_second, RATE_BURST)
+        self.subscribes = Pace(config.ws_subscribes_per_minute / 60, SUBSCRIBE_BURST)
         self.role = ""
         self.log = gateway.log
         self.closing = False
@@ -204,17 +206,9 @@ class Session:
             for kind, key in self.held:
                 getattr(caps, f"drop_{kind}")(key)
 
-    def _allowed(self, rate: int) -> bool:
-        now = time.monotonic()
-        self.allowance = min(RATE_BURST, self.allowance + (now - self.checked) * rate)
-        self.checked = now
-        if self.allowance < 1:
-            return False
-        self.allowance -= 1
-        return True
-
     async def _on_frame(self, data: str) -> None:
-        if not self._allowed(rate := self.gateway.connections.config.ws_messages_per_second):
+        if not self.pace.take():
+            rate = self.gateway.connections.config.ws_messages_per_second
             self.send(Error(code="rate_limited", message=f"at most {rate} messages a second"))
             return
         if len(data) > MAX_FRAME_BYTES:
@@ -412,6 +406,10 @@ class Session:
 
         if message.last_seq is not None and message.last_seq < 0:
             refuse("malformed", "last_seq is >= 0")
+            return
+        if not self.subscribes.take():  # each asks a table, a catch-up may read a whole log
+            pace = self.gateway.connections.config.ws_subscribes_per_minute
+            refuse("rate_limited", f"at most {pace} subscribes a minute: subscribe again later")
             return
         try:
             uuid.UUID(game_id)

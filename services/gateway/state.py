@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import asyncpg
 import msgspec
@@ -26,6 +28,24 @@ from services.gateway import social
 from services.gateway.auth import Tokens
 from services.gateway.config import GatewayConfig
 from services.runtime.config import Settings
+
+
+class Pace:
+    """A token bucket: ``burst`` at once, then ``rate`` a second."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.allowance, self.checked = burst, time.monotonic()
+
+    def take(self) -> bool:
+        """Spend one token; False (nothing spent) when none is left."""
+        now = time.monotonic()
+        self.allowance = min(self.burst, self.allowance + (now - self.checked) * self.rate)
+        self.checked = now
+        if self.allowance < 1:
+            return False
+        self.allowance -= 1
+        return True
 
 
 class ConnectionCaps:
@@ -127,15 +147,93 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
 # the player gets ``unavailable`` and resends himself.
 FAILOVER_WAIT = 12.0
 # How long one send waits for its answer before it is sent again (same bytes, same command
-# id): a live owner answers in milliseconds; a slow one that answers the first send later
-# answers the resend ``retry`` from what it recorded.
+# id): a live owner answers in milliseconds. Every send shares one reply inbox, so a slow
+# owner's answer to the first send still counts after a resend (which it answers ``retry``).
 OWNER_TIMEOUT = 3.0
 
 
 # The pauses between two sends of a table request while its partition changes hands.
 OWNER_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0)
+STATUS_HEADER, NO_RESPONDERS = "Status", "503"
+"""How the NATS server tells a request's inbox that nobody listens on its subject."""
 
 Reply = TypeVar("Reply", TableReply, CatchupReply)
+
+
+class _Coded(msgspec.Struct):
+    code: str = ""
+    raw: bytes = b""
+
+
+_coded = msgspec.json.Decoder(_Coded)
+
+
+def _raw(data: bytes) -> _Coded:
+    return _Coded(code=_coded.decode(data).code, raw=data)
+
+
+class _Answer(Protocol):
+    @property
+    def code(self) -> str: ...
+
+
+Answer = TypeVar("Answer", bound=_Answer)
+
+
+async def ask_again(gateway: Gateway, subject: str, body: msgspec.Struct) -> tuple[bytes, bool]:
+    """Send a request its receiver answers idempotently (an open with its command id, a queue
+    join or leave) until one answers with anything but ``unavailable`` or `FAILOVER_WAIT` runs
+    out; return the answer and whether an earlier send went unanswered (then the request may
+    have been applied already, and a refusal of a duplicate means it was). Raise `Unavailable`
+    when the last try found nobody listening or went unanswered.
+
+    Such requests reach any replica of a queue group, which forwards them to the owner: a
+    paused or cut-off replica swallows what it is sent, and the owner may be changing hands
+    (issue 25: the gateway gave up at its first timeout, and a player saw ``unavailable``)."""
+    answer, lost = await _until_answered(gateway, subject, body, _raw)
+    return answer.raw, lost > 0
+
+
+async def _until_answered(
+    gateway: Gateway, subject: str, request: msgspec.Struct, decode: Callable[[bytes], Answer]
+) -> tuple[Answer, int]:
+    """Send until an answer whose code is not ``unavailable`` (see `_ask_owner`); return it
+    and how many sends were made before the last. Every send shares one reply inbox, so the
+    answer to an earlier send that came late (its receiver waited for a take-over) counts as
+    much as the answer to the last: a send swallowed by a paused replica of a queue group
+    costs nothing once another send reached a live one."""
+    body = _encoder.encode(request)
+    nc, loop = gateway.nc, asyncio.get_running_loop()
+    inbox = nc.new_inbox()
+    answers = await nc.subscribe(inbox)
+    answer: Answer | None = None
+    failure, sends = "TimeoutError", 0
+    deadline = loop.time() + FAILOVER_WAIT
+    resend = loop.time()
+    try:
+        while (now := loop.time()) < deadline:
+            if now >= resend:  # nothing came back in time: send it again, same bytes
+                await nc.publish(subject, body, reply=inbox)
+                sends += 1
+                resend = now + OWNER_TIMEOUT
+            try:
+                msg = await answers.next_msg(timeout=max(0.01, min(resend, deadline) - now))
+            except nats.errors.TimeoutError:
+                continue
+            if msg.headers and msg.headers.get(STATUS_HEADER) == NO_RESPONDERS:
+                failure = "NoRespondersError"  # nobody serves it this instant: soon again
+                resend = min(resend, loop.time() + OWNER_BACKOFF.delay(sends))
+                continue
+            answer = decode(msg.data)
+            if answer.code != "unavailable":
+                return answer, sends - 1
+            resend = min(resend, loop.time() + OWNER_BACKOFF.delay(sends))
+    finally:
+        with contextlib.suppress(Exception):
+            await answers.unsubscribe()
+    if answer is None:
+        raise Unavailable(failure)
+    return answer, sends - 1
 
 
 async def _ask_owner(
@@ -150,25 +248,7 @@ async def _ask_owner(
     at its first timeout, and a player saw ``unavailable`` during a 5 s take-over).
     """
     subject = _table_subject(gateway.subjects, game_id, gateway.settings.table_partitions)
-    body = _encoder.encode(request)
-    reply: Reply | None = None
-    failure = "NoRespondersError"
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + FAILOVER_WAIT
-    async for _attempt in OWNER_BACKOFF.attempts(within=FAILOVER_WAIT):
-        wait = max(0.5, min(OWNER_TIMEOUT, deadline - loop.time()))
-        try:
-            msg = await gateway.nc.request(subject, body, timeout=wait)
-        except (nats.errors.NoRespondersError, nats.errors.TimeoutError) as exc:
-            reply, failure = None, type(exc).__name__
-            if loop.time() >= deadline:
-                break
-            continue
-        reply = decode(msg.data)
-        if reply.code != "unavailable":
-            return reply
-    if reply is None:
-        raise Unavailable(failure)
+    reply, _ = await _until_answered(gateway, subject, request, decode)
     return reply
 
 

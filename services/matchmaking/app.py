@@ -7,48 +7,41 @@
     ev.rating.*.RatingsUpdated ──▶ matchmaking's own rating projection (ev.season.*.SeasonEnded:
         a soft reset of it)
 
-State: the queue of each ladder is the fold of its stream
-(`events.contracts.matchmaking.fold_queue`), rebuilt at every start, so a restart or a kill -9 loses
-nobody. Every change is one append at the stream's expected version; a MatchFound removes its
-players from the queue in the same append that announces the match, and inserts them into
-`matchmaking_live_players` in the same transaction, so a player is never both queued and seated, nor
-seated twice.
+State: each ladder's queue is the fold of its stream (`events.contracts.matchmaking.fold_queue`),
+rebuilt at every start: a restart or a kill -9 loses nobody. Every change is one append at the
+stream's expected version; a MatchFound removes its players from the queue in the same append that
+announces the match, and inserts them into `matchmaking_live_players` in the same transaction, so a
+player is never both queued and seated, nor seated twice.
 
 Partitioned by ladder: each ladder's queue is served by the replica holding the lease
-``matchmaking/<ladder>`` (`events.leases`, shared out among the live replicas like the
-table's partitions). Only that owner subscribes to the ladder's own subjects
-(`Subjects.ladder_join`/`ladder_leave`), keeps its queue in memory and pairs it. Every
-replica answers the public subjects in one queue group: a join is forwarded to its ladder's
-owner, a leave to the owner of the ladder the player waits in, and a status is answered from
-the database by whichever replica got it. While a ladder changes hands (a replica joins,
-stops or dies) a forwarded request is retried for a few seconds, then answered
-``unavailable``. Every append is fenced by the ladder lease's epoch, so an owner that lost its
-lease (a database restart, a pause) is refused by the store instead of writing beside the new
-owner; it stops serving when its lease runs out, rebuilds the queue when it gains the lease
-again, and never exits for a database restart. Within one ladder an asyncio lock orders
-requests and pairing rounds, so the in-memory queue and the stream never disagree. Every
-replica consumes GameFinished and RatingsUpdated (exactly-once consumers).
-
-Fair play: a player queues with the accounts the gateway links to his (`JoinQueue.avoid`: seen
-at one client address or device within its window; the gateway owns that record), and
-pairing never seats him with any of them (`pairing.Waiting.avoid`).
+``matchmaking/<ladder>`` (`events.leases`, shared out among the live replicas like the table's
+partitions). Only that owner subscribes to the ladder's own subjects
+(`Subjects.ladder_join`/`ladder_leave`), keeps its queue in memory and pairs it. Every replica
+answers the public subjects in one queue group: a join is forwarded to its ladder's owner, a leave
+to the owner of the ladder the player waits in, and a status is answered from the database by
+whichever replica got it. While a ladder changes hands a forwarded request is retried for a few
+seconds (then ``unavailable``). Every append is fenced by the ladder lease's epoch, so an owner
+that lost its lease (a database restart, a pause) is refused by the store instead of writing beside
+the new owner; it stops serving when its lease runs out, rebuilds the queue when it gains the lease
+again, and never exits for a database restart. Within one ladder an asyncio lock orders requests
+and pairing rounds, so the in-memory queue and the stream never disagree. Every replica consumes
+GameFinished and RatingsUpdated (exactly once).
 
 Rules: a player is in at most one queue (`matchmaking_queued_players`, written in the append's
-transaction: its primary key holds across ladders served by different replicas), and cannot
-queue while seated in a live ranked game (set by MatchFound, cleared by that ladder's
-GameFinished). Ranked games never seat bots: only
-queued players are paired. A player queues with his rating from the projection of
-RatingsUpdated (a new player has the model's default), inactivity decay applied.
+transaction: its primary key holds across ladders served by different replicas), and cannot queue
+while seated in a live ranked game (set by MatchFound, cleared by that ladder's GameFinished).
+Ranked games never seat bots. A player queues with his rating from the projection of
+RatingsUpdated, inactivity decay applied. Fair play: he queues with the accounts the gateway links
+to his (`JoinQueue.avoid`), and pairing never seats him with any of them (`pairing.Waiting.avoid`).
 
 Snapshots: every `SNAPSHOT_EVERY` events the owner writes the queue's waiting list with the
-stream's version (`matchmaking_queue_snapshots`, migration 12) in the transaction of that
-append, so a start, a take-over or a rebuild after a conflict reads the snapshot and at most
-about `SNAPSHOT_EVERY` events after it, however long the stream has grown. (The gateway
-also limits how often an account joins and leaves a queue: SPADES_QUEUE_CHANGES_PER_MINUTE.)
-
-Answers are `events.contracts.matchmaking.Reply`: ok, a machine code, a human message, details.
-Refusals (malformed, unknown_ladder, bot_not_allowed, playban, already_queued, in_game,
-not_queued, unavailable) append nothing; playbans: `services/matchmaking/playbans.py`.
+stream's version (`matchmaking_queue_snapshots`, migration 12) in the transaction of that append,
+so a start, a take-over or a rebuild after a conflict reads the snapshot and at most about
+`SNAPSHOT_EVERY` events after it, however long the stream has grown. Answers are
+`events.contracts.matchmaking.Reply`: ok, a machine code, a human message, details. Refusals
+(malformed, unknown_ladder, bot_not_allowed, playban: `services.matchmaking.playbans`,
+already_queued, in_game, not_queued, stale: `services.matchmaking.freshness`, unavailable)
+append nothing.
 """
 
 from __future__ import annotations
@@ -85,6 +78,7 @@ from events.pgstore import PostgresEventStore, append_with
 from events.retry import Backoff
 from events.store import ConcurrencyConflict, Fence
 from services.matchmaking import playbans
+from services.matchmaking.freshness import Freshness
 from services.matchmaking.pairing import Waiting, pair, seats_of, window
 from services.matchmaking.readmodels import (
     LIVE_SQL,
@@ -166,6 +160,7 @@ class Matchmaker:
         self.loaded_events: dict[str, int] = {}
         """Events each ladder's last rebuild read from its stream (after its snapshot)."""
         self.locks: dict[str, asyncio.Lock] = {ladder: asyncio.Lock() for ladder in configured()}
+        self.fresh = Freshness()  # a late copy of a resent request changes nothing
 
     async def load(self, ladder: str | None = None) -> None:
         """Rebuild the queue of `ladder` (default: every ladder) from its stream, and the
@@ -282,6 +277,8 @@ class Matchmaker:
         if request.ladder not in self.queues:
             return _refuse("unavailable", f"the {request.ladder} queue is changing hands")
         async with self.locks[request.ladder]:
+            if self.fresh.stale(player, request.issued_at, now):
+                return _refuse("stale", f"{player} asked something else since: nothing done")
             queued = await self._pool.fetchrow(QUEUED_SQL, player)
             if queued is not None:
                 return _already_queued(player, queued["ladder"])
@@ -325,6 +322,7 @@ class Matchmaker:
                 )
             except AlreadyQueued as exc:  # he joined another ladder at its owner meanwhile
                 return _already_queued(player, exc.ladder)
+            self.fresh.applied(player, request.issued_at, now)
         self._log.info(
             "player queued",
             player_id=player,
@@ -348,11 +346,14 @@ class Matchmaker:
         if ladder is None:
             return _refuse("not_queued", f"{player} is not waiting in any queue")
         async with self.locks[ladder]:
+            if self.fresh.stale(player, request.issued_at, now := time.time()):
+                return _refuse("stale", f"{player} asked something else since: nothing done")
             if player not in self.queues.get(ladder, {}):
                 return _refuse("not_queued", f"{player} is not waiting in any queue")
             await self._append(
                 ladder, [PlayerLeftQueue(player_id=player, reason="left")], Metadata(actor=player)
             )
+            self.fresh.applied(player, request.issued_at, now)
         self._log.info("player left the queue", player_id=player, ladder=ladder)
         return Reply(
             ok=True, code="left", ladder=ladder, message=f"{player} left the {ladder} queue"
@@ -463,7 +464,7 @@ async def _forward(rt: Runtime, subject: str, body: bytes, ladder: str) -> Reply
     reply = _refuse("unavailable", f"nobody serves the {ladder} queue now: try again")
     async for _attempt in FORWARD_BACKOFF.attempts(within=FORWARD_WITHIN, stop=rt.stop):
         try:
-            answer = await rt.nc.request(subject, body, timeout=10)
+            answer = await rt.nc.request(subject, body, timeout=3.0)  # a paused owner: again
         except Exception as exc:  # no responders (no owner this instant), NATS away, timeout
             rt.log.debug("ladder owner not reached", ladder=ladder, error=type(exc).__name__)
             continue

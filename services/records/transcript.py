@@ -175,6 +175,8 @@ def describe(event: wire.GameEvent, players: int, *, face_up: bool, seed: bool =
             )
         case wire.TurnTimedOut():
             return f"{name(event.seat)} timed out ({event.streak} in a row); bot plays"
+        case wire.TurnClockRestarted():
+            return f"{name(event.seat)} turn restarted (+{event.seconds:.1f} s)"
         case wire.SeatAbandoned():
             return (
                 f"{name(event.seat)} {_token(event.player_id)} abandoned after {event.streak}"
@@ -281,6 +283,7 @@ _EVENTS: list[tuple[re.Pattern[str], str]] = [
         re.compile(rf"(?P<seat>{_SEAT}) timed out \((?P<streak>\d{{1,4}}) in a row\); bot plays"),
         "timeout",
     ),
+    (re.compile(rf"(?P<seat>{_SEAT}) turn restarted \(\+(?P<s>\d{{1,6}}\.\d) s\)"), "clock"),
     (
         re.compile(
             rf"(?P<seat>{_SEAT}) (?P<player>{_TOKEN}) abandoned after (?P<streak>\d{{1,4}})"
@@ -546,6 +549,8 @@ class _Reader:
                 return wire.CardPlayed(seat=seat, card=m["card"])
             case "timeout":
                 return wire.TurnTimedOut(seat=seat, streak=int(m["streak"]))
+            case "clock":
+                return wire.TurnClockRestarted(seat=seat, seconds=float(m["s"]))
             case "seeded":
                 return wire.SeedContributed(seat=seat, value=m["value"])
         # "abandoned"
@@ -557,8 +562,8 @@ class _Reader:
 
     def _event(self, event: wire.GameEvent) -> None:
         state = self.state
-        if isinstance(event, wire.TurnTimedOut | wire.SeatAbandoned):
-            if self.pending or event.seat != state.turn or event.streak < 1:
+        if isinstance(event, wire.TurnTimedOut | wire.SeatAbandoned | wire.TurnClockRestarted):
+            if self.pending or event.seat != state.turn or getattr(event, "streak", 1) < 1:
                 raise _Refused("mismatch", f"{self._said(event)}: that seat is not to act now")
             if isinstance(event, wire.SeatAbandoned):
                 opened = self.events[0]
@@ -653,10 +658,8 @@ class _Reader:
 
     def _deal(self, event: wire.GameEvent, expected: engine.HandDealt) -> engine.HandDealt:
         due = f"hand {expected.hand} dealt by {engine.seat_name(expected.dealer, self.players)}"
-        if not isinstance(event, wire.HandDealt) or (event.hand, event.dealer) != (
-            expected.hand,
-            expected.dealer,
-        ):
+        due_at = (expected.hand, expected.dealer)
+        if not isinstance(event, wire.HandDealt) or (event.hand, event.dealer) != due_at:
             raise _Refused("mismatch", f"the engine has {due!r} here")
         dealt = self._engine_event(event)
         assert isinstance(dealt, engine.HandDealt)
@@ -711,9 +714,7 @@ def parse(text: str) -> Transcript:
             reader.read(line)
         except _Refused as exc:
             if number == len(rows) and exc.code == "malformed_line":  # no final newline
-                raise TranscriptError(
-                    "truncated", number, f"the text stops mid-line: {exc}"
-                ) from None
+                raise TranscriptError("truncated", number, f"text stops mid-line: {exc}") from None
             raise TranscriptError(exc.code, number, str(exc)) from None
     try:
         return reader.finish()

@@ -20,7 +20,8 @@ be renewed `/readyz` says so, and their validity running out stops the replica s
 replica whose NATS connection does not answer its own probe for SPADES_NATS_GRACE_SECONDS
 gives its leases up the same way (timers first) and claims again once it answers (the
 argument is in `events.leases`); meanwhile it times no person out. A game served again after
-nobody served it gives the person on turn a full turn from then (`Table.resume_clock`).
+nobody served it (a take-over, or a person's timer that could not act for an outage) gives the
+person on turn a full turn from then, recorded (`TurnClockRestarted`, `_restart_clock`).
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append, answer.
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import time
 import uuid
@@ -72,7 +74,7 @@ from services.table.tier import BotTier
 
 LEASE_GROUP = "table"
 BOT_DELAY = 0.0  # seconds a bot "thinks" before it plays (a UI may want ~0.5)
-FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its partition's owner (a failover)
+FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its partition's owner, 3 s a send
 # An open forwarded while nobody owns its partition (a failover): ask again, less often.
 FORWARD_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0)
 # A timer that failed (database or NATS away): run it again, up to every 5 s, never give up.
@@ -86,6 +88,9 @@ CONFLICT_ATTEMPTS = 3
 # A person's turn is timed out only if this replica's NATS connection answered its own probe
 # (sent every second) within this many seconds: else his commands may not be reaching it.
 HEARD_WITHIN = 2.0
+# Test hook (seconds): every append waits this long after taking its fence, so that a replica
+# paused by a fault test has appends in flight, as a busy one does at any moment.
+APPEND_DELAY = float(os.environ.get("SPADES_TABLE_APPEND_DELAY") or 0)
 
 
 class NatsUnheard(Exception):
@@ -121,10 +126,8 @@ class TableService:
         self.inflight: set[asyncio.Task[Any]] = set()
         self.bots = BotTier(rt, self.log)
         self.catchups = Catchups()
-        # game -> (version, deadline): a turn clock extended when the game was taken over
-        # (`Table.resume_clock`), kept while the game stays at that version so a reload from
-        # the log (a conflict) does not bring the old deadline back.
-        self.resumed_clocks: dict[str, tuple[int, float]] = {}
+        self.faulted: dict[str, int] = {}
+        """game -> version whose person's timer failed (an outage): its clock restarts."""
         partitions = self.settings.table_partitions
         health, grace = rt.nats_health, self.settings.nats_grace_seconds
         self.leases = LeaseGroup(
@@ -222,7 +225,7 @@ class TableService:
             timer.cancel()
         self.tables.pop(game_id, None)
         self.retries.pop(game_id, None)
-        self.resumed_clocks.pop(game_id, None)
+        self.faulted.pop(game_id, None)
         self.bots.asked.pop(game_id, None)
         if game_id in self.finished.tables:
             self.finished.pop(game_id)
@@ -261,18 +264,21 @@ class TableService:
             async with self._lock(game_id):
                 table = await self._load(game_id, fresh=True)
                 if table is not None:
-                    moved = table.resume_clock(time.time())
-                    if moved > 0:
-                        self.resumed_clocks[game_id] = (table.version, table.deadline)
-                        self.log.info(
-                            "turn clock extended after the game went unserved",
-                            game_id=game_id,
-                            seconds=round(moved, 1),
-                        )
-                    self._schedule(table)
                     await self._publish(table, audiences.nudge(table))
+                    if not await self._restart_clock(table):
+                        self._schedule(table)
                     resumed += 1
         return resumed
+
+    async def _restart_clock(self, table: Table) -> bool:
+        """Return whether the person on turn got a full turn again (`Table.clock_restart`)."""
+        restart = table.clock_restart(time.time())
+        if restart is not None:
+            seed = f"restart:{table.game_id}:{table.version}"
+            await self._append(table, [restart], id_seed=seed, actor="table")
+            self.log.info("turn clock restarted after an outage", seconds=restart.seconds)
+            self._schedule(table)
+        return restart is not None
 
     def _spawn(
         self, handler: Callable[[Msg], Coroutine[Any, Any, None]]
@@ -300,13 +306,6 @@ class TableService:
         table = Table(game_id)
         for stored in await self.rt.store.read(stream_of(game_id)):
             table.fold(stored, REGISTRY.decode(stored))
-        resumed = self.resumed_clocks.get(game_id)
-        if resumed is not None:
-            if resumed[0] == table.version:  # still the turn whose clock was extended
-                table.deadline = resumed[1]
-                table.turn_deadline = resumed[1]
-            else:
-                del self.resumed_clocks[game_id]
         if table.opened is None or self.fence(game_id) is None:
             self.tables.pop(game_id, None)
             return None if table.opened is None else table
@@ -344,6 +343,8 @@ class TableService:
             REGISTRY.new_event(event, metadata, event_id=event_id)
             for event, event_id in zip(events, event_ids(id_seed, len(events)), strict=True)
         ]
+        if APPEND_DELAY:  # a test's window: the fence taken, the append not yet sent
+            await asyncio.sleep(APPEND_DELAY)
         started = time.perf_counter()
         try:
             stored = await self.rt.store.append(
@@ -460,13 +461,7 @@ class TableService:
                 view=table.view(request.player_id),
             )
         if request.command_id in table.results:
-            return wire.TableReply(
-                ok=True,
-                code=_left_code(table, request),
-                game_id=table.game_id,
-                version=table.results[request.command_id],
-                retry=True,
-            )
+            return _answered(table, request, retry=True)
         async for _attempt in CONFLICT_BACKOFF.attempts(limit=CONFLICT_ATTEMPTS):
             if isinstance(request, wire.LeaveTable):
                 events = table.leave_events(request.player_id)
@@ -492,14 +487,7 @@ class TableService:
                 table = reloaded
                 self._schedule(table)  # whatever the command's fate, the game's timer runs on
                 if request.command_id in table.results:
-                    version = table.results[request.command_id]
-                    return wire.TableReply(
-                        ok=True,
-                        code=_left_code(table, request),
-                        game_id=table.game_id,
-                        version=version,
-                        retry=True,
-                    )
+                    return _answered(table, request, retry=True)
                 continue
             break
         else:
@@ -512,13 +500,7 @@ class TableService:
             version=table.version,
         )
         self._schedule(table)
-        return wire.TableReply(
-            ok=True,
-            code=_left_code(table, request),
-            game_id=table.game_id,
-            version=table.results.get(request.command_id, table.version),
-            retry=False,
-        )
+        return _answered(table, request, retry=False)
 
     async def _catchup(self, request: wire.Catchup) -> CatchupReply:
         """Answer a gateway: the view or the messages after a seq, the turn and the clock."""
@@ -606,7 +588,7 @@ class TableService:
             if attempt > 1 and self.fence(game_id) is not None:  # the partition came to us
                 return await self._open_here(request)
             try:
-                reply = _reply.decode((await self.rt.nc.request(subject, body, timeout=10)).data)
+                reply = _reply.decode((await self.rt.nc.request(subject, body, timeout=3)).data)
             except Exception as exc:  # nobody owns it this instant (a failover), or NATS away
                 reply = _unavailable(game_id, exc)
             if reply.code != "unavailable":
@@ -736,6 +718,8 @@ class TableService:
             try:
                 await self._act_for(game_id, version, seat, is_bot, idle=idle)
             except Exception as exc:  # the database or NATS away: try again, never give up
+                if not (is_bot or idle or seat < 0):  # no timeout for an outage of ours
+                    self.faulted[game_id] = version
                 self._retry_later(game_id, exc)
 
     def _retry_later(self, game_id: str, exc: Exception) -> None:
@@ -789,6 +773,9 @@ class TableService:
                         # for an outage of ours. Try again shortly; cut off for longer, the
                         # replica lets the game go and its next owner restarts the clock.
                         raise NatsUnheard("NATS does not answer this replica")
+                    if self.faulted.get(game_id) == version and await self._restart_clock(table):
+                        self.retries.pop(game_id, None)
+                        return  # the timer failed at the deadline: a full turn again instead
                     events = table.timeout_events(seat, self.settings.abandon_streak, move)
                     actor = TIMEOUT_ACTOR
                     self.log.info("turn timed out", seat=seat)
@@ -824,6 +811,15 @@ def _unavailable(game_id: str, exc: BaseException) -> wire.TableReply:
 def _command_name(request: wire.SubmitCommand | wire.GetView | wire.LeaveTable) -> str:
     command = request.command if isinstance(request, wire.SubmitCommand) else request
     return type(command).__name__
+
+
+def _answered(
+    table: Table, request: wire.SubmitCommand | wire.LeaveTable, *, retry: bool
+) -> wire.TableReply:
+    """Return the answer to an applied command (``retry``: applied before, by this id)."""
+    version = table.results.get(request.command_id, table.version)
+    code = _left_code(table, request)
+    return wire.TableReply(ok=True, code=code, game_id=table.game_id, version=version, retry=retry)
 
 
 def _left_code(table: Table, request: wire.SubmitCommand | wire.LeaveTable) -> str:

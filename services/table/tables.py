@@ -56,6 +56,8 @@ BOT_ACTOR = "bot"
 TIMEOUT_ACTOR = "timeout"
 RECENT_FRAMES = 32
 """Frames a table keeps in memory for catch-ups (beyond them it reads the log)."""
+MIN_RESTART = 1.0
+"""Seconds under which a game served again keeps its clock (`Table.clock_restart`)."""
 EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
 
 
@@ -124,6 +126,8 @@ class Table:
                 self.abandoned.add(seat)
             case Talked(seat=seat):  # talk moves no card, resets no streak, runs no clock
                 self.talk.heard(seat, self.last_recorded)
+            case wire.TurnClockRestarted():
+                pass  # its deadline is the metadata's, folded above
             case _:
                 self.state = wire.fold((event,), self.state) if after is None else after
                 actor = stored.metadata.actor
@@ -184,25 +188,21 @@ class Table:
             return 0.0
         return wire.turn_deadline(opened, now) or 0.0
 
-    def resume_clock(self, now: float) -> float:
-        """The game is served again after nobody served it (a take-over, a database or NATS
-        outage): give the person on turn his turn again from ``now``, never less than the
-        log recorded. Return the seconds the deadline moved (0: nothing to extend).
-
-        Nobody knows when the last owner stopped serving, only that it was after the last
-        event; the time a game went unserved is at most ``now`` minus that event's time, so
-        a full turn from ``now`` extends the deadline by at least the outage (and by at most
-        one turn). Both the timer (``deadline``) and the clock every watcher is told
-        (``turn_deadline``) move together, so they agree."""
+    def clock_restart(self, now: float) -> wire.TurnClockRestarted | None:
+        """Return `TurnClockRestarted` for the person on turn when the game is served again
+        after nobody could serve it (a take-over, a database or NATS outage): appended, it
+        records a full turn from ``now`` (`deadline_after`), never less than the log had; none
+        when nobody is on turn, a bot is, the table is untimed, or it would add under
+        `MIN_RESTART` s (a game that moved just before). Nobody knows when the last owner
+        stopped serving, only that it was after the last event, so a full turn from ``now``
+        gives back at least the outage, at most one turn."""
         opened, seat = self.opened, self.seat_to_act()
         if opened is None or opened.turn_seconds <= 0 or self.deadline <= 0 or seat is None:
-            return 0.0
-        if seat in self.bot_seats():
-            return 0.0
-        extended = max(self.deadline, now + opened.turn_seconds)
-        moved, self.deadline = extended - self.deadline, extended
-        self.turn_deadline = extended
-        return moved
+            return None
+        moved = now + opened.turn_seconds - self.deadline
+        if seat in self.bot_seats() or moved < MIN_RESTART:
+            return None
+        return wire.TurnClockRestarted(seat=seat, seconds=round(moved, 1))
 
     def seat_to_act(self) -> int | None:
         """Return the seat the game waits for, or None when it waits for nobody."""

@@ -68,12 +68,14 @@ def play(
     match_id: str | None = None,
     turn_seconds: float = 25.0,
     timeout_rate: float = 0.0,
+    restart_rate: float = 0.0,
     blind_nil: tuple[int, ...] = (),
     moe: tuple[int, ...] = (),
 ) -> list[wire.GameEvent]:
     """Return a whole game's stream as the table writes it: the opening, the engine's events
     of bots playing every seat, and (at ``timeout_rate``) turns timed out and seats abandoned
-    after three in a row; the seats in ``blind_nil`` bid blind nil whenever they may, those in
+    after three in a row, (at ``restart_rate``) turn clocks restarted after an outage; the
+    seats in ``blind_nil`` bid blind nil whenever they may, those in
     ``moe`` a Moe (the biggest legal) whenever they may."""
     rules = engine.Ruleset.from_options(options)  # type: ignore[arg-type]
     seats = players or tuple(f"p{s}" for s in range(rules.players))
@@ -96,6 +98,9 @@ def play(
     events += [wire.to_wire(e) for e in decided]
     while state.phase != "over":
         seat = state.turn
+        if restart_rate and seat not in abandoned and rng.random() < restart_rate:
+            seconds = round(rng.uniform(1.0, 600.0), 1)
+            events.append(wire.TurnClockRestarted(seat=seat, seconds=seconds))
         if seat not in abandoned and rng.random() < timeout_rate:
             streaks[seat] += 1
             events.append(wire.TurnTimedOut(seat=seat, streak=streaks[seat]))
@@ -152,6 +157,7 @@ names = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=0, m
     match_id=st.none() | names,
     turn_seconds=st.floats(min_value=0.5, max_value=600, allow_nan=False),
     timeout_rate=st.sampled_from([0.0, 0.02, 0.3]),
+    restart_rate=st.sampled_from([0.0, 0.05]),
 )
 def test_export_then_parse_gives_the_same_events_and_state(
     rules: dict[str, object],
@@ -162,6 +168,7 @@ def test_export_then_parse_gives_the_same_events_and_state(
     match_id: str | None,
     turn_seconds: float,
     timeout_rate: float,
+    restart_rate: float,
 ) -> None:
     players = engine.Ruleset.from_options(rules).players  # type: ignore[arg-type]
     events = play(
@@ -174,6 +181,7 @@ def test_export_then_parse_gives_the_same_events_and_state(
         match_id=match_id,
         turn_seconds=round(turn_seconds, 3),
         timeout_rate=timeout_rate,
+        restart_rate=restart_rate,
     )
     final = folded(events)
     assert final.phase == "over"

@@ -14,11 +14,12 @@ from events.contracts.game import stream_of
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.gateway.auth import Tokens
+from services.gateway.session import SUBSCRIBE_BURST
 from services.gateway.ws import RATE_BURST
 from tests.gateway.conftest import SECRET
 from tests.gateway.test_ws_play import open_casual, seated, start_platform
 from tests.gateway.wsclient import WsClient
-from tests.infra import Processes
+from tests.infra import Processes, eventually
 from tests.moves import choose
 from tests.services.tablekit import TableClient
 
@@ -204,3 +205,39 @@ async def test_a_flooding_client_is_rate_limited_and_kept(processes: Processes) 
     await asyncio.sleep(1.0)
     await client.send({"type": "ping"})
     assert (await client.expect("pong"))["type"] == "pong"
+
+
+async def test_subscribe_catch_ups_are_paced_per_connection(
+    processes: Processes, nc: NATS, subjects: Subjects
+) -> None:
+    """Each subscribe asks the game's table for a view or a catch-up, and ``last_seq`` 0 makes
+    it re-read the game's log: past a burst of `SUBSCRIBE_BURST` a connection gets at most
+    SPADES_WS_SUBSCRIBES_PER_MINUTE, one more is refused ``rate_limited`` (naming the game)
+    and asks nothing; the connection stays, and subscribes again once the pace allows."""
+    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
+    names = ["reader", "r2", "r3", "r4"]
+    (client,) = await seated(gateway, names[:1])
+    game_id = await open_casual(nc, subjects, names)
+    tries = int(SUBSCRIBE_BURST) + 10
+    for _ in range(tries):
+        await client.send({"type": "subscribe", "game_id": game_id, "last_seq": 0})
+    outcomes = []
+    while len(outcomes) < tries:
+        body = await client.recv(30)
+        if body["type"] in ("subscribed", "error"):
+            outcomes.append(body)
+    subscribed = [o for o in outcomes if o["type"] == "subscribed"]
+    refused = [o for o in outcomes if o["type"] == "error"]
+    # the burst is answered (refill while they arrive may add one or two more, never fewer)
+    assert int(SUBSCRIBE_BURST) <= len(subscribed) < tries, outcomes
+    assert {(e["code"], e["game_id"]) for e in refused} == {("rate_limited", game_id)}
+    await client.send({"type": "ping"})
+    await client.expect("pong")
+
+    async def subscribed_again() -> bool:
+        await client.send({"type": "subscribe", "game_id": game_id, "last_seq": 0})
+        while (body := await client.recv(30))["type"] not in ("subscribed", "error"):
+            pass
+        return body["type"] == "subscribed"
+
+    await eventually(subscribed_again, within=30, interval=0.5, what="the pace to allow one")

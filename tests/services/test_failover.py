@@ -14,6 +14,7 @@ import asyncio
 import collections
 import contextlib
 import itertools
+import json
 import os
 import re
 import signal
@@ -29,10 +30,14 @@ import asyncpg
 import msgspec
 import pytest
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 
 import events.contracts.game  # noqa: F401  (registers the game events the store decodes)
 from events.bus import close_nats, connect
+from events.contracts import game as wire
+from events.contracts.audience import Frame, frame_decoder
 from events.contracts.game import stream_of
+from events.envelope import REGISTRY, StoredEvent
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects, partition_of
@@ -129,6 +134,11 @@ class Player:
     client: TableClient
     game_id: str = ""
     refusals: list[str] = field(default_factory=list)
+    on_turn: bool = False
+    sit_out: bool = False
+    """Set by a test: let his next turn run out (then he plays on as before)."""
+    sat_out: int = 0
+    """The version at which he began to let a turn run out, 0 if he has not."""
 
     async def play(self, within: float = 480) -> None:
         deadline = time.monotonic() + within
@@ -137,7 +147,12 @@ class Player:
             view = await self.client.view(self.game_id)
             if view.phase == "over":
                 return
-            if not my_turn(view):
+            self.on_turn = my_turn(view)
+            if self.sit_out and self.on_turn and not self.sat_out:
+                self.sat_out = view.version
+            # sitting out: through a restarted clock (one event), until the timer acts (two)
+            sitting = self.sat_out > 0 and view.version <= self.sat_out + 1
+            if not self.on_turn or sitting:
                 await asyncio.sleep(0.05)
                 continue
             reply = await self.client.send(self.game_id, move(view))
@@ -260,7 +275,7 @@ async def test_a_database_crash_under_two_replicas_leaves_every_game_finishing(
     tables = [world.start("table") for _ in range(2)]
     relay = world.start("relay")
     matchmaking = world.start("matchmaking")
-    players = await open_games(nc, subjects, 18)
+    players = await open_games(nc, subjects, 18, like_the_gateway=True)
     game_ids = [p.game_id for p in players]
     playing = asyncio.gather(*(p.play() for p in players))
 
@@ -270,13 +285,13 @@ async def test_a_database_crash_under_two_replicas_leaves_every_game_finishing(
     port = ops_port(world.processes, tables[0])
     assert readyz(port) == 200
     world.pg.stop("immediate")
-    down_at = time.monotonic()
+    down_at, fault_at = time.monotonic(), time.time()
     await eventually(
         lambda: readyz(port) == 503, within=30, what="/readyz to say the table is not ready"
     )
     await asyncio.sleep(max(0.0, 8 - (time.monotonic() - down_at)))  # the fault: 8 s down
     world.pg.start()
-    up_at = time.monotonic()
+    up_at, fault_end = time.monotonic(), time.time()
     await world.reconnect()
     before = await last_version_change(world.store, game_ids)
     await eventually(
@@ -301,6 +316,9 @@ async def test_a_database_crash_under_two_replicas_leaves_every_game_finishing(
         what="the relay to publish every GameFinished",
     )
     print(f"\nrecovery after the database came back: {recovered:.1f} s")
+    await report(
+        world, "postgres_restart_8s", players, fault_at, fault_end, recovery_after_up_s=recovered
+    )
 
 
 async def test_a_replica_cut_off_by_a_database_restart_never_serves_beside_its_successor(
@@ -342,7 +360,7 @@ async def test_a_killed_replica_s_games_resume_on_the_other_two(
         return held if len(held) == PARTITIONS and len(set(held.values())) == 3 else None
 
     held = await eventually(three_owners, within=60, what="three replicas sharing partitions")
-    players = await open_games(nc, subjects, 12)
+    players = await open_games(nc, subjects, 12, like_the_gateway=True)
     game_ids = [p.game_id for p in players]
     playing = asyncio.gather(*(p.play() for p in players))
     await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
@@ -358,7 +376,7 @@ async def test_a_killed_replica_s_games_resume_on_the_other_two(
     orphaned = [g for g in unfinished if held[partition_of(g, PARTITIONS)] == victim_member]
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait()
-    killed_at = time.monotonic()
+    killed_at, fault_at = time.monotonic(), time.time()
     before = await last_version_change(world.store, orphaned)
     try:
         await eventually(
@@ -369,7 +387,7 @@ async def test_a_killed_replica_s_games_resume_on_the_other_two(
         )
     except AssertionError as exc:
         raise AssertionError(await explain(world, orphaned, exc)) from exc
-    recovered = time.monotonic() - killed_at
+    recovered, fault_end = time.monotonic() - killed_at, time.time()
     await finish(world, playing, game_ids)
     assert await finished(world.store, game_ids)
     assert [r for p in players for r in p.refusals] == []
@@ -378,6 +396,7 @@ async def test_a_killed_replica_s_games_resume_on_the_other_two(
     assert victim_member not in after.values()
     await assert_epochs_never_go_back(world.store, game_ids)
     print(f"\nthe killed replica's games moved again after {recovered:.1f} s")
+    await report(world, "kill_9_replica", players, fault_at, fault_end, takeover_s=recovered)
 
 
 # -- small probes -------------------------------------------------------------------------------
@@ -463,13 +482,23 @@ async def test_a_nats_restart_under_two_replicas_leaves_every_game_finishing(
     nc = await connect(private_nats.url, name="test")
     subjects = Subjects(stream_prefix)
     try:
-        players = await open_games(nc, subjects, 6)
+        players = await open_games(nc, subjects, 6, like_the_gateway=True)
         game_ids = [p.game_id for p in players]
         playing = asyncio.gather(*(p.play() for p in players))
         await eventually(lambda: all_beyond(world.store, game_ids, 12), within=300, what="play")
+        fault_at = time.time()
         await asyncio.to_thread(private_nats.stop)
         await asyncio.sleep(3)  # the fault itself: NATS away for 3 s
         await asyncio.to_thread(private_nats.start)
+        up_at, fault_end = time.monotonic(), time.time()
+        before = await last_version_change(world.store, game_ids)
+        await eventually(
+            lambda: moved(world.store, game_ids, before),
+            within=60,
+            interval=0.1,
+            what="the games to move again after NATS came back",
+        )
+        recovered = time.monotonic() - up_at
         await finish(world, playing, game_ids)
         assert await finished(world.store, game_ids)
         assert [r for p in players for r in p.refusals] == []
@@ -480,6 +509,9 @@ async def test_a_nats_restart_under_two_replicas_leaves_every_game_finishing(
             within=120,
             interval=0.5,
             what="the relay to publish every GameFinished after the restart",
+        )
+        await report(
+            world, "nats_restart_3s", players, fault_at, fault_end, recovery_after_up_s=recovered
         )
     finally:
         await close_nats(nc)
@@ -571,6 +603,15 @@ async def test_a_paused_nats_server_leaves_no_service_deaf_and_readyz_says_so(
             f" games moved {moved_after:.1f} s after, longest stall of a game"
             f" {await stall(world.store, game_ids, fault_at, fault_end):.1f} s"
         )
+        await report(
+            world,
+            "nats_paused_3s",
+            players,
+            fault_at,
+            fault_end,
+            answered_after_sigcont_s=max(answered.values()),
+            moved_after_sigcont_s=moved_after,
+        )
     finally:
         await close_nats(nc)
 
@@ -582,11 +623,40 @@ async def stall(
     (``fault_at`` .. ``fault_end``, wall-clock seconds): how long its players waited."""
     longest = 0.0
     for game_id in game_ids:
-        times = [s.recorded_at.timestamp() for s in await store.read(stream_of(game_id))]
+        times = [  # a restarted clock moves nobody's game on: not the end of a wait
+            s.recorded_at.timestamp()
+            for s in await store.read(stream_of(game_id))
+            if s.type != "TurnClockRestarted"
+        ]
         for before, after in itertools.pairwise(times):
             if after > fault_at and before < fault_end:
                 longest = max(longest, after - before)
     return longest
+
+
+async def report(
+    world: World,
+    fault: str,
+    players: list[Player],
+    fault_at: float,
+    fault_end: float,
+    **seconds: float,
+) -> None:
+    """Print one line of a fault's figures, ``FAULT {json}``, which `python -m benchmarks
+    faults` collects: games finished, seats abandoned, refusals, the longest stall of a game
+    across the fault (wall-clock ``fault_at`` .. ``fault_end``) and the test's own times."""
+    game_ids = [p.game_id for p in players]
+    figures = {
+        "fault": fault,
+        "games": len(game_ids),
+        "finished": sum([await finished(world.store, [g]) for g in game_ids]),
+        "abandoned": await abandoned(world.store, game_ids),
+        "refusals": sum(len(p.refusals) for p in players),
+        "timeouts": await timeouts(world.store, game_ids),
+        "stall_s": round(await stall(world.store, game_ids, fault_at, fault_end), 1),
+        **{name: round(value, 1) for name, value in seconds.items()},
+    }
+    print("\nFAULT " + json.dumps(figures), flush=True)
 
 
 def ops_port_of(world: World, proc: subprocess.Popen[bytes]) -> int | None:
@@ -675,8 +745,9 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
         lost_seats = await abandoned(world.store, game_ids)
         assert lost_seats == 0
         # a refusal here would be a turn timed out at the take-over (the deadline passed while
-        # nobody served the game): reported, not yet prevented (see deploy/README.md)
+        # nobody served the game): the new owner restarts the clock (TurnClockRestarted)
         refusals = [r for p in players for r in p.refusals]
+        assert refusals == []
         await assert_epochs_never_go_back(world.store, game_ids)
         assert steady.poll() is None
         assert victim.poll() is None, world.processes.log(victim)[-2000:]
@@ -692,6 +763,15 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
             f" {await timeouts(world.store, game_ids)}, leases given up {released:.1f} s,"
             f" games moving on the other replica {taken_over:.1f} s after the cut, longest"
             f" stall of a game {await stall(world.store, unfinished, fault_at, fault_end):.1f} s"
+        )
+        await report(
+            world,
+            "replica_cut_off_from_nats_30s",
+            players,
+            fault_at,
+            fault_end,
+            leases_given_up_s=released,
+            takeover_s=taken_over,
         )
     finally:
         proxy.thaw()
@@ -711,8 +791,10 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
     The other replica takes the games over; before, it ran each person's timer to the
     deadline recorded before the pause, which had passed: every one of them was timed out
     the moment the game was served again, and the command he resent was refused. Now a game
-    served again gives the person on turn his turn again (`Table.resume_clock`): no turn is
-    timed out and no command is refused."""
+    served again gives the person on turn his turn again, recorded (`TurnClockRestarted`):
+    no turn is timed out, no command is refused, and the deadline every watcher is told is
+    the one the timer runs to: one person lets that turn run out, and his timer fires at the
+    deadline shown, not before."""
     turn = {"SPADES_TURN_SECONDS": "10"}
     replicas = [world.start("table", **turn) for _ in range(2)]
 
@@ -732,7 +814,17 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
     victim_member = by_owner.most_common(1)[0][0]
     victim = next(r for r in replicas if r.pid == int(victim_member.split(":")[2]))
     paused_games = [g for g in unfinished if held[partition_of(g, PARTITIONS)] == victim_member]
-    timed_out_before = await timeouts(world.store, paused_games)
+    frames: list[Frame] = []  # what every watcher of those games is told, as the gateway is
+
+    async def heard(msg: Msg) -> None:
+        frames.append(frame_decoder.decode(msg.data))
+
+    watching = [
+        await nc.subscribe(subjects.audiences(g, PARTITIONS), cb=heard) for g in paused_games
+    ]
+    sitters = [p for p in players if p.game_id in paused_games]
+    sitter = next((p for p in sitters if p.on_turn), sitters[0])
+    sitter.sit_out = True  # he lets his turn run out across the pause
     os.kill(victim.pid, signal.SIGSTOP)
     paused_at, fault_at = time.monotonic(), time.time()
     try:
@@ -748,18 +840,51 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
         os.kill(victim.pid, signal.SIGCONT)
     fault_end = time.time()
     await finish(world, playing, game_ids)
+    for sub in watching:
+        await sub.unsubscribe()
     assert await finished(world.store, game_ids)
     refusals = [r for p in players for r in p.refusals]
-    lost_turns = await timeouts(world.store, paused_games) - timed_out_before
+    logs = {g: await world.store.read(stream_of(g)) for g in paused_games}
+    timed_out = [
+        (g, s)
+        for g, stored in logs.items()
+        for s in stored
+        if s.type == "TurnTimedOut" and s.recorded_at.timestamp() > fault_at
+    ]
+    lost_turns = len([g for g, _ in timed_out if g != sitter.game_id])
+    restarts = [
+        (g, s) for g, stored in logs.items() for s in stored if s.type == "TurnClockRestarted"
+    ]
     print(
         f"\nreplica paused 12 s: games finished {len(game_ids)}, abandoned"
         f" {await abandoned(world.store, game_ids)}, refusals {len(refusals)}, turns timed"
         f" out on its games {lost_turns}, leases moved {moved_leases:.1f} s after SIGSTOP,"
         f" longest stall of a game"
-        f" {await stall(world.store, paused_games, fault_at, fault_end):.1f} s"
+        f" {await stall(world.store, paused_games, fault_at, fault_end):.1f} s, turn clocks"
+        f" restarted {len(restarts)}"
+    )
+    # the figures of those who played on (the sitter's wait is his own doing)
+    playing_on = [p for p in players if p is not sitter]
+    await report(
+        world, "replica_paused_12s", playing_on, fault_at, fault_end, takeover_s=moved_leases
     )
     assert lost_turns == 0
     assert refusals == []
+    # the turns waiting for a person when the replica stopped were given again, recorded, and
+    # each watcher was told the recorded deadline (the clock and the seat's your_turn)
+    assert restarts, "no turn clock was restarted after the take-over"
+    for game_id, s in restarts:
+        assert s.metadata.deadline > s.recorded_at.timestamp() + 10 - 1  # a full turn again
+        told = [f for f in frames if f.game_id == game_id and f.last == s.version]
+        assert told, f"the restart of {game_id} at {s.version} was never published"
+        seat = msgspec.json.decode(s.data)["seat"]
+        assert msgspec.json.decode(told[0].clock)["deadline"] == s.metadata.deadline
+        assert msgspec.json.decode(told[0].turns[seat])["deadline"] == s.metadata.deadline
+    # the turn the sitter let run out ran to the deadline he was told, no earlier
+    [(_, timeout)] = [(g, s) for g, s in timed_out if g == sitter.game_id]
+    shown = next(s for s in logs[sitter.game_id] if s.version == timeout.version - 1)
+    assert shown.metadata.deadline - 0.05 <= timeout.recorded_at.timestamp()
+    assert timeout.recorded_at.timestamp() < shown.metadata.deadline + 15
     await assert_epochs_never_go_back(world.store, game_ids)
     for proc in replicas:
         assert proc.poll() is None, world.processes.log(proc)[-2000:]
@@ -791,3 +916,130 @@ async def test_a_service_that_cannot_hear_nats_exits_to_be_restarted(
     finally:
         proxy.thaw()
         await proxy.close()
+
+
+async def published_events(
+    nc: NATS, subjects: Subjects, game_id: str
+) -> dict[int, list[StoredEvent]]:
+    """Return every JetStream message of a game's events, by version (copies included)."""
+    found: dict[int, list[StoredEvent]] = collections.defaultdict(list)
+    sub = await nc.jetstream().subscribe(subjects.game_events(game_id), ordered_consumer=True)
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=1)
+            except Exception:
+                break
+            event = msgspec.json.decode(msg.data, type=StoredEvent)
+            found[event.version].append(event)
+    finally:
+        await sub.unsubscribe()
+    return found
+
+
+def same_event(a: StoredEvent, b: StoredEvent) -> bool:
+    """Return whether two copies of an event say the same: id, type, content, metadata."""
+    return (a.event_id, a.type, bytes(a.data), a.metadata) == (
+        b.event_id,
+        b.type,
+        bytes(b.data),
+        b.metadata,
+    )
+
+
+async def test_a_replica_paused_with_appends_in_flight_publishes_nothing_the_store_lacks(
+    world: World, nc: NATS, subjects: Subjects
+) -> None:
+    """The late-append race: a table replica is paused (SIGSTOP) while appends are in flight
+    (each of its appends waits 0.3 s after taking its fence, SPADES_TABLE_APPEND_DELAY), past
+    its lease; another replica takes its games over and plays on; then it resumes. Its late
+    appends are refused by the store (fenced), and nothing anyone published differs from the
+    store: every frame any replica sent the games' watchers (each seat's event, the clock)
+    is what the store's events say at that seq, and every JetStream message of those games
+    equals the stored event of its version. Before issue 25 a resumed replica re-published
+    frames for events another replica had written (the store had refused its own)."""
+    turn = {"SPADES_TURN_SECONDS": "10"}
+    steady = world.start("table", **turn)
+    victim = world.start("table", SPADES_TABLE_APPEND_DELAY="0.3", **turn)
+    relay = world.start("relay")
+
+    async def two_owners() -> dict[int, str] | None:
+        held = await owners(world.pool)
+        return held if len(held) == PARTITIONS and len(set(held.values())) == 2 else None
+
+    held = await eventually(two_owners, within=60, what="two replicas sharing partitions")
+    victim_member = next(m for m in set(held.values()) if int(m.split(":")[2]) == victim.pid)
+    frames: list[Frame] = []
+
+    async def heard(msg: Msg) -> None:
+        frames.append(frame_decoder.decode(msg.data))
+
+    watching = await nc.subscribe(subjects.all_audiences(), cb=heard)
+    players = await open_games(nc, subjects, 8, like_the_gateway=True, target=LONGER)
+    game_ids = [p.game_id for p in players]
+    paused_games = [g for g in game_ids if held[partition_of(g, PARTITIONS)] == victim_member]
+    assert paused_games, "no game on the replica to pause"
+    playing = asyncio.gather(*(p.play() for p in players))
+    await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
+    os.kill(victim.pid, signal.SIGSTOP)
+    try:
+
+        async def taken_over() -> bool:
+            held = await owners(world.pool)
+            return len(held) == PARTITIONS and victim_member not in held.values()
+
+        await eventually(taken_over, within=30, interval=0.1, what="the leases to move")
+        before = await last_version_change(world.store, paused_games)
+        await eventually(  # the new owner plays on: the old one's next version is taken
+            lambda: moved(world.store, paused_games, before),
+            within=30,
+            interval=0.1,
+            what="the paused replica's games to move on the other replica",
+        )
+    finally:
+        os.kill(victim.pid, signal.SIGCONT)
+    await eventually(
+        lambda: "append fenced off" in world.processes.log(victim),
+        within=60,
+        what="the resumed replica's appends in flight to be refused by the store",
+    )
+    await finish(world, playing, game_ids)
+    await watching.unsubscribe()
+    assert [r for p in players for r in p.refusals] == []
+    await assert_epochs_never_go_back(world.store, game_ids)
+
+    logs = {g: await world.store.read(stream_of(g)) for g in paused_games}
+    checked = 0
+    for frame in (f for f in frames if f.game_id in logs):
+        stored = logs[frame.game_id]
+        assert frame.last <= len(stored), f"a frame of {frame.game_id} past its log"
+        for seat, messages in enumerate(frame.seats):
+            for seq, data in zip(range(frame.first, frame.last + 1), messages, strict=True):
+                told = msgspec.json.decode(data)
+                event = REGISTRY.decode(stored[seq - 1])
+                expected = msgspec.json.decode(msgspec.json.encode(wire.redact(event, seat)))
+                assert (told["seq"], told["event"]) == (seq, expected), (frame.game_id, seq)
+                checked += 1
+        if frame.clock:
+            clock = msgspec.json.decode(frame.clock)
+            deadline = stored[frame.last - 1].metadata.deadline
+            assert (clock["seq"], clock["deadline"]) == (frame.last, deadline)
+    assert checked > 0
+
+    async def all_published() -> bool:
+        for game_id, stored in logs.items():
+            if set(await published_events(nc, subjects, game_id)) != {s.version for s in stored}:
+                return False
+        return True
+
+    await eventually(all_published, within=120, interval=1, what="the relay to publish them all")
+    for game_id, stored in logs.items():
+        for version, copies in (await published_events(nc, subjects, game_id)).items():
+            assert all(same_event(c, stored[version - 1]) for c in copies), (game_id, version)
+    for proc in (steady, victim, relay):
+        assert proc.poll() is None, world.processes.log(proc)[-2000:]
+    print(
+        f"\nreplica paused with appends in flight: {len(paused_games)} games, frames checked"
+        f" {checked} messages, fenced appends"
+        f" {world.processes.log(victim).count('append fenced off')}"
+    )

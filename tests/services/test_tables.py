@@ -213,12 +213,11 @@ async def test_a_rated_tables_timeout_bot_is_the_strong_one_and_it_gives_no_hint
     _suggested(table, PLAYERS[table.state.turn])  # asserts the view carries no suggestion
 
 
-async def test_a_game_served_again_gives_the_person_on_turn_a_full_turn_on_the_shown_clock() -> (
-    None
-):
+async def test_a_game_served_again_records_a_full_turn_its_timer_and_clock_share() -> None:
     """After an outage (a take-over, the database or NATS away) the turn clock restarts from
-    the moment the game is served again: the timer and the clock every watcher is told move
-    together, never back; a bot's turn or an untimed table has nothing to extend."""
+    the moment the game is served again, RECORDED as `TurnClockRestarted` with its deadline:
+    the timer, the clock every watcher is told and a replica reading the log later all agree;
+    a game that moved a moment ago, a bot's turn or an untimed table has nothing to restart."""
     store = InMemoryEventStore()
     table = Table(str(uuid.uuid4()))
     events = opening_events(
@@ -238,15 +237,33 @@ async def test_a_game_served_again_gives_the_person_on_turn_a_full_turn_on_the_s
     ]
     for stored in await store.append(stream_of(table.game_id), 0, new):
         table.fold(stored, REGISTRY.decode(stored))
-    assert table.seat_to_act() is not None
+    seat = table.seat_to_act()
+    assert seat is not None
     assert (table.deadline, table.turn_deadline) == (recorded, recorded)
 
-    assert table.resume_clock(5000.0) == 4025.0
+    restart = table.clock_restart(5000.0)
+    assert restart == wire.TurnClockRestarted(seat=seat, seconds=4025.0)
+    deadline = table.deadline_after([restart], table.state, 5000.0)
+    assert deadline == 5025.0
+    metadata = Metadata(actor="table", deadline=deadline)
+    version = table.version
+    [stored] = await store.append(
+        stream_of(table.game_id), version, [REGISTRY.new_event(restart, metadata)]
+    )
+    table.fold(stored, REGISTRY.decode(stored))
     assert (table.deadline, table.turn_deadline) == (5025.0, 5025.0)
+    assert table.seat_to_act() == seat  # the engine never saw it: still his turn
     shown = json.loads(audiences.clock_message(table, 5000.0))
     assert shown["deadline"] == table.deadline  # the clock shown is the timer's
-    assert table.resume_clock(10.0) == 0.0  # never earlier than already granted
-    assert table.deadline == 5025.0
+    turn = json.loads(audiences.turn_message(table, seat))
+    assert turn["deadline"] == table.deadline
+    again = Table(table.game_id)  # another replica, later: the log has the restart
+    for stored in await store.read(stream_of(table.game_id)):
+        again.fold(stored, REGISTRY.decode(stored))
+    assert (again.deadline, again.turn_deadline, again.version) == (5025.0, 5025.0, version + 1)
+    assert wire.redact(restart, -1) is restart  # every audience is told it as it is
 
-    table.abandoned.add(table.seat_to_act() or 0)  # a bot's turn: no clock to restart
-    assert table.resume_clock(9000.0) == 0.0
+    assert table.clock_restart(5000.5) is None  # it just moved: nothing to give back
+    assert table.clock_restart(10.0) is None  # never earlier than already granted
+    table.abandoned.add(seat)  # a bot's turn: no clock to restart
+    assert table.clock_restart(9000.0) is None

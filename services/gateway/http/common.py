@@ -11,7 +11,7 @@ from litestar.datastructures import ResponseHeader, State
 
 from services.gateway import fairplay
 from services.gateway.errors import ApiError, status_of
-from services.gateway.state import Gateway, Unavailable, ask
+from services.gateway.state import Gateway, Unavailable, ask, ask_again
 
 BEARER: list[dict[str, list[str]]] = [{"BearerToken": []}]
 """The OpenAPI security requirement of a route guarded by `security.account_required`."""
@@ -59,4 +59,23 @@ async def asked(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
         raise ApiError(503, "unavailable", "the service did not answer: try again") from None
 
 
-__all__ = ["BEARER", "NO_STORE", "asked", "gateway_of", "refused", "sighted", "strict_bools"]
+async def asked_again(gateway: Gateway, subject: str, body: msgspec.Struct) -> tuple[bytes, bool]:
+    """Return the answer to a request its receiver applies once however often it is sent,
+    resent while unanswered through a take-over (`state.ask_again`), and whether a send went
+    unanswered; 503 `unavailable` when none is answered within the failover wait."""
+    try:
+        return await ask_again(gateway, subject, body)
+    except Unavailable:
+        raise ApiError(503, "unavailable", "the service did not answer: try again") from None
+
+
+__all__ = [
+    "BEARER",
+    "NO_STORE",
+    "asked",
+    "asked_again",
+    "gateway_of",
+    "refused",
+    "sighted",
+    "strict_bools",
+]

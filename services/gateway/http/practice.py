@@ -14,7 +14,7 @@ from events.contracts import ladders
 from events.contracts.game import stream_of
 from events.pgstore import count_unfinished_openings, stream_exists
 from services.gateway.errors import ERROR_RESPONSES, ApiError
-from services.gateway.http.common import BEARER, asked, gateway_of, refused
+from services.gateway.http.common import BEARER, asked_again, gateway_of, refused
 from services.gateway.http.security import Caller, account_required
 
 
@@ -154,7 +154,9 @@ class Practice(Controller):
                     f"you have {live} unfinished practice or casual tables (at most {cap}):"
                     " finish one or leave it first (Leave, in your games in the lobby)",
                 )
-            reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
+            # resent while unanswered: the command id names the game, opened once
+            answer, _ = await asked_again(gateway, gateway.subjects.table_open(), body)
+            reply = _table_reply.decode(answer)
         if not reply.ok:
             raise refused(reply.code, reply.message)
         return Opened(game_id=reply.game_id)

@@ -16,7 +16,7 @@ from events.contracts import matchmaking as mm
 from events.contracts.game import game_id_of_match
 from services.gateway import fairplay, social
 from services.gateway.errors import ERROR_RESPONSES, ApiError
-from services.gateway.http.common import BEARER, asked, gateway_of, refused, sighted
+from services.gateway.http.common import BEARER, asked_again, gateway_of, refused, sighted
 from services.gateway.http.security import Caller, account_required
 from services.gateway.state import Gateway
 
@@ -56,6 +56,21 @@ class QueueJoin(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 
 
 reply_decoder = msgspec.json.Decoder(mm.Reply)
+
+
+def settled(request: msgspec.Struct, reply: mm.Reply) -> mm.Reply:
+    """Return the answer to a join or leave that was sent again after a send went unanswered
+    (`asked_again`): matchmaking applies such a request once and refuses the duplicate, so
+    `already_queued` on the ladder asked for, or `not_queued` to a leave, says the first send
+    did what was asked (or it was so already): the caller stands where he asked to."""
+    joined = isinstance(request, mm.JoinQueue) and reply.ladder == request.ladder
+    if joined and reply.code == "already_queued":
+        return mm.Reply(ok=True, code="queued", ladder=reply.ladder, message=reply.message)
+    if isinstance(request, mm.LeaveQueue) and reply.code == "not_queued":
+        return mm.Reply(ok=True, code="left", message=reply.message)
+    return reply
+
+
 """Matchmaking's answers (the ladders' directory reads its queue sizes from one too)."""
 
 
@@ -86,7 +101,10 @@ class Queue(Controller):
     guards = [account_required]  # noqa: RUF012
 
     async def _ask(self, state: State, subject: str, body: msgspec.Struct) -> QueueAnswer:
-        reply = reply_decoder.decode(await asked(gateway_of(state), subject, body))
+        answer, lost = await asked_again(gateway_of(state), subject, body)
+        reply = reply_decoder.decode(answer)
+        if lost:
+            reply = settled(body, reply)
         if not reply.ok:
             raise refused(reply.code, reply.message, reply.ends_at)
         return QueueAnswer(
@@ -122,7 +140,12 @@ class Queue(Controller):
         )
         subject = gateway.subjects.matchmaking_join()
         linked |= await social.apart_from(gateway.pool, player_id)  # blocks: never seated
-        body = mm.JoinQueue(player_id=player_id, ladder=data.ladder, avoid=tuple(sorted(linked)))
+        body = mm.JoinQueue(
+            player_id=player_id,
+            ladder=data.ladder,
+            avoid=tuple(sorted(linked)),
+            issued_at=time.time(),  # a late copy of a resent join is refused `stale`
+        )
         answer = await self._ask(state, subject, body)
         changes.append(time.monotonic())  # a join that happened (a refusal appended nothing)
         return answer
@@ -140,7 +163,8 @@ class Queue(Controller):
         player_id = request.user.player_id
         changes = recent_changes(gateway_of(state), player_id, time.monotonic())
         subject = gateway_of(state).subjects.matchmaking_leave()
-        answer = await self._ask(state, subject, mm.LeaveQueue(player_id=player_id))
+        body = mm.LeaveQueue(player_id=player_id, issued_at=time.time())
+        answer = await self._ask(state, subject, body)
         changes.append(time.monotonic())
         return answer
 

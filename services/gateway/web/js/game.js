@@ -222,6 +222,13 @@ export class Game {
             : `${this.nameOf(event.seat)}'s time ran out: the bot played.`,
         );
         break;
+      case "TurnClockRestarted":
+        notes.push(
+          event.seat === this.seat
+            ? "The table was unavailable for a moment: your turn starts again."
+            : `The table was unavailable for a moment: ${this.nameOf(event.seat)}'s turn starts again.`,
+        );
+        break;
       case "SeatAbandoned":
         if (event.left) {
           notes.push(

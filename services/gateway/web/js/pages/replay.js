@@ -159,6 +159,7 @@ export function mountReplay(root, gameId, query) {
       case "TurnTimedOut": return `${who(e.seat)}'s time ran out; the bot played.`;
       case "Talked": return `${who(e.seat)} said${e.to === "partner" ? " to partner" : ""}: “${phrase(e)}”`;
       case "TalkWithheld": return "Something was said that only the table heard (shown once the game is over).";
+      case "TurnClockRestarted": return `${who(e.seat)}'s turn started again after an outage (+${e.seconds} s).`;
       case "SeatAbandoned": return e.left ? `${who(e.seat)} left the table; a bot plays the seat.` : `${who(e.seat)} timed out too often; a bot plays the seat.`;
       default: return item.type;
     }
