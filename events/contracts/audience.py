@@ -124,6 +124,9 @@ class CatchupReply(msgspec.Struct, frozen=True, kw_only=True):
     clock: bytes = b""
     hints: bool = False
     """Whether this table gives hints (a practice table): ask again with ``hints`` for them."""
+    unlisted: bool = False
+    """An unlisted friends' table (`TableOpened.unlisted`): named in no public list, presence
+    included, while it runs."""
 
 
 FRAMES = msgspec.msgpack.Encoder()

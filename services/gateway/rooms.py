@@ -84,6 +84,8 @@ class Room:
         self.history: deque[Frame] = deque(maxlen=HISTORY_FRAMES)
         self.players: tuple[str, ...] | None = None
         """Who sits where, once a watcher learnt it from the table (to slice the history)."""
+        self.unlisted = False
+        """An unlisted friends' table: its seats' presence does not name it."""
 
     @property
     def version(self) -> int:
@@ -175,9 +177,13 @@ class Rooms:
             await asyncio.gather(*self._ending, return_exceptions=True)
 
     def seats(self) -> dict[str, str]:
-        """Return, for each player seated at a game watched on this replica, that game."""
+        """Return, for each player seated at a listed game watched on this replica, that game
+        (an unlisted table is named in no public list while it runs, followers' included)."""
         return {
-            player: room.game_id for room in self._rooms.values() for player in room.players or ()
+            player: room.game_id
+            for room in self._rooms.values()
+            if not room.unlisted
+            for player in room.players or ()
         }
 
     def watched(self) -> int:

@@ -97,7 +97,7 @@ class Watch:
                 if held is not None:
                     after = upto
         reply = await self._ask(after, hints=self.asks_hints)
-        room.players = reply.players
+        room.players, room.unlisted = reply.players, reply.unlisted
         return reply, held or []
 
     def begin(self, reply: CatchupReply, held: list[bytes], last_seq: int | None) -> None:

@@ -546,6 +546,7 @@ class TableService:
             turn=audiences.turn_message(table, seat, hints=request.hints),
             clock=audiences.clock_message(table, time.time()),
             hints=wire.hints_allowed(table.opened),
+            unlisted=table.opened.unlisted,
         )
 
     async def on_open(self, msg: Msg) -> None:

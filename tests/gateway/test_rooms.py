@@ -87,3 +87,17 @@ async def test_a_room_opened_again_while_the_last_one_ends_gets_each_frame_once(
         assert first.empty(), "the room that was left still got frames"
     finally:
         await rooms.close()
+
+
+async def test_presence_names_a_listed_table_and_never_an_unlisted_one(
+    nc: NATS, js: JetStreamContext, subjects: Subjects
+) -> None:
+    rooms = Rooms(nc, js, subjects, get_logger("test"))
+    listed, unlisted = str(uuid.uuid4()), str(uuid.uuid4())
+    try:
+        for game, players, hidden in ((listed, ("ann", "bob"), False), (unlisted, ("cy",), True)):
+            room, _ = await rooms.join(game)
+            room.players, room.unlisted = players, hidden  # as a watch learns from the table
+        assert rooms.seats() == {"ann": listed, "bob": listed}
+    finally:
+        await rooms.close()
