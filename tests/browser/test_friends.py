@@ -1,7 +1,8 @@
 """Two friends in two browsers: one opens a friends' table (him, an open seat, two bots) with a
-one-hand game, shares the link, the other joins by it; the host swaps seats and starts; both
-play the hand out, the game ends, both accept a rematch, and the new game seats the same
-people at the same seats. A code typed by hand joins too, and an unknown one says so."""
+one-hand game, shares the link, the other joins by it; the host swaps seats and starts; the
+partners bid with the table-talk presets and play the hand out, the game ends, both accept a
+rematch, and the new game seats the same people at the same seats. A code typed by hand joins
+too, and an unknown one says so."""
 
 from __future__ import annotations
 
@@ -103,6 +104,18 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
     first = await opening(event_store, game_id)
     assert first.players == ("ann", "bot:1", "bob", "bot:3")
     assert first.bots == (1, 3)
+
+    # ann and bob are partners now (North and South): they bid with the presets
+    await expect(host.get_by_test_id("talk-sure")).to_be_visible()
+    await host.get_by_label("Tricks").select_option("4")
+    await host.get_by_test_id("talk-sure").click()
+    await expect(friend.get_by_test_id("talk-log")).to_contain_text(
+        "ann (North) to partner: I can take 4"
+    )
+    await friend.get_by_test_id("talk-half").click()
+    await expect(host.get_by_test_id("talk-log")).to_contain_text(
+        "bob (South) to partner: And a half, maybe"
+    )
 
     # both play the one hand out
     await asyncio.gather(play_out(host), play_out(friend))
