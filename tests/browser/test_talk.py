@@ -1,6 +1,7 @@
 """Table talk in the browser (issue 29): partners bid with the seed's presets, from the mouse
 and the keyboard, one of them on a phone-sized screen; the opponent at the table is told
-nothing of it; a player's menu mutes; the lobby lists the players one follows."""
+nothing of it; a player's menu mutes; the lobby lists the players one follows, and invites
+one to a friends' table with his seat kept."""
 
 from __future__ import annotations
 
@@ -104,3 +105,10 @@ async def test_partners_bid_with_presets_and_the_opponents_hear_nothing(
     await ann.get_by_test_id("menu-bob").get_by_role("button", name="Follow").click()
     await ann.goto("/#/lobby")
     await expect(ann.get_by_test_id("followed-bob")).to_contain_text(re.compile("bob · online"))
+
+    # ...and invites him from there: a friends' table form with his seat kept (the partner's)
+    await ann.get_by_test_id("invite-bob").click()
+    await expect(ann.get_by_test_id("seat-kind-2")).to_have_value("player")
+    await expect(ann.get_by_test_id("seat-player-2")).to_have_value("bob")
+    await ann.get_by_test_id("open-friends-table").click()
+    await expect(ann.get_by_test_id("room-seat-2")).to_contain_text("bob")

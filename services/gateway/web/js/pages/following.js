@@ -49,6 +49,9 @@ export function followedPanel() {
               ? h("span", { class: "online" }, "online", p.game_id ? [" at ", h("a", { href: `#/watch/${p.game_id}` }, "a table")] : null)
               : h("span", { class: "muted" }, "offline"),
             " ",
+            h("a", { class: "btn", href: `#/friends?invite=${encodeURIComponent(p.player_id)}`, "data-testid": `invite-${p.player_id}`,
+              "aria-label": `Invite ${p.name} to a friends' table` }, "Invite"),
+            " ",
             h("button", { class: "link-button", "aria-label": `Stop following ${p.name}`, onclick: () => unfollow(p.player_id) }, "×")))
         : h("li", { class: "muted" }, "You follow nobody yet: follow a player by name, or from his menu (⋯) at a table."));
     } catch (error) {

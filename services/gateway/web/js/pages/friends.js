@@ -16,8 +16,10 @@ const SEAT_KINDS = [
   ["bot", "A bot"],
 ];
 
-/** Mount #/friends: the "Play with friends" form, open seats, your tables, join by code. */
-export function mountFriends(root) {
+/** Mount #/friends: the "Play with friends" form, open seats, your tables, join by code;
+ * `?invite=NAME` (the lobby's "Invite" beside a followed player) keeps him a seat: the
+ * partner's at four seats, else the next one. */
+export function mountFriends(root, query) {
   const me = session();
   const openBox = h("section", { class: "panel", "aria-labelledby": "friends-open-title" });
   const listBox = h("section", { class: "panel", "aria-labelledby": "friends-list-title", "data-testid": "friends-lobby" });
@@ -114,6 +116,11 @@ export function mountFriends(root) {
   }
   inputs.players.addEventListener("change", renderSeats);
   renderSeats();
+  const invited = query && query.get("invite");
+  if (invited) {
+    seatState[seatState.length === 4 ? 2 : 1] = { kind: "player", player_id: invited };
+    renderSeats();
+  }
 
   const level = h("select", { id: "friends-bots", "data-testid": "friends-bots" },
     h("option", { value: "baseline" }, "Baseline: quick and sound"),
