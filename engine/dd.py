@@ -29,8 +29,7 @@ his own side and double-dummy is not zero-sum: a seat's figure is what it takes 
 all the others playing together to hold it down (the "paranoid" value), so the seats'
 figures need not add up to the tricks of the hand.
 
-A nil is makeable when the nil bidder (with his partner's help) can take no trick against
-every other seat trying to give him one.
+A hand's figures (each side's tricks, each nil, each card's cost) are `engine.ddhand`'s.
 
 >>> from engine.rules import Ruleset
 >>> from engine.cards import parse_cards
@@ -41,7 +40,6 @@ every other seat trying to give him one.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -161,7 +159,11 @@ class Solver:
         self.special_first = rules.first_lead != "no_spade"
         self.tt: dict[tuple[int, ...], tuple[int, int]] = {}
         self._canon: dict[tuple[int, ...], int] = {}
+        self._relative: dict[tuple[int, ...], tuple[int, ...]] = {}
         self.nodes = 0
+        self.moves: dict[tuple[int, ...], int] = {}
+        self.hint = 0
+        self.cut = 0
         self.hands: list[int] = []
         self._first_table: Table | None = None
 
@@ -217,6 +219,10 @@ class Solver:
         """Return the table key: per suit the owners of the live cards from the top, then who
         leads and whether spades are broken."""
         hands = self.hands
+        exact = (*hands, leader * 2 + broken)
+        found = self._relative.get(exact)
+        if found is not None:
+            return found
         canon = self._canon
         key = [leader * 2 + broken]
         for s in range(4):
@@ -226,7 +232,8 @@ class Solver:
             if code is None:
                 code = canon[parts] = _canonical(parts)
             key.append(code)
-        return tuple(key)
+        found = self._relative[exact] = tuple(key)
+        return found
 
     def _start(self, leader: int, broken: bool, k: int, left: int, first: bool) -> bool:
         if k <= 0:
@@ -277,7 +284,10 @@ class Solver:
             if left - theirs < k:
                 tt[key] = (lo, min(hi, left - theirs))
                 return False
+        self.hint = self.moves.get(key, 0)
         found = self._play(0, leader, leader, broken, k, left, alive, -1, -1, -1, [], first)
+        if self.cut:
+            self.moves[key] = self.cut
         if found:
             lo = max(lo, k)
         else:
@@ -377,6 +387,11 @@ class Solver:
             if tops:
                 tops.reverse()
                 reps = tops + [b for b in reps if alive & -(b << 1) & block[b]]
+            # The lead that settled this position in an earlier search goes first.
+            hint = self.hint
+            if hint in reps:
+                reps.remove(hint)
+                reps.insert(0, hint)
         last = i == self.n - 1
         nxt = (seat + 1) % self.n
         spades = masks[SPADES]
@@ -402,7 +417,11 @@ class Solver:
                 trick.pop()
             hands[seat] = h
             if found == maxi:
+                if not i:
+                    self.cut = b
                 return found
+        if not i:
+            self.cut = 0
         return not maxi
 
     def _first_trick_legal(self, h: int, trick: list[int]) -> int:
@@ -444,74 +463,3 @@ def solve(rules: Ruleset, pos: Position, sides: Iterable[int]) -> int:
     ``pos`` with best play, every other seat playing against them."""
     seats = tuple(sides)
     return Solver(rules, seats, seats).value(pos)
-
-
-def side_seats(rules: Ruleset, seat: int) -> tuple[int, ...]:
-    """Return the seats of ``seat``'s side (the partnership at four, else the seat)."""
-    t = tables(rules)
-    return t.members[t.team[seat]]
-
-
-def nil_makeable(rules: Ruleset, pos: Position, seat: int) -> bool:
-    """Return whether ``seat`` (with its partner's help) can take no trick from ``pos``."""
-    mine = side_seats(rules, seat)
-    others = [s for s in range(tables(rules).players) if s not in mine]
-    return not Solver(rules, (seat,), others).at_least(pos, 1)
-
-
-@dataclass(frozen=True, slots=True)
-class CardCost:
-    """One card played: by whom, the side's double-dummy tricks (for the whole hand) before
-    and after it, and what it cost (before - after; 0 for a best card)."""
-
-    seat: int
-    card: int
-    before: int
-    after: int
-
-    @property
-    def cost(self) -> int:
-        return self.before - self.after
-
-
-@dataclass(frozen=True, slots=True)
-class HandDD:
-    """A hand's double-dummy figures: per side (per seat without partnerships) the tricks it
-    could take from the first lead, each nil's makeability, and every card's cost."""
-
-    tricks: tuple[int, ...]
-    nils: tuple[tuple[int, bool], ...]
-    cards: tuple[CardCost, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
-
-
-def analyse_hand(
-    rules: Ruleset,
-    start: Position,
-    plays: Sequence[int],
-    nil_seats: Iterable[int] = (),
-) -> HandDD:
-    """Return the double-dummy figures of a hand played from ``start`` (the first lead) with
-    the cards ``plays`` in order. Each figure counts the tricks of the whole hand: the tricks
-    the side had already taken plus what it can take from there."""
-    t = tables(rules)
-    sides = t.members
-    solvers = [Solver(rules, m, m) for m in sides]
-    taken = [0] * t.teams
-    pos = start
-    tricks = tuple(solvers[s].value(start) for s in range(t.teams))
-    cards: list[CardCost] = []
-    for card in plays:
-        seat = pos.to_play
-        side = t.team[seat]
-        before = taken[side] + solvers[side].value(pos)
-        nxt = pos.play(rules, card)
-        if not nxt.trick and nxt.done > pos.done:
-            taken[t.team[nxt.leader]] += 1
-        after = taken[side] + solvers[side].value(nxt)
-        cards.append(CardCost(seat, card, before, after))
-        pos = nxt
-    nils = tuple((s, nil_makeable(rules, start, s)) for s in nil_seats)
-    return HandDD(tricks, nils, tuple(cards))

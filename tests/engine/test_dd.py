@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.cards import parse_cards
-from engine.dd import Position, Solver, analyse_hand, nil_makeable, side_seats, solve
+from engine.dd import Position, Solver, solve
+from engine.ddhand import analyse_hand, nil_makeable, side_seats
 from engine.fast import Table, deal_hands
 from engine.rules import Ruleset, tables
 from engine.state import first_leader
