@@ -395,6 +395,8 @@ class Solver:
         last = i == self.n - 1
         nxt = (seat + 1) % self.n
         spades = masks[SPADES]
+        beats = masks[led] | spades if i else 0
+        counted = self.counted
         for b in reps:
             hands[seat] = h ^ b
             if i == 0:
@@ -402,19 +404,24 @@ class Solver:
                 best2, winner2 = b, seat
             else:
                 led2 = led
-                if b > best and b & (masks[led] | spades):
+                if b > best and b & beats:
                     best2, winner2 = b, seat
                 else:
                     best2, winner2 = best, winner
-            broken2 = broken or bool(b & spades)
+            broken2 = broken or b & spades > 0
             if last:
-                found = self._start(winner2, broken2, k - self.counted[winner2], left - 1, False)
-            else:
+                found = self._start(winner2, broken2, k - counted[winner2], left - 1, False)
+            elif first:
+                # The first trick's special leads need its cards so far.
                 trick.append(b.bit_length() - 1)
                 found = self._play(
                     i + 1, nxt, leader, broken2, k, left, alive, led2, best2, winner2, trick, first
                 )
                 trick.pop()
+            else:
+                found = self._play(
+                    i + 1, nxt, leader, broken2, k, left, alive, led2, best2, winner2, trick, first
+                )
             hands[seat] = h
             if found == maxi:
                 if not i:

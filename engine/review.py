@@ -40,7 +40,6 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from engine import bot
 from engine.cards import SPADES, card_str
 from engine.dd import Position
 from engine.ddhand import HandDD, analyse_hand
@@ -228,17 +227,20 @@ def review_game(
     seed: str = "",
     worlds: int = WORLDS,
     dd_tricks: int | None = None,
+    steps: Sequence[int] | None = None,
 ) -> Review:
     """Return the review of a finished game's events.
 
     ``dd_tricks`` limits the double-dummy figures to the last that many tricks of each hand
-    (None: the whole hand; 0: none), as a whole deal can take seconds to solve.
+    (None: the whole hand; 0: none), as a whole deal can take seconds to solve. ``steps``
+    gives each event's step in the replay (its index in the stored stream) for ``at``.
     """
     state = initial_state()
     decisions: list[Decision] = []
     hands: list[_Hand] = []
     current: _Hand | None = None
-    for at, event in enumerate(events):
+    for i, event in enumerate(events):
+        at = steps[i] if steps is not None else i
         if isinstance(event, HandDealt):
             current = _Hand(event.hand)
             hands.append(current)
@@ -481,19 +483,3 @@ def _accuracy(rules: Ruleset, decisions: Sequence[Decision]) -> tuple[float | No
         good = sum(d.loss < INACCURACY for d in mine)
         out.append(round(100.0 * good / len(mine), 1) if mine else None)
     return tuple(out)
-
-
-def example_game(seed: int = 1, rules: Ruleset | None = None) -> list[Event]:
-    """Return the events of a whole game between baseline bots (for tests and benchmarks)."""
-    from engine.game import decide
-    from engine.model import StartGame
-    from engine.state import replay
-
-    events = decide(initial_state(), StartGame(rules or Ruleset(), seed))
-    state = replay(events)
-    rng = random.Random(seed)
-    while state.phase != "over":
-        new = decide(state, bot.choose(view(state, state.turn), rng))
-        events += new
-        state = replay(new, state)
-    return events

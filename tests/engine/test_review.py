@@ -20,7 +20,6 @@ from engine.review import (
     MISTAKE,
     _grade_bid,
     _grade_card,
-    example_game,
     grade_of,
     review_game,
 )
@@ -28,6 +27,18 @@ from engine.state import GameState, apply, initial_state, replay
 from engine.view import view
 
 GOLDEN = Path(__file__).parent / "golden" / "review_200.json"
+
+
+def example_game(seed: int, rules: Ruleset) -> list[Event]:
+    """Return the events of a whole game between baseline bots."""
+    events = decide(initial_state(), StartGame(rules, seed))
+    state = replay(events)
+    rng = random.Random(seed)
+    while state.phase != "over":
+        new = decide(state, choose(view(state, state.turn), rng))
+        events += new
+        state = replay(new, state)
+    return events
 
 
 def _short_game() -> list[Event]:
