@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.gateway.http.accounts import Accounts
+from services.gateway.http.analysis import Analyses
 from services.gateway.http.exports import Exports
 from services.gateway.http.games import Games, Transcripts
 from services.gateway.http.ladders import Ladders
@@ -35,7 +36,17 @@ from services.gateway.http.web import web_routes
 def http_routes() -> list[Any]:
     """Return the route handlers of the HTTP API and the browser client, in the order the
     OpenAPI document lists them."""
-    return [Accounts, Queue, Practice, Ladders, Games, Transcripts, Exports, *web_routes()]
+    return [
+        Accounts,
+        Queue,
+        Practice,
+        Ladders,
+        Games,
+        Analyses,
+        Transcripts,
+        Exports,
+        *web_routes(),
+    ]
 
 
 __all__ = ["http_routes"]
