@@ -112,7 +112,7 @@ lint: install ## ruff, the stdlib-only rule for engine/, and strict mypy on engi
 
 .PHONY: bench
 bench: install ## engine, store and end-to-end benchmarks, each beside a raw baseline of the same run
-	$(UV) run --frozen --group bench python -m benchmarks
+	$(UV) run --frozen --group bench --group dd python -m benchmarks
 
 .PHONY: clean
 clean: ## remove the virtualenv and local server data
