@@ -166,6 +166,8 @@ class AnalyseTranscript(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     seed: str = ""
     worlds: int = 24
     dd_tricks: int = 4
+    par_runs: int = 0
+    """Runs of strong bots in every seat per hand for its par (`engine.par`; 0: none)."""
 
 
 class AnalysisReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

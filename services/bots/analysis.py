@@ -8,11 +8,13 @@ stream (the replay's ``#/replay/GAME?at=N`` shows the position before it).
 
 from __future__ import annotations
 
+import json
 import time
 
 import msgspec
 
 import engine
+from engine.par import game_par
 from engine.review import review_game
 from events.contracts import game as wire
 from events.contracts.bots import AnalysisReply
@@ -23,7 +25,7 @@ _encoder = msgspec.json.Encoder()
 
 
 def analyse_transcript(
-    text: str, *, seed: str = "", worlds: int = 24, dd_tricks: int = 4
+    text: str, *, seed: str = "", worlds: int = 24, dd_tricks: int = 4, par_runs: int = 0
 ) -> AnalysisReply:
     """Return the review of the finished game ``text`` records, or the refusal."""
     started = time.process_time()
@@ -37,12 +39,12 @@ def analyse_transcript(
     if not transcripts.finished(read.events):
         ops.BOT_DECISIONS.labels("analysis", "-", "refused").inc()
         return _not_finished()
-    if not 1 <= worlds <= 200 or dd_tricks < -1:
+    if not 1 <= worlds <= 200 or dd_tricks < -1 or not 0 <= par_runs <= 10:
         ops.BOT_DECISIONS.labels("analysis", "-", "refused").inc()
         return AnalysisReply(
             ok=False,
             code="malformed",
-            message="worlds must be 1..200 and dd_tricks -1 (whole hands) or more",
+            message="worlds must be 1..200, dd_tricks -1 (whole hands) or more, par_runs 0..10",
         )
     events: list[engine.Event] = []
     steps: list[int] = []
@@ -58,7 +60,13 @@ def analyse_transcript(
         dd_tricks=None if dd_tricks < 0 else dd_tricks,
         steps=steps,
     )
-    body = msgspec.Raw(review.to_json().encode())
+    data = review.to_dict()
+    if par_runs > 0:
+        data["par"] = [
+            {"hand": p.hand, "par": p.par, "scored": p.scored, "play": p.play}
+            for p in game_par(events, seed=seed or read.opened.game_id, runs=par_runs)
+        ]
+    body = msgspec.Raw(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
     ops.BOT_DECISIONS.labels("analysis", "-", "ok").inc()
     ops.BOT_DECISION_SECONDS.labels("analysis", "-").observe(time.process_time() - started)
     return AnalysisReply(ok=True, body=body)

@@ -189,7 +189,9 @@ async def main(rt: Runtime) -> None:
         r = _analyse.decode(data)
         return await loop.run_in_executor(
             pool,
-            lambda: analyse_transcript(r.text, seed=r.seed, worlds=r.worlds, dd_tricks=r.dd_tricks),
+            lambda: analyse_transcript(
+                r.text, seed=r.seed, worlds=r.worlds, dd_tricks=r.dd_tricks, par_runs=r.par_runs
+            ),
         )
 
     group = rt.subjects.bots_queue_group()

@@ -42,6 +42,11 @@ def test_a_finished_game_is_reviewed_with_steps_of_its_stream() -> None:
         graded = read[decision["at"]]
         assert isinstance(graded, wire.BidPlaced | wire.CardPlayed)
         assert graded.seat == decision["seat"]
+    # the par, on request: strong bots in every seat with the same cards
+    with_par = msgspec.json.decode(analyse_transcript(text, worlds=2, dd_tricks=0, par_runs=1).body)
+    scored = [e for e in read if isinstance(e, wire.HandScored)]
+    assert [p["hand"] for p in with_par["par"]] == [e.hand for e in scored]
+    assert [tuple(p["scored"]) for p in with_par["par"]] == [tuple(e.points) for e in scored]
     # same text, same review: byte for byte
     assert analyse_transcript(text, worlds=3, dd_tricks=2).body == reply.body
 
