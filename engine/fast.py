@@ -4,7 +4,8 @@ The search bot (`engine.search`) plays thousands of hands per decision; folding
 events through `decide`/`apply` for each card costs more than the search can afford.
 This module plays the same rules on mutable per-seat, per-suit lists, with no event
 and no state built per card. It is private to the engine: nothing outside
-`engine.search`, the engine benchmark and the differential test
+`engine.search`, `engine.dd` (the first trick's special leads), the engine benchmark and the
+differential test
 (tests/engine/test_fast.py, which replays its every card through the public
 `decide` and compares legal moves, tricks and scores) may rely on it.
 

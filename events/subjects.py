@@ -227,8 +227,12 @@ class Subjects:
         """Request subject: parse and replay an uploaded transcript."""
         return f"{self._p}cmd.bots.transcript"
 
+    def bots_analyse(self) -> str:
+        """Request subject: review a finished game (its transcript) in the bot tier."""
+        return f"{self._p}cmd.bots.analyse"
+
     def bots_queue_group(self) -> str:
-        """Queue group of the bot workers answering the three requests above."""
+        """Queue group of the bot workers answering the requests above."""
         return f"{self.prefix}bots" if self.prefix else "bots"
 
     # -- parking -------------------------------------------------------------------------------

@@ -155,3 +155,27 @@ class TranscriptReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
     body: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
     code: str = ""
     message: str = ""
+
+
+class AnalyseTranscript(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """To the bot tier: review a finished game given as its transcript (`engine.review`):
+    every bid and card graded from its seat's view, and the last ``dd_tricks`` tricks of
+    each hand solved double-dummy (-1: whole hands, slow: seconds to a minute a deal)."""
+
+    text: str
+    seed: str = ""
+    worlds: int = 24
+    dd_tricks: int = 4
+    par_runs: int = 0
+    """Runs of strong bots in every seat per hand for its par (`engine.par`; 0: none)."""
+
+
+class AnalysisReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The review (``body``: `engine.review.Review` as JSON, each decision's ``at`` the
+    replay's step of its event), or the refusal: ``code`` ("game_not_finished" for a game
+    still in play, a transcript's own codes for a text that does not read) and ``message``."""
+
+    ok: bool
+    body: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+    code: str = ""
+    message: str = ""

@@ -29,6 +29,8 @@ import engine.bot
 import engine.search
 from events.contracts import game as wire
 from events.contracts.bots import (
+    AnalyseTranscript,
+    AnalysisReply,
     Decide,
     DecideReply,
     Hint,
@@ -36,6 +38,7 @@ from events.contracts.bots import (
     TranscriptReply,
     decode_view,
 )
+from services.bots.analysis import analyse_transcript
 from services.records import transcript as transcripts
 from services.records.public import replay_of
 from services.runtime import logs, ops
@@ -46,6 +49,7 @@ __all__ = ["decide", "main", "replay_transcript"]
 _decide = msgspec.json.Decoder(Decide)
 _hint = msgspec.json.Decoder(Hint)
 _transcript = msgspec.json.Decoder(ReplayTranscript)
+_analyse = msgspec.json.Decoder(AnalyseTranscript)
 _encoder = msgspec.json.Encoder()
 
 CRASH_ENV = "SPADES_BOTS_CRASH_LEVEL"
@@ -181,6 +185,15 @@ async def main(rt: Runtime) -> None:
         r = _transcript.decode(data)
         return await loop.run_in_executor(pool, replay_transcript, r.text)
 
+    async def on_analyse(data: bytes) -> AnalysisReply:
+        r = _analyse.decode(data)
+        return await loop.run_in_executor(
+            pool,
+            lambda: analyse_transcript(
+                r.text, seed=r.seed, worlds=r.worlds, dd_tricks=r.dd_tricks, par_runs=r.par_runs
+            ),
+        )
+
     group = rt.subjects.bots_queue_group()
     subs = [
         await rt.nc.subscribe(subject, queue=group, cb=_answering(rt, work))
@@ -188,6 +201,7 @@ async def main(rt: Runtime) -> None:
             (rt.subjects.bots_decide(), on_decide),
             (rt.subjects.bots_hint(), on_hint),
             (rt.subjects.bots_transcript(), on_transcript),
+            (rt.subjects.bots_analyse(), on_analyse),
         )
     ]
     rt.log.info("bot worker answering", queue_group=group)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.gateway.http.accounts import Accounts
+from services.gateway.http.analysis import Analyses
 from services.gateway.http.compete import Compete
 from services.gateway.http.exports import Exports
 from services.gateway.http.friends import Friends
@@ -51,6 +52,7 @@ def http_routes() -> list[Any]:
         Ladders,
         Compete,
         Games,
+        Analyses,
         Rematches,
         Transcripts,
         Exports,

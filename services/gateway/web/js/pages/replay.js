@@ -7,6 +7,7 @@ import { get, session } from "../api.js";
 import { bidText, cardText, cardView, compass, ruleChanges, seatName, sortHand, teamName } from "../cards.js";
 import { Game } from "../game.js";
 import { fill, h, num, playerName, showError, signed, when } from "../ui.js";
+import { reviewPanel } from "./review.js";
 import { resultCard } from "./table.js";
 import { phrase, talkLine } from "../talk.js";
 
@@ -26,7 +27,8 @@ export function mountReplay(root, gameId, query) {
   const controls = h("div", { class: "replay-controls" });
   const jumps = h("div", { class: "jumps" });
   const head = h("div", { class: "table-head" }, h("h1", {}, "Replay ", h("small", {}, gameId.slice(0, 8))));
-  fill(root, h("div", { class: "replay", "aria-label": "Replay" }, head, controls, caption, board, jumps));
+  const review = reviewPanel(gameId, (seat) => who(seat));
+  fill(root, h("div", { class: "replay", "aria-label": "Replay" }, head, controls, caption, board, jumps, review.box));
 
   const onKey = (event) => {
     if (event.target.closest("input, select, textarea")) return;
@@ -79,6 +81,7 @@ export function mountReplay(root, gameId, query) {
     from = bottomSeat(params);
     fromAsked = params.get("from") !== null && String(from) === params.get("from");
     renderControls();
+    review.render(at);
     show(at);
   }
 
@@ -298,7 +301,10 @@ export function mountReplay(root, gameId, query) {
   }
 
   return {
-    cleanup: () => document.removeEventListener("keydown", onKey),
+    cleanup: () => {
+      document.removeEventListener("keydown", onKey);
+      review.stop();
+    },
     update,
   };
 }
