@@ -26,6 +26,7 @@ SAMPLE = {
     "name": "nobody",
     "ladder": "standard",
     "month": "2001-01",
+    "code": "NOBODY00",
 }
 """A value for each path parameter of the document: names nothing, so nothing is changed."""
 
@@ -39,6 +40,27 @@ NEEDS_ACCOUNT = {
     ("POST", "/api/games/{game_id}/leave"),
     ("GET", "/api/practice/rules"),
     ("POST", "/api/practice/rules/check"),
+    # friends' tables and rematches (#29)
+    ("GET", "/api/friends"),
+    ("POST", "/api/friends"),
+    ("GET", "/api/friends/{code}"),
+    ("POST", "/api/friends/{code}/join"),
+    ("POST", "/api/friends/{code}/leave"),
+    ("POST", "/api/friends/{code}/start"),
+    ("POST", "/api/friends/{code}/swap"),
+    ("GET", "/api/games/{game_id}/rematch"),
+    ("POST", "/api/games/{game_id}/rematch"),
+    # follows, blocks, mutes and reports (#29)
+    ("GET", "/api/social/following"),
+    ("PUT", "/api/social/following/{player_id}"),
+    ("DELETE", "/api/social/following/{player_id}"),
+    ("GET", "/api/social/blocks"),
+    ("PUT", "/api/social/blocks/{player_id}"),
+    ("DELETE", "/api/social/blocks/{player_id}"),
+    ("GET", "/api/social/mutes/{game_id}"),
+    ("PUT", "/api/social/mutes/{game_id}/{player_id}"),
+    ("DELETE", "/api/social/mutes/{game_id}/{player_id}"),
+    ("POST", "/api/social/reports"),
 }
 
 
