@@ -101,13 +101,18 @@ async def close_season(conn: Conn, ladder: Ladder, season: int, now: float) -> b
         ladder.season_reset,
     )
     if ladder.season_reset == "soft":
+        # Only ratings still where the season left them: a player rated again since its end
+        # (the close came late: the service was down, or a first start closes past seasons)
+        # is already in the next season, and resetting now would undo those games.
         await conn.execute(
-            "UPDATE ratings SET mu = $2 + (mu - $2) * $3, sigma = GREATEST(sigma, $4)"
-            " WHERE ladder = $1",
+            "UPDATE ratings r SET mu = $2 + (mu - $2) * $3, sigma = GREATEST(sigma, $4)"
+            " WHERE r.ladder = $1 AND NOT EXISTS (SELECT 1 FROM rating_history h"
+            "  WHERE h.ladder = r.ladder AND h.player_id = r.player_id AND h.rated_at >= $5)",
             ladder.name,
             MU0,
             SOFT_KEEP,
             SIGMA0 * SOFT_KEEP,
+            ends,
         )
     return True
 
