@@ -103,6 +103,7 @@ async def test_partners_bid_with_presets_and_the_opponents_hear_nothing(
     # ann follows bob from his menu; the lobby lists him online
     await ann.get_by_test_id("menu-bob").locator("summary").click()
     await ann.get_by_test_id("menu-bob").get_by_role("button", name="Follow").click()
+    await expect(ann.get_by_text("Following bob")).to_be_visible()  # the server has it
     await ann.goto("/#/lobby")
     await expect(ann.get_by_test_id("followed-bob")).to_contain_text(re.compile("bob · online"))
 

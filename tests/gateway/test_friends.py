@@ -458,10 +458,9 @@ async def test_blocks_keep_friends_tables_apart_and_the_host_may_allow_free_text
         opening = (await logged(event_store, started.json()["game_id"]))[0]
         assert isinstance(opening, wire.TableOpened)
         assert opening.free_text_chat
-        refused(
-            await http.post(
-                "/api/friends", json={"options": {"free_text": True}}, headers=h["gil"]
-            ),
-            400,
-            "malformed",
-        )
+        for options in ({"free_text": True}, {"free_text_chat": 0}):
+            refused(
+                await http.post("/api/friends", json={"options": options}, headers=h["gil"]),
+                400,
+                "malformed",
+            )

@@ -41,8 +41,12 @@ async def strict_bools(request: Request[Any, Any, Any], *names: str) -> None:
     """Refuse a body whose flag ``names`` is not a JSON boolean: litestar converts bodies
     laxly (0 would pass as false), and a flag sent as a number is a client's mistake."""
     raw = await request.json()
-    for name in names:
-        if isinstance(raw, dict) and not isinstance(raw.get(name, False), bool):
+    for name in names:  # "options.free_text_chat": a flag inside an object of the body
+        *outer, flag = name.split(".")
+        where = raw
+        for part in outer:
+            where = where.get(part) if isinstance(where, dict) else None
+        if isinstance(where, dict) and not isinstance(where.get(flag, False), bool):
             raise ApiError(400, "malformed", f"{name} must be true or false")
 
 

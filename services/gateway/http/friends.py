@@ -146,7 +146,7 @@ class Friends(Controller):
         the table it opened."""
         gateway = gateway_of(state)
         host = request.user.player_id
-        await strict_bools(request, "unlisted")
+        await strict_bools(request, "unlisted", "options.free_text_chat")
         problem = ladders.rule_problem(dict(data.rules))
         if problem:
             raise ApiError(400, "invalid_ruleset", problem)
