@@ -18,6 +18,7 @@
 | SPADES_WS_PER_ACCOUNT | 8 | authenticated WebSocket connections per account (per replica) |
 | SPADES_WS_ANONYMOUS_PER_ADDRESS | 4 | connections per address watching without an account |
 | SPADES_WS_MESSAGES_PER_SECOND | 50 | messages per second one connection may send (burst: 200) |
+| SPADES_FAILOVER_SECONDS | 12 | an unanswered request is resent this long (a take-over) |
 | SPADES_WS_SUBSCRIBES_PER_MINUTE | 60 | subscribes a minute per connection (burst: 20) |
 | SPADES_GATEWAY_WS | websockets-sansio | uvicorn WebSocket code; also websockets, wsproto |
 | SPADES_GATEWAY_HTTP | auto | uvicorn's HTTP parser: auto (httptools if there), httptools, h11 |
@@ -82,6 +83,7 @@ class _GatewayEnv:
     ws_per_account: AtLeastOne = 8
     ws_anonymous_per_address: Annotated[int, Meta(ge=0)] = 4
     ws_messages_per_second: AtLeastOne = 50
+    failover_seconds: AtLeastOne = 12
     ws_subscribes_per_minute: AtLeastOne = 60
     gateway_ws: WsImplementation = DEFAULT_WS
     gateway_http: HttpImplementation = "auto"
@@ -107,6 +109,7 @@ class GatewayConfig:
     ws_per_account: int = 8
     ws_anonymous_per_address: int = 4
     ws_messages_per_second: int = 50
+    failover_seconds: int = 12
     ws_subscribes_per_minute: int = 60
     """Subscribes a connection may send a minute after a burst of `SUBSCRIBE_BURST`: each one
     asks a table for a view or a catch-up (``last_seq`` 0 re-reads a game's log)."""
@@ -149,6 +152,7 @@ class GatewayConfig:
             ws_per_account=env.ws_per_account,
             ws_anonymous_per_address=env.ws_anonymous_per_address,
             ws_messages_per_second=env.ws_messages_per_second,
+            failover_seconds=env.failover_seconds,
             ws_subscribes_per_minute=env.ws_subscribes_per_minute,
             ws=env.gateway_ws,
             http=env.gateway_http,

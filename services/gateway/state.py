@@ -144,8 +144,8 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
 # partition takes a lease's time to live (SPADES_LEASE_SECONDS, 5 s) and a tick, or the NATS
 # grace (SPADES_NATS_GRACE_SECONDS, 3 s) and a tick; this covers either with room to spare.
 # Safe to resend: a command carries its id, and a retried id is not applied twice. Past this
-# the player gets ``unavailable`` and resends himself.
-FAILOVER_WAIT = 12.0
+# the player gets ``unavailable`` and resends himself. (SPADES_FAILOVER_SECONDS, 12 by default:
+# `GatewayConfig.failover_seconds`.)
 # How long one send waits for its answer before it is sent again (same bytes, same command
 # id): a live owner answers in milliseconds. Every send shares one reply inbox, so a slow
 # owner's answer to the first send still counts after a resend (which it answers ``retry``).
@@ -182,7 +182,7 @@ Answer = TypeVar("Answer", bound=_Answer)
 
 async def ask_again(gateway: Gateway, subject: str, body: msgspec.Struct) -> tuple[bytes, bool]:
     """Send a request its receiver answers idempotently (an open with its command id, a queue
-    join or leave) until one answers with anything but ``unavailable`` or `FAILOVER_WAIT` runs
+    join or leave) until one answers with anything but ``unavailable`` or the failover wait runs
     out; return the answer and whether an earlier send went unanswered (then the request may
     have been applied already, and a refusal of a duplicate means it was). Raise `Unavailable`
     when the last try found nobody listening or went unanswered.
@@ -208,7 +208,7 @@ async def _until_answered(
     answers = await nc.subscribe(inbox)
     answer: Answer | None = None
     failure, sends = "TimeoutError", 0
-    deadline = loop.time() + FAILOVER_WAIT
+    deadline = loop.time() + gateway.config.failover_seconds
     resend = loop.time()
     try:
         while (now := loop.time()) < deadline:
@@ -240,7 +240,7 @@ async def _ask_owner(
     gateway: Gateway, game_id: str, request: TableRequest, decode: Callable[[bytes], Reply]
 ) -> Reply:
     """Send ``request`` to the table replica owning ``game_id`` until one answers with
-    anything but ``unavailable`` or `FAILOVER_WAIT` runs out; raise `Unavailable` when the
+    anything but ``unavailable`` or the failover wait runs out; raise `Unavailable` when the
     last try found no replica listening or went unanswered.
 
     A send left unanswered is sent again, to whoever owns the game by then: the owner may have

@@ -49,7 +49,8 @@ async def test_an_unanswered_command_is_resent_unchanged_to_the_new_owner(
         await nc.subscribe(subject, cb=new_owner)
         await nc.flush()
 
-    gateway: Any = SimpleNamespace(nc=nc, subjects=subjects, settings=settings)
+    config = SimpleNamespace(failover_seconds=12)  # the default SPADES_FAILOVER_SECONDS
+    gateway: Any = SimpleNamespace(nc=nc, subjects=subjects, settings=settings, config=config)
     command = wire.SubmitCommand(
         game_id=game_id,
         player_id="ann",
