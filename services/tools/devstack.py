@@ -63,8 +63,13 @@ STABLE_SECONDS = 60.0
 """A service that ran this long before exiting starts again from the first delay."""
 
 
-class _Stop(BaseException):
-    """Ctrl-C or SIGTERM: stop every service and exit 0 (not an error, no traceback)."""
+class _Stop(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM: stop every service and exit 0 (not an error, no traceback).
+
+    A KeyboardInterrupt, not a bare BaseException: the signal can land anywhere, inside
+    asyncio's socket write too, and asyncio passes only KeyboardInterrupt and SystemExit on
+    (anything else it reports as a "Fatal write error" with a traceback and goes on).
+    """
 
 
 def _stop_on_signal(signum: int, frame: object) -> None:
@@ -347,6 +352,41 @@ DEMO_PLAYER = "dev:you"
 inherits its games, as an account named "you" did."""
 
 
+async def _demo_until_signal(settings: Settings) -> bool:
+    """Play the demo game until it ends or Ctrl-C/SIGTERM arrives; return whether a signal
+    stopped it.
+
+    While the loop runs, a signal cancels the demo's task (which closes its NATS connection in
+    good order) instead of raising wherever Python happens to be, asyncio's own socket writes
+    included.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    signalled = False
+
+    def stop() -> None:
+        nonlocal signalled
+        signalled = True
+        task.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop)
+    try:
+        await _demo(settings)
+    except asyncio.CancelledError:
+        if not signalled:
+            raise
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        # remove_signal_handler leaves the default handler: ours again, unless we are stopping
+        handler = signal.SIG_IGN if signalled else _stop_on_signal
+        signal.signal(signal.SIGINT, handler)
+        signal.signal(signal.SIGTERM, handler)
+    return signalled
+
+
 async def _demo(settings: Settings) -> None:
     """Open a practice table and play the human seat with the bot's suggestions."""
     nc = await connect(settings.nats_url, name="spades-dev")
@@ -460,14 +500,15 @@ def run(args: argparse.Namespace) -> int:
         watching.start()
         if not getattr(args, "no_demo", False):
             try:
-                asyncio.run(_demo(settings))
+                if asyncio.run(_demo_until_signal(settings)):
+                    raise _Stop
             except Exception as error:
                 print(f"the demo game stopped: {error!r}; the platform keeps running")
         print(f"\nthe platform is running at {url}; Ctrl-C stops it")
         print(f"(`{spades_command('infra down')}` then stops PostgreSQL and NATS)")
         while watching.is_alive():
             watching.join(0.5)
-    except _Stop:
+    except KeyboardInterrupt:  # _Stop, or a Ctrl-C in the instant the demo hands signals back
         print("\nstopping the services ...", flush=True)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)

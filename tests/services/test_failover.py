@@ -139,6 +139,8 @@ class Player:
     """Set by a test: let his next turn run out (then he plays on as before)."""
     sat_out: int = 0
     """The version at which he began to let a turn run out, 0 if he has not."""
+    sat_at: tuple[object, ...] = ()
+    """Where in the game that turn was: he sits until the timer has acted for him there."""
 
     async def play(self, within: float = 480) -> None:
         deadline = time.monotonic() + within
@@ -150,14 +152,22 @@ class Player:
             self.on_turn = my_turn(view)
             if self.sit_out and self.on_turn and not self.sat_out:
                 self.sat_out = view.version
-            # sitting out: through a restarted clock (one event), until the timer acts (two)
-            sitting = self.sat_out > 0 and view.version <= self.sat_out + 1
+                self.sat_at = _position(view)
+            # sitting out, through any restarted clock, until the timer has acted for him: a
+            # restart changes the version, not the position (he may first see the game just
+            # before the pause or just after the restart)
+            sitting = self.sat_out > 0 and self.on_turn and _position(view) == self.sat_at
             if not self.on_turn or sitting:
                 await asyncio.sleep(0.05)
                 continue
             reply = await self.client.send(self.game_id, move(view))
             if not reply.ok:
                 self.refusals.append(reply.code)
+
+
+def _position(view: wire.SeatViewWire) -> tuple[object, ...]:
+    """Where a game stands, whatever clock events came in between."""
+    return (view.hand_number, view.phase, view.turn, view.hand, view.trick, view.bids)
 
 
 async def open_games(
