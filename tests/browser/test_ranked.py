@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+import tomllib
+from pathlib import Path
 
 from playwright.async_api import Page, expect
 
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.stack import screenshot_path
 from tests.browser.test_practice import sign_up
+from tests.infra import REPO
 
 PLAYERS = ("ann", "bob", "cyd", "dee")
 TABLE = re.compile(r"#/table/([0-9a-f-]{36})$")
@@ -33,14 +36,30 @@ async def on_turn_to_bid(pages: list[Page]) -> int:
     return waits[done.pop()]
 
 
+def short_standard(tmp_path: Path) -> Path:
+    """Return the shipped ladders file with the standard ladder's game to 200, not 500: the
+    bots play it for the seats left to them, and a whole game to 500 in four browsers took
+    most of this test's time (past five minutes on a loaded machine) for nothing it checks."""
+    shipped = (REPO / "events/contracts/ladders.toml").read_text()
+    first = 'season_reset = "soft"\n'  # the end of the first [[ladder]], the standard one
+    path = tmp_path / "ladders.toml"
+    path.write_text(shipped.replace(first, first + "[ladder.rules]\ntarget = 200\n", 1))
+    ladders = tomllib.loads(path.read_text())["ladder"]
+    assert [ladder["name"] for ladder in ladders if ladder.get("rules")] == ["standard", "blitz"]
+    assert ladders[0]["rules"] == {"target": 200}
+    return path
+
+
 async def test_four_browsers_queue_form_a_ranked_game_that_a_fifth_watches(
-    start: StartStack, new_page: NewPage
+    start: StartStack, new_page: NewPage, tmp_path: Path
 ) -> None:
-    # the bots play three quarters of a game to 500 for the seats left to them: the strong
-    # bot's search is capped at 0.02 s a move here (0.15 s deployed), so a loaded machine
-    # finishes it well inside the wait for "game over"
+    # the bots play three quarters of the game for the seats left to them: the strong bot's
+    # search is capped at 0.02 s a move here (0.15 s deployed)
     stack = await start(
-        SPADES_TURN_SECONDS="6", SPADES_ABANDON_STREAK="1", SPADES_BOT_SECONDS="0.02"
+        SPADES_TURN_SECONDS="6",
+        SPADES_ABANDON_STREAK="1",
+        SPADES_BOT_SECONDS="0.02",
+        SPADES_LADDERS=str(short_standard(tmp_path)),
     )
     pages = [await new_page(stack) for _ in PLAYERS]
     for page, name in zip(pages, PLAYERS, strict=True):

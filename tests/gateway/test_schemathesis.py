@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 
@@ -22,14 +23,24 @@ async def test_schemathesis_finds_no_server_error_or_schema_mismatch(
     for name in ("relay", "table", "matchmaking", "rating", "bots"):
         processes.start("-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
     gateway = await start_gateway(processes)
-    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+    schema = Path(str(tmp_path)) / "openapi.json"
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=120) as http:
         token = await register_and_login(http, "fuzzer")
+        # the gateway builds its document on the first request (seconds on a loaded machine,
+        # past schemathesis's own 10 s): fetched here, handed to it as a file
+        document = await http.get("/schema/openapi.json")
+        assert document.status_code == 200, document.text
+        schema.write_bytes(document.content)
     base = [
         sys.executable,
         "-m",
         "schemathesis.cli",
         "run",
-        f"{gateway.url}/schema/openapi.json",
+        str(schema),
+        "--url",
+        gateway.url,
+        "--request-timeout",
+        "60",
         "--max-examples",
         "25",
         "--seed",
