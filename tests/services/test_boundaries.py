@@ -188,7 +188,6 @@ OVERSIZE = {
     "services/table/app.py": 845,
     "services/table/tables.py": 519,
     "services/runtime/ops.py": 517,
-    "services/matchmaking/app.py": 606,
     "services/gateway/session.py": 530,
     "engine/search.py": 645,
     "engine/rules.py": 556,
