@@ -184,7 +184,6 @@ MAX_LINES = 500
 OVERSIZE = {
     "engine/game.py": 709,
     "events/pgstore.py": 705,
-    "services/records/transcript.py": 732,
     "services/table/app.py": 845,
     "services/table/tables.py": 519,
     "services/runtime/ops.py": 517,
