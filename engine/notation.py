@@ -26,23 +26,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from engine import model
 from engine.cards import Card, InvalidCard, card_str, parse_card, seat_name
-from engine.model import (
-    BidPlaced,
-    BlindNilDeclared,
-    BlindNilDeclined,
-    CardDrawn,
-    CardPlayed,
-    CardsPassed,
-    Event,
-    GameFinished,
-    GameStarted,
-    HandDealt,
-    HandScored,
-    SeedContributed,
-    SeedRevealed,
-    TrickWon,
-)
 
 MOE_NAMES = {6: "Little", 8: "Big"}
 """How a Moe bid is written: "N bids Little Moe" (6 in a row), "N bids Big Moe" (8)."""
@@ -108,7 +93,7 @@ class Talk:
 
 Fact = Opened | TimedOut | ClockRestarted | Abandoned | Talk
 """The table's facts about seats that a transcript records and the engine never sees."""
-Entry = Fact | Event
+Entry = Fact | model.Event
 """What one line of a transcript records."""
 
 
@@ -191,7 +176,7 @@ def describe(entry: Entry, players: int, *, face_up: bool, seed: bool = False) -
                 f"table {_token(entry.game_id)} opened on {_token(entry.ladder)}"
                 f" ({', '.join(facts)}): {seats}"
             )
-        case GameStarted():
+        case model.GameStarted():
             changes = entry.ruleset.changes()
             rules = " ".join(f"{k}={_rule_value(v)}" for k, v in changes.items())
             # a committed game deals from its server seed (revealed at the end), not ``seed``
@@ -206,11 +191,11 @@ def describe(entry: Entry, players: int, *, face_up: bool, seed: bool = False) -
                 f"game started, first dealer {name(entry.dealer)}{shown},"
                 f" rules: {rules or 'ladder defaults'}"
             )
-        case SeedContributed():
+        case model.SeedContributed():
             return f"{name(entry.seat)} contributes {entry.value} to the deals"
-        case SeedRevealed():
+        case model.SeedRevealed():
             return f"server seed revealed: {entry.server_seed}"
-        case HandDealt():
+        case model.HandDealt():
             line = f"hand {entry.hand} dealt by {name(entry.dealer)}"
             if entry.face_up:
                 # Power checks are public: written face down too.
@@ -222,29 +207,29 @@ def describe(entry: Entry, players: int, *, face_up: bool, seed: bool = False) -
             if entry.stock:
                 parts.append(f"stock {_names(entry.stock)}")
             return f"{line}: {'; '.join(parts)}"
-        case CardDrawn():
+        case model.CardDrawn():
             if not face_up:
                 return f"{name(entry.seat)} draws"
             kept, discarded = card_str(entry.kept), card_str(entry.discarded)
             return f"{name(entry.seat)} keeps {kept}, discards {discarded}"
-        case BlindNilDeclared():
+        case model.BlindNilDeclared():
             return f"{name(entry.seat)} bids blind nil"
-        case BlindNilDeclined():
+        case model.BlindNilDeclined():
             return f"{name(entry.seat)} declines blind nil"
-        case BidPlaced():
+        case model.BidPlaced():
             if entry.moe:
                 return f"{name(entry.seat)} bids {MOE_NAMES[entry.tricks]} Moe"
             if entry.blind:
                 return f"{name(entry.seat)} bids blind {entry.tricks}"
             return f"{name(entry.seat)} bids {'nil' if entry.tricks == 0 else entry.tricks}"
-        case CardsPassed():
+        case model.CardsPassed():
             cards = _names(entry.cards) if face_up else f"{len(entry.cards)} cards"
             return f"{name(entry.seat)} passes {cards} to {name(entry.to_seat)}"
-        case CardPlayed():
+        case model.CardPlayed():
             return f"{name(entry.seat)} plays {card_str(entry.card)}"
-        case TrickWon():
+        case model.TrickWon():
             return f"  trick {_names(entry.cards)} won by {name(entry.seat)}"
-        case HandScored():
+        case model.HandScored():
             return (
                 f"hand {entry.hand} scored: tricks {list(entry.tricks)} points {list(entry.points)}"
                 f" -> scores {list(entry.scores)}, bags {list(entry.bags)}"
@@ -260,7 +245,7 @@ def describe(entry: Entry, players: int, *, face_up: bool, seed: bool = False) -
             )
         case Talk():
             return _talk(entry, name, face_up=face_up)
-        case GameFinished():
+        case model.GameFinished():
             return (
                 f"game over ({entry.reason}): winner side {entry.winner},"
                 f" scores {tuple(entry.scores)}"
@@ -397,7 +382,7 @@ class Notation:
             parts.append((-1 if found["who"] == "stock" else self.seat(found["who"]), cards))
         return parts
 
-    def _dealt(self, match: re.Match[str]) -> HandDealt:
+    def _dealt(self, match: re.Match[str]) -> model.HandDealt:
         if match["cards"] is None:
             raise LineRefused(
                 "face_down", "a transcript of a game in progress hides the hands: no replay"
@@ -415,7 +400,7 @@ class Notation:
             for seat, cards in self._parts(match["up"], "face-up cards are", stock=False):
                 ups[seat] = tuple(sorted(cards))
             face_up = tuple(ups)
-        return HandDealt(
+        return model.HandDealt(
             int(match["hand"]), self.seat(match["dealer"]), tuple(hands), stock, face_up
         )
 
@@ -427,9 +412,9 @@ class Notation:
         if kind == "talk":
             return self._talk(m)
         if kind == "revealed":
-            return SeedRevealed(m["seed"])
+            return model.SeedRevealed(m["seed"])
         if kind == "scored":
-            return HandScored(
+            return model.HandScored(
                 hand=int(m["hand"]),
                 tricks=_ints(m["tricks"]),
                 points=_ints(m["points"]),
@@ -437,32 +422,32 @@ class Notation:
                 bags=_ints(m["bags"]),
             )
         if kind == "finished":
-            return GameFinished(int(m["winner"]), m["reason"], _ints(m["scores"]))
+            return model.GameFinished(int(m["winner"]), m["reason"], _ints(m["scores"]))
         seat = self.seat(m["seat"])
         match kind:
             case "trick":
-                return TrickWon(seat, _card_list(m["cards"]))
+                return model.TrickWon(seat, _card_list(m["cards"]))
             case "drawn":
-                return CardDrawn(seat, _card(m["kept"]), _card(m["discarded"]))
+                return model.CardDrawn(seat, _card(m["kept"]), _card(m["discarded"]))
             case "blind_nil":
-                return BlindNilDeclared(seat)
+                return model.BlindNilDeclared(seat)
             case "declined":
-                return BlindNilDeclined(seat)
+                return model.BlindNilDeclined(seat)
             case "bid":
                 tricks = 0 if m["tricks"] == "nil" else int(m["tricks"])
-                return BidPlaced(seat, tricks, blind=m["blind"] is not None)
+                return model.BidPlaced(seat, tricks, blind=m["blind"] is not None)
             case "moe":
-                return BidPlaced(seat, 6 if m["moe"] == "Little" else 8, moe=True)
+                return model.BidPlaced(seat, 6 if m["moe"] == "Little" else 8, moe=True)
             case "passed":
-                return CardsPassed(seat, self.seat(m["to"]), _card_list(m["cards"]))
+                return model.CardsPassed(seat, self.seat(m["to"]), _card_list(m["cards"]))
             case "played":
-                return CardPlayed(seat, _card(m["card"]))
+                return model.CardPlayed(seat, _card(m["card"]))
             case "timeout":
                 return TimedOut(seat, int(m["streak"]))
             case "clock":
                 return ClockRestarted(seat, float(m["s"]))
             case "seeded":
-                return SeedContributed(seat, m["value"])
+                return model.SeedContributed(seat, m["value"])
         # "abandoned"
         return Abandoned(seat, untoken(m["player"]), int(m["streak"]))
 

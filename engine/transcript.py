@@ -41,32 +41,10 @@ import dataclasses
 import re
 from collections.abc import Iterator, Sequence
 
-from engine import fairness
+from engine import fairness, model
 from engine.cards import card_str, seat_name
 from engine.errors import RuleViolation
 from engine.game import decide
-from engine.model import (
-    BidPlaced,
-    BlindNilDeclared,
-    BlindNilDeclined,
-    CardDrawn,
-    CardPlayed,
-    CardsPassed,
-    Command,
-    DeclareBlindNil,
-    DeclineBlindNil,
-    DrawCard,
-    Event,
-    GameFinished,
-    GameStarted,
-    HandDealt,
-    PassCards,
-    PlaceBid,
-    PlayCard,
-    SeedContributed,
-    SeedRevealed,
-    StartGame,
-)
 from engine.notation import (
     SEAT,
     TOKEN,
@@ -139,7 +117,7 @@ def numbered(seq: int, line: str) -> str:
 
 def finished(entries: Sequence[object]) -> bool:
     """Return whether these entries end a game (its transcript is then face up)."""
-    return any(isinstance(e, GameFinished) for e in entries)
+    return any(isinstance(e, model.GameFinished) for e in entries)
 
 
 def lines(
@@ -181,7 +159,14 @@ _STARTED = re.compile(
 _RULE = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_-]{0,40})=(?P<value>[A-Za-z0-9_-]{1,20})")
 
 # the events a seat's command causes first; everything else the engine derives (or the table)
-_ACTIONS = (CardDrawn, BlindNilDeclared, BlindNilDeclined, BidPlaced, CardsPassed, CardPlayed)
+_ACTIONS = (
+    model.CardDrawn,
+    model.BlindNilDeclared,
+    model.BlindNilDeclined,
+    model.BidPlaced,
+    model.CardsPassed,
+    model.CardPlayed,
+)
 _FACE_DOWN = "a transcript of a game in progress hides the hands: no replay"
 
 
@@ -193,7 +178,7 @@ class _Reader:
         self.state = initial_state()
         self.notation = Notation(0)
         self.seeded = False
-        self.pending: list[Event] = []
+        self.pending: list[model.Event] = []
         """Events the engine derived from the last action, still to be read."""
 
     @property
@@ -263,9 +248,9 @@ class _Reader:
         self.seeded = match["seed"] is not None
         if self.seeded:
             seed = int(match["seed"])
-            decided = decide(self.state, StartGame(rules, seed))
+            decided = decide(self.state, model.StartGame(rules, seed))
             started = decided[0]
-            assert isinstance(started, GameStarted)
+            assert isinstance(started, model.GameStarted)
             if started.dealer != dealer:
                 raise LineRefused(
                     "mismatch",
@@ -276,7 +261,7 @@ class _Reader:
             # a committed game: the deals come from the text, checked against the seed by
             # `services.records.fairness`; hand 1 waits for the contributions
             who = match["contributors"]
-            started = GameStarted(
+            started = model.GameStarted(
                 rules,
                 0,
                 dealer,
@@ -284,12 +269,12 @@ class _Reader:
                 commitment=match["commitment"],
                 contributors=() if who == "none" else tuple(map(self.notation.seat, who.split())),
             )
-            self.pending = [HandDealt(1, dealer, ())]
+            self.pending = [model.HandDealt(1, dealer, ())]
         else:
             # without the seed the deals come from the text: only hand 1's number and dealer
             # are due (see _deal)
-            started = GameStarted(rules, 0, dealer)
-            self.pending = [HandDealt(1, dealer, ())]
+            started = model.GameStarted(rules, 0, dealer)
+            self.pending = [model.HandDealt(1, dealer, ())]
         self.entries.append(started)
         self.state = apply(self.state, started)
 
@@ -332,11 +317,11 @@ class _Reader:
             return
         if isinstance(entry, Opened):
             raise LineRefused("malformed_line", "a transcript opens its table once")
-        if isinstance(entry, SeedContributed):
+        if isinstance(entry, model.SeedContributed):
             self._contributed(entry)
             return
-        if isinstance(entry, SeedRevealed):
-            if not self.pending or not isinstance(self.pending[0], SeedRevealed):
+        if isinstance(entry, model.SeedRevealed):
+            if not self.pending or not isinstance(self.pending[0], model.SeedRevealed):
                 raise LineRefused("mismatch", "the seed is revealed only when the game ends")
             self.pending.pop(0)
             if fairness.commitment(bytes.fromhex(entry.server_seed)) != state.commitment:
@@ -346,7 +331,7 @@ class _Reader:
             return
         if self.pending:
             expected = self.pending.pop(0)
-            if isinstance(expected, HandDealt):
+            if isinstance(expected, model.HandDealt):
                 entry = self._deal(entry, expected)
             elif entry != expected:
                 raise LineRefused("mismatch", f"the engine has {self._said(expected)!r} here")
@@ -361,7 +346,7 @@ class _Reader:
         self.entries.append(entry)
         self.state = apply(state, entry)
 
-    def _contributed(self, entry: SeedContributed) -> None:
+    def _contributed(self, entry: model.SeedContributed) -> None:
         state = self.state
         seeding = state.phase == "dealing" and state.hand == 0 and bool(state.commitment)
         if not seeding or entry.seat not in state.contributors or state.contributions[entry.seat]:
@@ -373,22 +358,24 @@ class _Reader:
     def _said(self, entry: Entry) -> str:
         return describe(entry, self.players, face_up=True).strip()
 
-    def _decide(self, entry: Event) -> list[Event]:
+    def _decide(self, entry: model.Event) -> list[model.Event]:
         state = self.state
-        command: Command
+        command: model.Command
         match entry:
-            case CardDrawn():
-                command = DrawCard(entry.seat, bool(state.stock) and entry.kept == state.stock[0])
-            case BlindNilDeclared():
-                command = DeclareBlindNil(entry.seat)
-            case BlindNilDeclined():
-                command = DeclineBlindNil(entry.seat)
-            case BidPlaced():
-                command = PlaceBid(entry.seat, entry.tricks, entry.blind, entry.moe)
-            case CardsPassed():
-                command = PassCards(entry.seat, entry.cards)
-            case CardPlayed():
-                command = PlayCard(entry.seat, entry.card)
+            case model.CardDrawn():
+                command = model.DrawCard(
+                    entry.seat, bool(state.stock) and entry.kept == state.stock[0]
+                )
+            case model.BlindNilDeclared():
+                command = model.DeclareBlindNil(entry.seat)
+            case model.BlindNilDeclined():
+                command = model.DeclineBlindNil(entry.seat)
+            case model.BidPlaced():
+                command = model.PlaceBid(entry.seat, entry.tricks, entry.blind, entry.moe)
+            case model.CardsPassed():
+                command = model.PassCards(entry.seat, entry.cards)
+            case model.CardPlayed():
+                command = model.PlayCard(entry.seat, entry.card)
             case _:
                 raise AssertionError(type(entry).__name__)
         try:
@@ -396,10 +383,10 @@ class _Reader:
         except RuleViolation as exc:
             raise LineRefused(exc.code, f"{self._said(entry)!r}: {exc}") from None
 
-    def _deal(self, entry: Entry, expected: HandDealt) -> HandDealt:
+    def _deal(self, entry: Entry, expected: model.HandDealt) -> model.HandDealt:
         due = f"hand {expected.hand} dealt by {seat_name(expected.dealer, self.players)}"
         due_at = (expected.hand, expected.dealer)
-        if not isinstance(entry, HandDealt) or (entry.hand, entry.dealer) != due_at:
+        if not isinstance(entry, model.HandDealt) or (entry.hand, entry.dealer) != due_at:
             raise LineRefused("mismatch", f"the engine has {due!r} here")
         dealt, t = entry, self.state.tables
         cards = [c for hand in dealt.hands for c in hand] + list(dealt.stock)
