@@ -1,6 +1,7 @@
 """The records of finished games and the formats they are read in: one owner for each.
 
-- `transcript` the plain-text transcript of a game (writer and parser, one definition).
+- `transcript` a stored game's plain-text transcript: the adapter between its events and the
+               format the engine defines (`engine.transcript`).
 - `public`     a game as the public may see it: face up once finished, a spectator's view live.
 - `fairness`   `spades verify GAME`: every deal recomputed from the revealed seed.
 - `export`     `spades export --month`: the open database of finished rated games.

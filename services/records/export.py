@@ -7,7 +7,7 @@ One month's files, like lichess's monthly dumps:
   as the public sees a finished one (every deal, the commitment, the contributions and the
   revealed seed; a legacy game's deck seed never leaves the server).
 - ``spades-transcripts-YYYY-MM.tar.gz``: each game's plain-text transcript
-  (`services.records.transcript`).
+  (`engine.transcript`, through `services.records.transcript`).
 - ``SHA256SUMS-YYYY-MM``: the two files' SHA-256, in ``sha256sum -c`` format.
 
 ``--format openspiel`` writes instead each hand as an OpenSpiel ``spades`` episode

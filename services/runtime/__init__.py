@@ -1,4 +1,4 @@
-"""The frame every service runs in, and nothing of any one service.
+"""The harness every service runs in, and nothing of any one service.
 
 - `service`  `run_service(main)`: settings, logs, PostgreSQL, NATS, the ops server, shutdown.
 - `config`   `Settings`: every SPADES_* variable a service reads.

@@ -1,4 +1,4 @@
-"""The frame every service runs in: settings, logs, PostgreSQL, NATS, ops server, shutdown.
+"""The harness every service runs in: settings, logs, PostgreSQL, NATS, ops server, shutdown.
 
 A service is an ``async def main(rt: Runtime) -> None`` that starts its work and returns when
 ``rt.stop`` is set. `run_service` opens every resource before it and closes them after it in

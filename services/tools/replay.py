@@ -27,8 +27,8 @@ from services.runtime.config import Settings
 def transcript(stored: list[StoredEvent], at: int | None = None) -> Iterator[str]:
     """Yield the replay's lines up to version ``at`` (all when None), then the state there.
 
-    The lines are those of `services.records.transcript` (with the seed once the game is over), so a
-    finished game's output reads back with `services.records.transcript.parse`."""
+    The lines are those of the transcript format (`engine.transcript`, with the seed once the game
+    is over), so a finished game's output reads back with `services.records.transcript.parse`."""
     decoded = [REGISTRY.decode(s) for s in stored]
     face_up = transcripts.finished(decoded)
     until = None if at is None else max(at, 0)

@@ -184,11 +184,9 @@ MAX_LINES = 500
 OVERSIZE = {
     "engine/game.py": 709,
     "events/pgstore.py": 705,
-    "services/records/transcript.py": 732,
     "services/table/app.py": 845,
     "services/table/tables.py": 519,
     "services/runtime/ops.py": 517,
-    "services/matchmaking/app.py": 606,
     "services/gateway/session.py": 530,
     "engine/search.py": 645,
     "engine/rules.py": 556,

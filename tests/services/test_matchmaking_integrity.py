@@ -9,7 +9,7 @@ import structlog
 from events.contracts.matchmaking import JoinQueue, LeaveQueue, queue_stream
 from events.envelope import StoredEvent
 from events.pgstore import PostgresEventStore
-from services.matchmaking.app import SNAPSHOT_EVERY, Matchmaker
+from services.matchmaking.matcher import SNAPSHOT_EVERY, Matchmaker
 
 CYCLES = 3 * SNAPSHOT_EVERY // 2 + 7
 
