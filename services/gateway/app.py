@@ -33,6 +33,7 @@ from services.gateway.presence import presence
 from services.gateway.requestids import request_ids
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway
+from services.gateway.tourneys import driving
 from services.gateway.ws import play
 from services.runtime import loop
 from services.runtime.config import Settings, SettingsError
@@ -44,7 +45,7 @@ def create_app(gateway: Gateway) -> Litestar:
     rooms = Rooms(gateway.nc, gateway.js, gateway.subjects, gateway.log)
     return Litestar(
         route_handlers=[*http_routes(), play],
-        lifespan=[lambda app: presence(gateway, rooms)],
+        lifespan=[lambda app: presence(gateway, rooms), lambda app: driving(gateway)],
         exception_handlers=EXCEPTION_HANDLERS,
         request_class=GatewayRequest,
         # in this order: who is calling (request.user), then the budgets that count by it
