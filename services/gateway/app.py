@@ -23,6 +23,7 @@ from litestar.datastructures import State
 
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
+from services.gateway.eventrun import driving
 from services.gateway.guards import GatewayRequest, refuse_control_paths
 from services.gateway.http import http_routes
 from services.gateway.http.limits import UNLIMITED, rate_limits
@@ -33,7 +34,6 @@ from services.gateway.presence import presence
 from services.gateway.requestids import request_ids
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway
-from services.gateway.tourneys import driving
 from services.gateway.ws import play
 from services.runtime import loop
 from services.runtime.config import Settings, SettingsError

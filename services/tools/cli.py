@@ -87,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
         "verify", help="recompute a finished game's deals from its revealed seed (FAIRNESS.md)"
     )
     verify.add_argument("game_id")
+    verify.add_argument(
+        "--commitment",
+        default="",
+        metavar="SHA256",
+        help="a duplicate event's board: the game must be dealt from the seed published as this",
+    )
 
     export = sub.add_parser(
         "export", help="write a month's finished rated games as NDJSON and transcripts"

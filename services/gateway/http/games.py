@@ -18,7 +18,7 @@ from litestar.params import JSONBody, Parameter
 from events.contracts import game as wire
 from events.contracts.bots import ReplayTranscript, TranscriptReply
 from events.contracts.game import stream_of
-from services.gateway import tourneys
+from services.gateway import eventrun
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, asked, gateway_of, refused
 from services.gateway.http.security import Caller, account_required
@@ -43,7 +43,7 @@ GAME_ID = Annotated[
 
 async def load_game(state: State, game_id: str, *, public: bool = True) -> Game:
     """Return a game's log, or 404; a ``public`` read of an event's board still played at
-    other tables, 403 `board_in_play` (`services.gateway.tourneys.sealed`)."""
+    other tables, 403 `board_in_play` (`services.gateway.eventrun.sealed`)."""
     try:
         uuid.UUID(game_id)
     except ValueError:
@@ -54,7 +54,7 @@ async def load_game(state: State, game_id: str, *, public: bool = True) -> Game:
     stored = await gateway.store.read(stream_of(game_id))
     if not stored:
         raise ApiError(404, "unknown_game", f"no game {game_id!r}")
-    if public and await tourneys.sealed(gateway.pool, game_id):
+    if public and await eventrun.sealed(gateway.pool, game_id):
         raise ApiError(403, "board_in_play", "this board is still being played at other tables")
     return Game(game_id, stored)
 

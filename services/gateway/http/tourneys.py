@@ -23,7 +23,7 @@ from litestar.params import JSONBody, Parameter
 from events.contracts import game as wire
 from events.contracts import ladders
 from events.pgstore import Conn
-from services.gateway import auth, social, tourneys
+from services.gateway import auth, eventrun, social, tourneys
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, gateway_of, strict_bools
 from services.gateway.http.security import Caller, account_required
@@ -224,7 +224,7 @@ class Events(Controller):
             row = await tourneys.by_id(conn, event_id, lock=True)
             joined = await tourneys.join(conn, row, player, partner, now)
         if joined is not None:
-            await tourneys.tell(gateway, event_id)
+            await eventrun.tell(gateway, event_id)
         return await self._page(gateway, event_id)
 
     @post(
@@ -241,7 +241,7 @@ class Events(Controller):
         async with _locked(gateway) as conn:
             row = await tourneys.by_id(conn, event_id, lock=True)
             await tourneys.leave(conn, row, request.user.player_id, time.time())
-        await tourneys.tell(gateway, event_id)
+        await eventrun.tell(gateway, event_id)
         return await self._page(gateway, event_id)
 
     @post(
@@ -275,8 +275,8 @@ class Events(Controller):
                     f"{len(pairs)} pairs entered: duplicate needs an even number, two or more"
                     + (" (fill_with_bots adds a bot pair)" if len(pairs) % 2 else ""),
                 )
-            await tourneys.start(gateway, conn, row, fill_with_bots=data.fill_with_bots)
-        await tourneys.tell(gateway, event_id)
+            await eventrun.start(gateway, conn, row, fill_with_bots=data.fill_with_bots)
+        await eventrun.tell(gateway, event_id)
         return await self._page(gateway, event_id)
 
     @staticmethod
