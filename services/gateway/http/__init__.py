@@ -39,7 +39,7 @@ from services.gateway.http.practice import Practice
 from services.gateway.http.queue import Queue
 from services.gateway.http.rematch import Rematches
 from services.gateway.http.social import Social
-from services.gateway.http.tourneys import Events
+from services.gateway.http.tourneys import EventPages, Events
 from services.gateway.http.web import web_routes
 
 
@@ -54,6 +54,7 @@ def http_routes() -> list[Any]:
         Ladders,
         Compete,
         Events,
+        EventPages,
         Games,
         Analyses,
         Rematches,

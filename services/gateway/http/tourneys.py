@@ -67,6 +67,13 @@ class StartEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     fill_with_bots: bool = False
 
 
+async def _page(gateway: Gateway, event_id: str) -> EventPage:
+    try:
+        return await tourneys.page(gateway.pool, event_id)
+    except EventRefusal as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
+
+
 @contextlib.asynccontextmanager
 async def _locked(gateway: Gateway) -> AsyncIterator[Conn]:
     """A transaction; an event refusal inside it rolls back and becomes its HTTP answer."""
@@ -150,36 +157,12 @@ class Events(Controller):
                     starts_at=starts_at,
                     signup_opens_at=opens,
                 )
-        return await self._page(gateway, str(tourney_id))
+        return await _page(gateway, str(tourney_id))
 
     @get("/", responses=ERROR_RESPONSES, summary="Events", security=BEARER)
     async def listing(self, request: Caller, state: State) -> list[EventSummary]:
         """Public events not over (latest start first), and the events you host or play in."""
         return await tourneys.listing(gateway_of(state).pool, request.user.player_id)
-
-    @get("/{event_id:str}", responses=ERROR_RESPONSES, summary="An event", security=BEARER)
-    async def show(self, event_id: EVENT_ID, state: State) -> EventPage:
-        """The event: pairs, boards (`commitment` from the start, `seed` once it is over:
-        SHA-256 of the seed is the commitment, and `spades verify GAME_ID --commitment C`
-        checks a board's game was dealt from it), each board's games and points, the
-        standings (matchpoints, percentage, cross-IMPs) and every pair's score on every board
-        with the pairs it was compared with. 404 `unknown_event`."""
-        return await self._page(gateway_of(state), event_id)
-
-    @get(
-        "/{event_id:str}/log",
-        responses=ERROR_RESPONSES,
-        summary="An event's audit log",
-        security=BEARER,
-    )
-    async def log(self, event_id: EVENT_ID, state: State) -> list[LogEntry]:
-        """What happened, in order: EventCreated, BoardsCommitted, PairJoined, PairLeft,
-        EventStarted, RoundStarted, BoardOpened, BoardResult, SeedsRevealed, EventFinished,
-        EventCancelled. 404 `unknown_event`."""
-        try:
-            return await tourneys.audit(gateway_of(state).pool, event_id)
-        except EventRefusal as exc:
-            raise ApiError(exc.status, exc.code, exc.message) from None
 
     @post(
         "/{event_id:str}/join",
@@ -225,7 +208,7 @@ class Events(Controller):
             joined = await tourneys.join(conn, row, player, partner, now)
         if joined is not None:
             await eventrun.tell(gateway, event_id)
-        return await self._page(gateway, event_id)
+        return await _page(gateway, event_id)
 
     @post(
         "/{event_id:str}/leave",
@@ -242,7 +225,7 @@ class Events(Controller):
             row = await tourneys.by_id(conn, event_id, lock=True)
             await tourneys.leave(conn, row, request.user.player_id, time.time())
         await eventrun.tell(gateway, event_id)
-        return await self._page(gateway, event_id)
+        return await _page(gateway, event_id)
 
     @post(
         "/{event_id:str}/start",
@@ -277,14 +260,37 @@ class Events(Controller):
                 )
             await eventrun.start(gateway, conn, row, fill_with_bots=data.fill_with_bots)
         await eventrun.tell(gateway, event_id)
-        return await self._page(gateway, event_id)
+        return await _page(gateway, event_id)
 
-    @staticmethod
-    async def _page(gateway: Gateway, event_id: str) -> EventPage:
+
+class EventPages(Controller):
+    """An event's page and log: public, so anyone can check its commitments and arithmetic."""
+
+    path = "/api/events"
+    tags = ["events"]  # noqa: RUF012
+
+    @get("/{event_id:str}", responses=ERROR_RESPONSES, summary="An event")
+    async def show(self, event_id: EVENT_ID, state: State) -> EventPage:
+        """The event: pairs, boards (`commitment` from the start, `seed` once it is over:
+        SHA-256 of the seed is the commitment, and `spades verify GAME_ID --commitment C`
+        checks a board's game was dealt from it), each board's games and points, the
+        standings (matchpoints, percentage, cross-IMPs) and every pair's score on every board
+        with the pairs it was compared with. 404 `unknown_event`."""
+        return await _page(gateway_of(state), event_id)
+
+    @get(
+        "/{event_id:str}/log",
+        responses=ERROR_RESPONSES,
+        summary="An event's audit log",
+    )
+    async def log(self, event_id: EVENT_ID, state: State) -> list[LogEntry]:
+        """What happened, in order: EventCreated, BoardsCommitted, PairJoined, PairLeft,
+        EventStarted, RoundStarted, BoardOpened, BoardResult, SeedsRevealed, EventFinished,
+        EventCancelled. 404 `unknown_event`."""
         try:
-            return await tourneys.page(gateway.pool, event_id)
+            return await tourneys.audit(gateway_of(state).pool, event_id)
         except EventRefusal as exc:
             raise ApiError(exc.status, exc.code, exc.message) from None
 
 
-__all__ = ["CreateEvent", "Events", "JoinEvent", "StartEvent"]
+__all__ = ["CreateEvent", "EventPages", "Events", "JoinEvent", "StartEvent"]
