@@ -285,12 +285,15 @@ async def _run_round(gateway: Gateway, conn: Conn, row: asyncpg.Record) -> bool:
 
 
 async def sealed(pool: asyncpg.Pool, game_id: str) -> bool:
-    """Return whether ``game_id`` is a board of an event not over yet (kept from public reads:
-    its cards are the cards another table may still be playing)."""
+    """Return whether ``game_id`` is a board that another table of its event has still to
+    play, or is playing (kept from public reads: its cards are that table's cards)."""
     return bool(
         await pool.fetchval(
             "SELECT 1 FROM tourney_games g JOIN tourneys t USING (tourney_id)"
-            " WHERE g.game_id = $1 AND t.status = 'running'",
+            " JOIN tourney_games other ON other.tourney_id = g.tourney_id"
+            " AND other.board = g.board AND other.table_no <> g.table_no"
+            " WHERE g.game_id = $1 AND t.status IN ('open', 'running')"
+            " AND other.ns_points IS NULL",
             uuid.UUID(game_id),
         )
     )
