@@ -25,7 +25,7 @@ from events.subjects import Subjects
 from tests.gateway.test_friends import platform, refused, tokens_of
 from tests.gateway.test_leave import logged
 from tests.gateway.wsclient import WsClient
-from tests.infra import Processes
+from tests.infra import Processes, eventually
 from tests.services.tablekit import TableClient, play_together
 
 PAIRS = [("p1a", "p1b"), ("p2a", "p2b"), ("p3a", "p3b"), ("p4a", "p4b")]
@@ -185,6 +185,11 @@ async def test_four_pairs_play_two_boards_scored_by_matchpoints_and_verified(
                 refused(
                     await http.get(f"/api/games/{todo[0]['game_id']}/events"), 403, "board_in_play"
                 )
+                spy = WsClient(gateway.ws_url, h["free"]["Authorization"].split()[-1])
+                await spy.connect()
+                await spy.send({"type": "subscribe", "game_id": todo[0]["game_id"]})
+                assert (await spy.expect("error"))["code"] == "board_in_play"
+                await spy.close()
                 sealed_checked = True
 
             async def play(g: dict[str, Any]) -> None:
@@ -286,3 +291,109 @@ async def test_four_pairs_play_two_boards_scored_by_matchpoints_and_verified(
         mine = (await http.get("/api/events", headers=h["p3b"])).json()
         assert [e["event_id"] for e in mine] == [event_id]
         await ws.close()
+
+
+def spades(service_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the `spades` command against the test's database."""
+    return subprocess.run(
+        [sys.executable, "-m", "services.tools.cli", *args],
+        env=service_env | {"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+async def test_an_operators_public_event_takes_no_bots_and_starts_at_its_time(
+    processes: Processes, service_env: dict[str, str]
+) -> None:
+    gateway = await platform(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        h = await tokens_of(http, "ann", "bob", "cyd", "dan", "eve", "fay")
+        bad = await asyncio.to_thread(
+            spades,
+            service_env,
+            "events",
+            "create",
+            "--name",
+            "x",
+            "--start",
+            "+1",
+            "--rules",
+            "players=2",
+        )
+        assert bad.returncode == 2
+        assert "4 players" in bad.stdout
+        made = await asyncio.to_thread(
+            spades,
+            service_env,
+            "events",
+            "create",
+            "--name",
+            "Open pairs",
+            "--start",
+            "+0.1",
+            "--boards",
+            "1",
+            "--rounds",
+            "1",
+            "--max-pairs",
+            "4",
+        )
+        assert made.returncode == 0, made.stdout + made.stderr
+        event_id = made.stdout.split()[1]
+        later = await asyncio.to_thread(
+            spades,
+            service_env,
+            "events",
+            "create",
+            "--name",
+            "Later",
+            "--start",
+            "+120",
+            "--signup-minutes",
+            "30",
+        )
+        later_id = later.stdout.split()[1]
+        url = f"/api/events/{event_id}"
+        public = (await http.get(url)).json()  # anyone reads the page and its commitments
+        assert (public["event"]["private"], public["event"]["host"]) == (False, None)
+        assert len(public["boards"]) == 1
+        refused(
+            await http.post(f"{url}/join", json={"partner": "bot"}, headers=h["ann"]),
+            400,
+            "bots_not_allowed",
+        )
+        refused(
+            await http.post(
+                f"/api/events/{later_id}/join", json={"partner": "bob"}, headers=h["ann"]
+            ),
+            409,
+            "signup_not_open",
+        )
+        for player, partner in (("ann", "bob"), ("cyd", "dan"), ("eve", "fay")):
+            joined = await http.post(f"{url}/join", json={"partner": partner}, headers=h[player])
+            assert joined.status_code == 200, joined.text
+        listed = (await http.get("/api/events", headers=h["ann"])).json()
+        assert {e["event_id"] for e in listed} >= {event_id, later_id}
+
+        async def running() -> dict[str, Any] | None:
+            shown = (await http.get(url)).json()
+            return shown if shown["event"]["status"] == "running" else None
+
+        shown = await eventually(running, within=120, what="the event to start at its time")
+        # three pairs: the last one entered sits out, the first two play board 1 at table 1
+        assert [p["player"] for p in shown["pairs"]] == ["ann", "cyd"]
+        assert [(g["board"], g["table"], g["ns_pair"], g["ew_pair"]) for g in shown["games"]] == [
+            (1, 1, 1, 2)
+        ]
+        log = [e["type"] for e in (await http.get(f"{url}/log")).json()]
+        assert log[-4:] == ["PairLeft", "EventStarted", "RoundStarted", "BoardOpened"]
+        cancelled = await asyncio.to_thread(spades, service_env, "events", "cancel", later_id)
+        assert cancelled.returncode == 0, cancelled.stdout
+        assert (await http.get(f"/api/events/{later_id}")).json()["event"]["status"] == "cancelled"
+        again = await asyncio.to_thread(spades, service_env, "events", "cancel", event_id)
+        assert again.returncode == 1
+        listing = await asyncio.to_thread(spades, service_env, "events", "list")
+        assert "Open pairs" in listing.stdout
