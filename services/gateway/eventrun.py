@@ -1,7 +1,7 @@
 """Duplicate events running: the start, each round's board games, results, the end.
 
 `driving` runs in every gateway replica (a lifespan task): every ``SPADES_EVENTS_SECONDS`` it
-starts the public events whose time has come and moves each running event on (`advance`):
+starts the events whose time has come and moves each running event on (`advance`):
 a finished board game's points are read from its log (its `HandScored`), the next board of
 that table opens, a round over starts the next, the last one reveals the seeds. One replica
 moves an event at a time (its row is taken FOR UPDATE SKIP LOCKED), and opening a board is
@@ -205,9 +205,9 @@ async def advance(gateway: Gateway, event_id: str, now: float) -> bool:
         if row is None:
             return False
         if row["status"] == OPEN:
-            if row["private"] or now < row["starts_at"].timestamp():
-                return False  # a private event starts when its host says
-            await start(gateway, conn, row, fill_with_bots=False)
+            if now < row["starts_at"].timestamp():
+                return False  # its host may start a private one sooner (`POST .../start`)
+            await start(gateway, conn, row, fill_with_bots=row["private"])
             return True
         if row["status"] != RUNNING:
             return False
@@ -323,7 +323,7 @@ async def drive_once(gateway: Gateway) -> int:
     now = time.time()
     ids = await gateway.pool.fetch(
         "SELECT tourney_id FROM tourneys WHERE status = 'running'"
-        " OR (status = 'open' AND NOT private AND starts_at <= to_timestamp($1))",
+        " OR (status = 'open' AND starts_at <= to_timestamp($1))",
         now,
     )
     changed = 0
