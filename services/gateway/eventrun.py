@@ -183,7 +183,7 @@ async def board_points(gateway: Gateway, game_id: str) -> tuple[int, int] | None
     """Return a finished board game's points (North-South, East-West), None while it runs.
     A game closed before its hand was scored (every person left) scores 0 to 0."""
     stored = await gateway.store.read(stream_of(game_id))
-    if not stored or stored[-1].type != "GameFinished":
+    if not any(s.type == "GameFinished" for s in stored):  # talk may follow the end
         return None
     for s in stored:
         if s.type == "HandScored":
