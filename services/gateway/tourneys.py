@@ -42,8 +42,9 @@ from services.gateway.protocol import _Out
 from services.gateway.state import Gateway
 
 OPEN, RUNNING, FINISHED, CANCELLED = "open", "running", "finished", "cancelled"
-BOT = "bot"
-"""A partner (or a whole pair, in a private event) played by a bot."""
+BOT = "bot:"
+"""A partner (or a whole pair, in a private event) played by a bot: no account's name (the
+API's "bot" becomes it), so an account named "bot" is never taken for one."""
 _NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-0000000e7e27")
 _COLUMNS = (
     "tourney_id, name, format, host, private, rules, ladder, boards_per_round, rounds,"
@@ -62,7 +63,7 @@ class EventRefusal(Refusal):
 
 
 class Pair(msgspec.Struct, frozen=True, kw_only=True):
-    """A pair of the event: its number, its player and partner ("bot" for a bot)."""
+    """A pair of the event: its number, its player and partner (`BOT`, "bot:", for a bot)."""
 
     pair: int
     player: str

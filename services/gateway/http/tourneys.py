@@ -58,7 +58,7 @@ class CreateEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 class JoinEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Enter with ``partner``: another player's id, or "bot" (private events only)."""
 
-    partner: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    partner: Annotated[str, msgspec.Meta(pattern=auth.NAME_PATTERN, description=auth.NAME_RULE)]
 
 
 class StartEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -90,7 +90,7 @@ def rules_of(data: CreateEvent) -> dict[str, Any]:
     """Return an event's rules (one hand a board); refuse rules that are no duplicate game."""
     if data.format != "duplicate":
         raise ApiError(400, "unknown_format", "the formats are: duplicate")
-    if data.ladder is not None:
+    if data.ladder:
         if data.rules:
             raise ApiError(400, "malformed", "give a ladder or rules, not both")
         try:
@@ -150,7 +150,7 @@ class Events(Controller):
                     host=host,
                     private=True,
                     rules=rules,
-                    ladder=data.ladder,
+                    ladder=data.ladder or None,
                     boards_per_round=data.boards_per_round,
                     rounds=data.rounds,
                     max_pairs=data.max_pairs,
@@ -183,6 +183,7 @@ class Events(Controller):
         gateway = gateway_of(state)
         player = request.user.player_id
         partner = data.partner.strip().lower()
+        partner = tourneys.BOT if partner == "bot" else partner
         if partner != tourneys.BOT:
             account = await auth.find_account(gateway.pool, partner)
             if account is None or account.bot:

@@ -53,7 +53,7 @@ export function mountEvents(root) {
 
 function pairName(pair) {
   if (!pair) return "?";
-  const who = (id) => (id === "bot" ? "a bot" : playerName(id));
+  const who = (id) => (id.startsWith("bot:") ? "a bot" : playerName(id));
   return `${who(pair.player)} & ${who(pair.partner)}`;
 }
 
