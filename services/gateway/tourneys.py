@@ -14,7 +14,11 @@ by two unique keys) and ``tourney_log``, the event's audit trail as events in or
 (EventCreated, BoardsCommitted, PairJoined, PairLeft, EventStarted, RoundStarted,
 BoardOpened, BoardResult, SeedsRevealed, EventFinished, EventCancelled).
 
-The pure part (movement, matchpoints, IMPs) is `services.gateway.duplicate`.
+The audit log is the gateway's own table rather than a stream of the event store: the relay
+publishes every stream to JetStream for consumers that know games, ratings and queues, and
+an event's log has one reader, its page (`GET /api/events/{id}/log`). The pure part
+(movement, matchpoints, IMPs) is `services.gateway.duplicate`; running an event (the
+driver) is `services.gateway.eventrun`.
 
 Hidden information: a board's cards are the same at every table, so a finished board game
 would tell a player at another table what he holds. Until the event is over its games stay

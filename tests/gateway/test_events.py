@@ -97,7 +97,8 @@ async def test_four_pairs_play_two_boards_scored_by_matchpoints_and_verified(
         assert (await http.get("/api/events", headers=host)).json() == []
         made = await http.post(
             "/api/events",
-            json={"name": "Tuesday pairs", "boards_per_round": 2, "rounds": 1, "max_pairs": 4},
+            # two rounds of one board: pairs meet new opponents and change direction
+            json={"name": "Tuesday pairs", "boards_per_round": 1, "rounds": 2, "max_pairs": 4},
             headers=host,
         )
         assert made.status_code == 201, made.text
@@ -287,6 +288,15 @@ async def test_four_pairs_play_two_boards_scored_by_matchpoints_and_verified(
         assert kinds[:2] == ["EventCreated", "BoardsCommitted"]
         assert kinds.count("PairJoined") == 4
         assert kinds.count("BoardResult") == 4
+        assert kinds.count("RoundStarted") == 2
+        # the movement: round 1 pair 1 N-S against 4, 3 against 2; round 2 pair 2 against 1
+        # (pair 1 now East-West), 3 against 4
+        assert [(g["board"], g["round"], g["ns_pair"], g["ew_pair"]) for g in games] == [
+            (1, 1, 1, 4),
+            (1, 1, 3, 2),
+            (2, 2, 2, 1),
+            (2, 2, 3, 4),
+        ]
         assert kinds[-2:] == ["SeedsRevealed", "EventFinished"]
         mine = (await http.get("/api/events", headers=h["p3b"])).json()
         assert [e["event_id"] for e in mine] == [event_id]
