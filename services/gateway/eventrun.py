@@ -299,6 +299,19 @@ async def sealed(pool: asyncpg.Pool, game_id: str) -> bool:
     )
 
 
+async def sealed_among(pool: asyncpg.Pool, game_ids: list[str]) -> set[str]:
+    """Return which of ``game_ids`` are `sealed` (one query for a list of games)."""
+    rows = await pool.fetch(
+        "SELECT DISTINCT g.game_id FROM tourney_games g JOIN tourneys t USING (tourney_id)"
+        " JOIN tourney_games other ON other.tourney_id = g.tourney_id"
+        " AND other.board = g.board AND other.table_no <> g.table_no"
+        " WHERE g.game_id = ANY($1::uuid[]) AND t.status IN ('open', 'running')"
+        " AND other.ns_points IS NULL",
+        [uuid.UUID(g) for g in game_ids],
+    )
+    return {str(r["game_id"]) for r in rows}
+
+
 async def people(pool: asyncpg.Pool | Conn, tourney_id: uuid.UUID) -> tuple[str, ...]:
     """Return everyone an event's change concerns: its host and its pairs' people."""
     host = await pool.fetchval("SELECT host FROM tourneys WHERE tourney_id = $1", tourney_id)
@@ -363,4 +376,13 @@ async def driving(gateway: Gateway) -> AsyncIterator[None]:
             await task
 
 
-__all__ = ["EventSettings", "advance", "drive_once", "driving", "sealed", "start", "tell"]
+__all__ = [
+    "EventSettings",
+    "advance",
+    "drive_once",
+    "driving",
+    "sealed",
+    "sealed_among",
+    "start",
+    "tell",
+]

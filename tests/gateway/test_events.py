@@ -171,7 +171,7 @@ async def test_four_pairs_play_two_boards_scored_by_matchpoints_and_verified(
         pairs = {p["pair"]: (p["player"], p["partner"]) for p in started.json()["pairs"]}
         clients = {n: TableClient(nc, subjects, n) for pair in PAIRS for n in pair}
         played: set[str] = set()
-        sealed_checked = False
+        sealed_checked = over_checked = False
         deadline = time.monotonic() + 900
         while True:
             shown = (await http.get(url, headers=host)).json()
@@ -198,7 +198,17 @@ async def test_four_pairs_play_two_boards_scored_by_matchpoints_and_verified(
                 seats = [clients[ns[0]], clients[ew[0]], clients[ns[1]], clients[ew[1]]]
                 await play_together(seats, g["game_id"])
 
-            await asyncio.gather(*(play(g) for g in todo))
+            first, *rest = todo
+            await play(first)
+            if rest and not over_checked:  # over at its table, not at the other: still sealed
+                who = pairs[first["ns_pair"]][0]
+                listed = (await http.get(f"/api/players/{who}/games")).json()
+                assert first["game_id"] not in [x["game_id"] for x in listed]
+                refused(
+                    await http.get(f"/api/games/{first['game_id']}/events"), 403, "board_in_play"
+                )
+                over_checked = True
+            await asyncio.gather(*(play(g) for g in rest))
             played.update(g["game_id"] for g in todo)
 
         # every table's board played in full, one hand a board, two boards at two tables
@@ -284,6 +294,10 @@ async def test_four_pairs_play_two_boards_scored_by_matchpoints_and_verified(
             assert "commitment_mismatch" in other.stdout
         # over: the boards are public again; the log tells the whole story in order
         assert (await http.get(f"/api/games/{games[0]['game_id']}/events")).status_code == 200
+        listed = (await http.get("/api/players/p1a/games")).json()
+        assert {g["game_id"] for g in games if 1 in (g["ns_pair"], g["ew_pair"])} <= {
+            x["game_id"] for x in listed
+        }
         kinds = [e["type"] for e in (await http.get(f"{url}/log", headers=host)).json()]
         assert kinds[:2] == ["EventCreated", "BoardsCommitted"]
         assert kinds.count("PairJoined") == 4
