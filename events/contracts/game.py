@@ -266,6 +266,10 @@ class OpenCasual(TableRequest, frozen=True, kw_only=True):
     unlisted: bool = False
     """Keep the game out of the public lists until it finishes (`TableOpened.unlisted`)."""
     free_text_chat: bool = False
+    board_seed: str = ""
+    """A duplicate event's board (64 hex digits): the game is dealt from this committed server
+    seed with no client contribution, so every table of the board holds the same cards; its
+    SHA-256 was published when the event opened (`services.gateway.tourneys`)."""
 
 
 class LeaveTable(TableRequest, frozen=True, kw_only=True):

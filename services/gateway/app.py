@@ -23,6 +23,7 @@ from litestar.datastructures import State
 
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
+from services.gateway.eventrun import driving
 from services.gateway.guards import GatewayRequest, refuse_control_paths
 from services.gateway.http import http_routes
 from services.gateway.http.limits import UNLIMITED, rate_limits
@@ -44,7 +45,7 @@ def create_app(gateway: Gateway) -> Litestar:
     rooms = Rooms(gateway.nc, gateway.js, gateway.subjects, gateway.log)
     return Litestar(
         route_handlers=[*http_routes(), play],
-        lifespan=[lambda app: presence(gateway, rooms)],
+        lifespan=[lambda app: presence(gateway, rooms), lambda app: driving(gateway)],
         exception_handlers=EXCEPTION_HANDLERS,
         request_class=GatewayRequest,
         # in this order: who is calling (request.user), then the budgets that count by it

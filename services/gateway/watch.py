@@ -22,6 +22,7 @@ from typing import Any
 from events.contracts.audience import CatchupReply, Frame, messages_after
 from events.contracts.game import Catchup
 from events.errors import Refusal
+from services.gateway import eventrun
 from services.gateway.protocol import Error, Subscribed
 from services.gateway.rooms import Inbox, Room
 from services.gateway.state import Gateway, Unavailable, ask_catchup
@@ -97,6 +98,8 @@ class Watch:
                 if held is not None:
                     after = upto
         reply = await self._ask(after, hints=self.asks_hints)
+        if reply.seat < 0 and await eventrun.sealed(self.gateway.pool, self.game_id):
+            raise Refused("board_in_play", "this board is still being played at other tables")
         room.players, room.unlisted = reply.players, reply.unlisted
         return reply, held or []
 

@@ -95,6 +95,25 @@ def verify(events: Sequence[wire.GameEvent]) -> Verified:
     )
 
 
+def verify_committed(events: Sequence[wire.GameEvent], commitment: str) -> Verified:
+    """Return what was checked of a game dealt from a seed committed elsewhere before it
+    started (a duplicate event's board, its SHA-256 on the event's page): the game's own
+    commitment must be that one, its deals the revealed seed's, no contribution mixed in.
+    Raise `NotVerified` (``commitment_mismatch``, ``contribution_misplaced``, ...) if not."""
+    checked = verify(events)
+    if checked.commitment != commitment.strip().lower():
+        raise NotVerified(
+            "commitment_mismatch",
+            f"the game was dealt from the seed committed as {checked.commitment or '(none)'},"
+            f" not the published {commitment}",
+        )
+    if any(checked.contributions):
+        raise NotVerified(
+            "contribution_misplaced", "a board is dealt from its seed alone: a seat contributed"
+        )
+    return checked
+
+
 def _verify_legacy(
     events: Sequence[wire.GameEvent],
     started: wire.GameStarted,

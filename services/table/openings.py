@@ -42,6 +42,7 @@ def opening_events(
     dealer: int = -1,
     unlisted: bool = False,
     free_text_chat: bool = False,
+    board_seed: str = "",
 ) -> list[wire.GameEvent]:
     """Return the first events of a new game: who sits where, then the start and first deal.
 
@@ -54,6 +55,8 @@ def opening_events(
         )
     if dealer >= 0 and server_seed:
         server_seed = seed_dealing_first(dealer, rules.players)
+    if board_seed:  # a duplicate board: the committed seed deals alike at every table
+        server_seed, contributors = board_seed, ()
     opened = wire.TableOpened(
         game_id=game_id,
         ladder=ladder,
@@ -139,6 +142,14 @@ def opening_of(request: OpenRequest) -> tuple[str, dict[str, Any]]:
     }
     if isinstance(request, wire.OpenCasual) and request.unlisted:
         how["unlisted"] = True
+    if isinstance(request, wire.OpenCasual) and request.board_seed:
+        if request.dealer >= 0:
+            raise Rejected("malformed", "a board's seed draws its own first dealer")
+        try:
+            fairness.check_hex32(request.board_seed, "board seed")
+        except fairness.InvalidContribution as exc:
+            raise Rejected("malformed", str(exc)) from None
+        how["board_seed"] = request.board_seed
     if untimed:
         how["turn_seconds"] = 0.0  # no turn timer for the person (TableOpened says so)
     return game_id, how

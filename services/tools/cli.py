@@ -24,6 +24,7 @@ _COMMANDS: dict[str, str] = {
     "fairplay": "services.gateway.fairplay:run",
     "playbans": "services.matchmaking.playbans:run",
     "reports": "services.gateway.reports:run",
+    "events": "services.gateway.eventadmin:run",
 }
 
 SERVICES = ("gateway", "table", "matchmaking", "rating", "relay", "bots")
@@ -87,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
         "verify", help="recompute a finished game's deals from its revealed seed (FAIRNESS.md)"
     )
     verify.add_argument("game_id")
+    verify.add_argument(
+        "--commitment",
+        default="",
+        metavar="SHA256",
+        help="a duplicate event's board: the game must be dealt from the seed published as this",
+    )
 
     export = sub.add_parser(
         "export", help="write a month's finished rated games as NDJSON and transcripts"
@@ -126,6 +133,24 @@ def build_parser() -> argparse.ArgumentParser:
     reports.add_argument("--all", action="store_true", help="closed reports too")
     reports.add_argument("--close", type=int, default=None, help="mark this report dealt with")
     reports.add_argument("--json", action="store_true", help="print JSON")
+
+    events = sub.add_parser("events", help="duplicate events: create a public one, list, cancel")
+    actions = events.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="create a public duplicate event")
+    create.add_argument("--name", required=True)
+    create.add_argument("--start", required=True, metavar="ISO|+MINUTES")
+    create.add_argument("--boards", type=int, default=2, help="boards per round (1-12)")
+    create.add_argument("--rounds", type=int, default=3, help="rounds (1-15)")
+    create.add_argument("--max-pairs", type=int, default=16, help="places (2-32)")
+    create.add_argument(
+        "--signup-minutes", type=int, default=0, help="sign-up opens this long before (0: now)"
+    )
+    create.add_argument("--ladder", default=None, help="play a ladder's rules")
+    create.add_argument("--rules", action="append", default=[], metavar="KEY=JSON")
+    listing = actions.add_parser("list", help="the latest events")
+    listing.add_argument("--json", action="store_true")
+    cancel = actions.add_parser("cancel", help="cancel an event before its start")
+    cancel.add_argument("event_id")
 
     serve = sub.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)

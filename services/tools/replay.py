@@ -75,7 +75,7 @@ def verify(args: argparse.Namespace) -> int:
     """Verify a game from the event store; exit 0 when every deal checks, 1 when not."""
     import events.contracts.matchmaking  # noqa: F401  (registers every context the log may hold)
     from events.envelope import REGISTRY
-    from services.records.fairness import NotVerified
+    from services.records.fairness import NotVerified, verify_committed
     from services.records.fairness import verify as verify_game
 
     stored = asyncio.run(_read(args.game_id))
@@ -84,7 +84,10 @@ def verify(args: argparse.Namespace) -> int:
         return 1
     decoded = [REGISTRY.decode(s) for s in stored]
     try:
-        checked = verify_game(decoded)
+        if args.commitment:  # a duplicate board: dealt from the seed its event published
+            checked = verify_committed(decoded, args.commitment)
+        else:
+            checked = verify_game(decoded)
     except NotVerified as exc:
         print(f"NOT VERIFIED ({exc.code}): {exc}")
         return 1
@@ -94,5 +97,7 @@ def verify(args: argparse.Namespace) -> int:
         print(f"  server seed  {checked.server_seed}  (SHA-256 matches)")
         for seat, value in enumerate(checked.contributions):
             print(f"  seat {seat} contribution {value or '(none)'}")
+    if args.commitment:
+        print(f"  published    {args.commitment}  (the event's commitment: matches)")
     print(f"deals verified: {checked.hands} hands, every card as the seed deals it")
     return 0

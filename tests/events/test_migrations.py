@@ -32,6 +32,7 @@ APPLIED_HISTORY = {
     31: "b66e33a34c8f8c8c34655e311db9d66e256af87dcc823f613f6c8617b1d30eb9",
     32: "9899adf7cdfbed4549cb303e47646b9e912919e6fef8021797323e652e470fd9",
     33: "a7f4d78beb1c173dd892299c8c5d4c852020bd26466ec5dbf02cc2f0a713e16b",
+    41: "1050b140740becac567673e3d2078aa4218ed88f6c0ed32ab0cbe1853b14a3d4",
 }
 # The folder each migration lives in: its owner.
 OWNERS = {
@@ -52,6 +53,7 @@ OWNERS = {
     31: "services/rating/migrations",
     32: "services/matchmaking/migrations",
     33: "services/rating/migrations",
+    41: "services/gateway/migrations",
 }
 
 

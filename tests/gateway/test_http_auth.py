@@ -27,6 +27,7 @@ SAMPLE = {
     "ladder": "standard",
     "month": "2001-01",
     "code": "NOBODY00",
+    "event_id": str(uuid.UUID(int=7)),
 }
 """A value for each path parameter of the document: names nothing, so nothing is changed."""
 
@@ -61,6 +62,12 @@ NEEDS_ACCOUNT = {
     ("PUT", "/api/social/mutes/{game_id}/{player_id}"),
     ("DELETE", "/api/social/mutes/{game_id}/{player_id}"),
     ("POST", "/api/social/reports"),
+    # duplicate events (#31): the page and log are public (anyone checks the commitments)
+    ("GET", "/api/events"),
+    ("POST", "/api/events"),
+    ("POST", "/api/events/{event_id}/join"),
+    ("POST", "/api/events/{event_id}/leave"),
+    ("POST", "/api/events/{event_id}/start"),
 }
 
 

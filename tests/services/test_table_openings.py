@@ -61,3 +61,50 @@ def test_bad_casual_openings_are_refused(
     with pytest.raises(Rejected) as refused:
         opening_of(request)
     assert refused.value.code == code
+
+
+def test_a_duplicate_board_is_dealt_from_its_committed_seed_with_no_contribution() -> None:
+    board = bytes(range(32)).hex()
+    games = []
+    for players in (("ann", "bob", "cyd", "dan"), ("eve", "fay", "gus", "hal")):
+        request = wire.OpenCasual(
+            players=players, command_id=uuid.uuid4(), rules={"hand_cap": 1}, board_seed=board
+        )
+        game_id, how = opening_of(request)
+        # the table's own fresh seed and contributors give way to the board's
+        games.append(
+            opening_events(
+                game_id,
+                seed=0,
+                server_seed="ab" * 32,
+                contributors=(0, 1, 2, 3),
+                turn_seconds=25.0,
+                **how,
+            )
+        )
+    for events in games:
+        started = events[1]
+        assert isinstance(started, wire.GameStarted)
+        assert started.commitment == fairness.commitment(bytes.fromhex(board))
+        assert started.contributors == ()
+        assert started.dealer == fairness.first_dealer(bytes.fromhex(board), 4)
+    dealt = [[e for e in events if isinstance(e, wire.HandDealt)] for events in games]
+    assert dealt[0]  # no contribution awaited: dealt at once
+    assert dealt[0][0].hands == dealt[1][0].hands  # the same cards at both tables
+
+
+@pytest.mark.parametrize(
+    ("board_seed", "dealer"), [("zz" * 32, -1), ("ab" * 31, -1), ("ab" * 32, 2)]
+)
+def test_a_board_seed_that_is_not_64_hex_digits_or_with_a_dealer_is_refused(
+    board_seed: str, dealer: int
+) -> None:
+    request = wire.OpenCasual(
+        players=("ann", "bob", "cyd", "dan"),
+        command_id=uuid.uuid4(),
+        board_seed=board_seed,
+        dealer=dealer,
+    )
+    with pytest.raises(Rejected) as refused:
+        opening_of(request)
+    assert refused.value.code == "malformed"

@@ -10,6 +10,7 @@
 - `rematch`: `/api/games/{game_id}/rematch`, the same seats again after an unrated game.
 - `ladders`: `/api/ladders`, `/api/players/{player_id}`, `/api/games` (the live directory).
 - `compete`: `/api/players/{player_id}/stats`, season leaderboards.
+- `tourneys`: `/api/events`, duplicate events: create, list, show, enter, withdraw, start.
 - `games`: `/api/games/{game_id}/...` (summaries, events, states, transcripts, a seat's own
   view) and `/api/transcripts` (a transcript replayed).
 - `social`: `/api/social/...`: follows (with presence), blocks, mutes at a game, reports.
@@ -38,6 +39,7 @@ from services.gateway.http.practice import Practice
 from services.gateway.http.queue import Queue
 from services.gateway.http.rematch import Rematches
 from services.gateway.http.social import Social
+from services.gateway.http.tourneys import EventPages, Events
 from services.gateway.http.web import web_routes
 
 
@@ -51,6 +53,8 @@ def http_routes() -> list[Any]:
         Friends,
         Ladders,
         Compete,
+        Events,
+        EventPages,
         Games,
         Analyses,
         Rematches,

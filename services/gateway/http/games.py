@@ -18,6 +18,7 @@ from litestar.params import JSONBody, Parameter
 from events.contracts import game as wire
 from events.contracts.bots import ReplayTranscript, TranscriptReply
 from events.contracts.game import stream_of
+from services.gateway import eventrun
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, asked, gateway_of, refused
 from services.gateway.http.security import Caller, account_required
@@ -40,17 +41,21 @@ GAME_ID = Annotated[
 ]
 
 
-async def load_game(state: State, game_id: str) -> Game:
-    """Return a game's log, or 404."""
+async def load_game(state: State, game_id: str, *, public: bool = True) -> Game:
+    """Return a game's log, or 404; a ``public`` read of an event's board still played at
+    other tables, 403 `board_in_play` (`services.gateway.eventrun.sealed`)."""
     try:
         uuid.UUID(game_id)
     except ValueError:
         raise ApiError(404, "unknown_game", f"no game {game_id!r}") from None
     if (why := misspelt_game_id(game_id)) is not None:
         raise ApiError(400, "malformed", why)
-    stored = await gateway_of(state).store.read(stream_of(game_id))
+    gateway = gateway_of(state)
+    stored = await gateway.store.read(stream_of(game_id))
     if not stored:
         raise ApiError(404, "unknown_game", f"no game {game_id!r}")
+    if public and await eventrun.sealed(gateway.pool, game_id):
+        raise ApiError(403, "board_in_play", "this board is still being played at other tables")
     return Game(game_id, stored)
 
 
@@ -158,7 +163,7 @@ class Games(Controller):
         counts as the abandonment it is (a loss). 403 `not_your_seat`, 409 `game_over` or
         `seat_abandoned` otherwise."""
         player = request.user
-        game = await load_game(state, game_id)
+        game = await load_game(state, game_id, public=False)
         if player.player_id not in game.opened.players:
             raise ApiError(403, "not_your_seat", "you have no seat at this game")
         command_id = uuid.uuid5(
@@ -186,7 +191,7 @@ class Games(Controller):
     async def view(self, game_id: GAME_ID, request: Caller, state: State) -> wire.SeatViewWire:
         """The caller's view of a game he sits at (403 `not_your_seat` otherwise)."""
         player = request.user
-        game = await load_game(state, game_id)
+        game = await load_game(state, game_id, public=False)
         if player.player_id not in game.opened.players:
             raise ApiError(403, "not_your_seat", "you have no seat at this game")
         try:

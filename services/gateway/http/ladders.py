@@ -16,7 +16,7 @@ from events.contracts import rating
 from events.contracts.ladders import Ladder, configured
 from events.contracts.skill import PROVISIONAL_GAMES
 from events.pgstore import Opening
-from services.gateway import auth
+from services.gateway import auth, eventrun
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import asked, gateway_of, refused
 from services.gateway.http.queue import reply_decoder
@@ -256,9 +256,9 @@ class Ladders(Controller):
         limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
     ) -> list[GameListed]:
         """The games the player sat at, newest first (his unlisted friends' tables once
-        finished)."""
-        store = gateway_of(state).store
-        openings = await store.openings(
+        finished; a duplicate event's board once no other table has it to play)."""
+        gateway = gateway_of(state)
+        openings = await gateway.store.openings(
             "TableOpened",
             "GameFinished",
             limit=limit,
@@ -266,7 +266,11 @@ class Ladders(Controller):
             related=("rating", "RatingsUpdated"),
             hidden="unlisted",
         )
-        return _listed(openings, player_id)
+        listed = _listed(openings, player_id)
+        sealed = await eventrun.sealed_among(
+            gateway.pool, [g.game_id for g in listed if g.finished]
+        )
+        return [g for g in listed if g.game_id not in sealed]
 
     @get("/ladders", responses=ERROR_RESPONSES, summary="The ladders and their queues")
     async def ladders(self, state: State) -> list[LadderInfo]:

@@ -2,10 +2,12 @@
 //
 // Routes: #/login, #/signup, #/lobby, #/table/GAME, #/watch/GAME, #/replay/GAME?at=N,
 // #/ladder/LADDER, #/player/ID, #/friends, #/friends/CODE (a waiting room), #/join/CODE (an
-// invitation link). A page is `mount(root, params, query) -> cleanup`; a page may also return
-// {cleanup, update(query)} to follow query changes without mounting again.
+// invitation link), #/events, #/events/ID (a duplicate event). A page is
+// `mount(root, params, query) -> cleanup`; a page may also return {cleanup, update(query)} to
+// follow query changes without mounting again.
 
 import { logout, onSession, resumeSession, session } from "./api.js";
+import { mountEvent, mountEvents } from "./pages/events.js";
 import { mountFriends, mountJoin, mountWaitingRoom } from "./pages/friends.js";
 import { mountLadder } from "./pages/ladder.js";
 import { mountLobby } from "./pages/lobby.js";
@@ -22,6 +24,8 @@ const ROUTES = [
   { pattern: /^\/friends$/, mount: (root, _, query) => mountFriends(root, query), auth: true },
   { pattern: /^\/friends\/([A-Za-z0-9]+)$/, mount: (root, [code]) => mountWaitingRoom(root, code), auth: true },
   { pattern: /^\/join\/([A-Za-z0-9 -]+)$/, mount: (root, [code]) => mountJoin(root, code), auth: true },
+  { pattern: /^\/events$/, mount: (root) => mountEvents(root), auth: true },
+  { pattern: /^\/events\/([0-9a-f-]+)$/i, mount: (root, [id]) => mountEvent(root, id) },
   { pattern: /^\/table\/([0-9a-f-]+)$/i, mount: (root, [id]) => mountTable(root, id), auth: true },
   { pattern: /^\/watch\/([0-9a-f-]+)$/i, mount: (root, [id]) => mountTable(root, id, { watching: true }) },
   { pattern: /^\/replay\/([0-9a-f-]+)$/i, mount: (root, [id], query) => mountReplay(root, id, query) },
@@ -73,6 +77,7 @@ function renderNav() {
     fill(nav,
       item("#/lobby", "Lobby"),
       item("#/friends", "Friends"),
+      item("#/events", "Events"),
       item("#/ladder/standard", "Ladder"),
       item(`#/player/${encodeURIComponent(me.player_id)}`, me.name || me.player_id),
       h("button", { class: "linkish", onclick: () => { logout(); location.hash = "#/login"; } }, "Log out"));

@@ -1,0 +1,178 @@
+// Duplicate events: #/events (your events and the public ones; create a private one) and
+// #/events/ID (its boards' commitments, pairs, enter with a partner or a bot, start, your
+// board to play, the standings and every board's arithmetic). The standings come over the
+// WebSocket (`event_standings`); a poll every few seconds is the fallback.
+
+import { api, get, session } from "../api.js";
+import { GameSocket } from "../socket.js";
+import { fill, h, keepFocus, link, notify, playerName, showError, signed, uuid, when } from "../ui.js";
+
+const POLL = 3000;
+const STATUS_WORDS = { open: "sign-up open", running: "under way", finished: "finished", cancelled: "cancelled" };
+
+/** Mount #/events: the events you are in, the public ones, and the form for a private one. */
+export function mountEvents(root) {
+  const listBox = h("section", { class: "panel", "aria-labelledby": "events-list-title", "data-testid": "events-list" });
+  const name = h("input", { id: "event-name", value: "Pairs evening", maxlength: 80, "data-testid": "event-name" });
+  const perRound = h("input", { id: "event-boards", type: "number", min: 1, max: 12, value: 2, "data-testid": "event-boards" });
+  const rounds = h("input", { id: "event-rounds", type: "number", min: 1, max: 15, value: 1, "data-testid": "event-rounds" });
+  const maxPairs = h("input", { id: "event-pairs", type: "number", min: 2, max: 32, value: 8, "data-testid": "event-pairs" });
+  const form = h("form", { class: "panel", "aria-labelledby": "events-new-title" },
+    h("h2", { id: "events-new-title" }, "A private duplicate event"),
+    h("p", { class: "muted" }, "Every table plays the same boards; a pair is scored against the pairs that held the same cards. The boards' deals are committed now and shown when it ends. Bots may fill seats."),
+    h("div", { class: "field" }, h("label", { for: "event-name" }, "Name"), name),
+    h("div", { class: "field" }, h("label", { for: "event-boards" }, "Boards per round"), perRound),
+    h("div", { class: "field" }, h("label", { for: "event-rounds" }, "Rounds"), rounds),
+    h("div", { class: "field" }, h("label", { for: "event-pairs" }, "Most pairs"), maxPairs),
+    h("button", { class: "btn primary", type: "submit", "data-testid": "create-event" }, "Create the event"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const made = await api("POST", "/api/events", {
+        name: name.value.trim(),
+        boards_per_round: Number(perRound.value),
+        rounds: Number(rounds.value),
+        max_pairs: Number(maxPairs.value),
+        command_id: uuid(),
+      }, { auth: true });
+      location.hash = `#/events/${made.event.event_id}`;
+    } catch (error) {
+      showError(error, "Could not create the event");
+    }
+  });
+  fill(root, h("div", { class: "lobby" }, h("h1", { class: "wide" }, "Events"), form, listBox));
+  get("/api/events", { auth: true }).then((events) => {
+    fill(listBox, h("h2", { id: "events-list-title" }, "Your events and public ones"),
+      events.length
+        ? h("ul", {}, events.map((e) => h("li", {},
+          link(`/events/${e.event_id}`, e.name),
+          ` · ${e.private ? "private" : "public"} · ${STATUS_WORDS[e.status] || e.status} · ${e.pairs}/${e.max_pairs} pairs · starts ${when(e.starts_at)}`)))
+        : h("p", { class: "muted" }, "No events yet."));
+  }).catch((error) => showError(error, "Could not load the events"));
+}
+
+function pairName(pair) {
+  if (!pair) return "?";
+  const who = (id) => (id.startsWith("bot:") ? "a bot" : playerName(id));
+  return `${who(pair.player)} & ${who(pair.partner)}`;
+}
+
+/** Mount #/events/ID: the event's page. */
+export function mountEvent(root, eventId) {
+  const myId = session() ? session().player_id : null; // the page is public; entering is not
+  let shown = null;
+  let stopped = false;
+  let timer = null;
+  let busy = false;
+  const box = h("section", { class: "panel event-page", "data-testid": "event-page" });
+  fill(root, box);
+
+  async function call(path, body) {
+    if (busy) return;
+    busy = true;
+    try {
+      shown = await api("POST", `/api/events/${eventId}${path}`, body, { auth: true });
+    } catch (error) {
+      showError(error, "Refused");
+    }
+    busy = false;
+    render();
+  }
+  async function load() {
+    clearTimeout(timer);
+    try {
+      shown = await get(`/api/events/${eventId}`);
+    } catch (error) {
+      fill(box, h("p", { class: "form-error" }, error.words || error.message));
+      return;
+    }
+    render();
+    if (!stopped && ["open", "running"].includes(shown.event.status)) timer = setTimeout(load, POLL);
+  }
+  function render() {
+    if (shown && !stopped) keepFocus(draw);
+  }
+
+  function draw() {
+    const e = shown.event;
+    const pairs = new Map(shown.pairs.map((p) => [p.pair, p]));
+    const mine = shown.pairs.find((p) => p.player === myId || p.partner === myId);
+    const host = myId !== null && e.host === myId;
+    let actions = null;
+    if (e.status === "open" && !mine && myId) {
+      const partner = h("input", { id: "event-partner", placeholder: "your partner's name", autocomplete: "off", "data-testid": "event-partner" });
+      const withBot = h("input", { id: "event-bot", type: "checkbox", "data-testid": "event-bot" });
+      const form = h("form", { class: "row" },
+        h("label", { for: "event-partner" }, "Partner "), partner,
+        e.private ? [h("input", { type: "hidden" }), withBot, h("label", { for: "event-bot" }, " a bot")] : null,
+        h("button", { class: "btn primary", type: "submit", "data-testid": "join-event" }, "Enter"));
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const chosen = withBot.checked ? "bot" : partner.value.trim();
+        if (!chosen) { notify("Name a partner (or choose a bot)"); return; }
+        call("/join", { partner: chosen });
+      });
+      actions = form;
+    } else if (e.status === "open") {
+      actions = h("p", { class: "row" }, h("span", {}, `You play as pair ${mine.pair}. `),
+        h("button", { class: "btn", type: "button", "data-key": "withdraw", onclick: () => call("/leave") }, "Withdraw"));
+    }
+    const starter = e.status === "open" && host
+      ? h("p", { class: "row" },
+        h("button", { class: "btn primary", type: "button", "data-testid": "start-event", "data-key": "start", onclick: () => call("/start", { fill_with_bots: true }) },
+          shown.pairs.length % 2 ? "Add a bot pair and start" : "Start now"))
+      : null;
+    const myGame = mine && shown.games.find((g) => g.game_id && g.ns_points === null && (g.ns_pair === mine.pair || g.ew_pair === mine.pair));
+    const playing = myGame
+      ? h("p", { class: "notice" }, `Board ${myGame.board} is on at table ${myGame.table}. `,
+        h("a", { class: "btn primary", href: `#/table/${myGame.game_id}`, "data-testid": "play-board" }, "Play it"))
+      : null;
+    const standings = h("table", { class: "standings", "data-testid": "event-standings" },
+      h("caption", {}, "Standings: matchpoints (2 for each pair beaten on the same cards, 1 a tie) and cross-IMPs"),
+      h("thead", {}, h("tr", {}, ["#", "Pair", "Matchpoints", "%", "IMPs", "Boards"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, shown.standings.map((s) => h("tr", { "data-testid": `standing-${s.pair}` },
+        h("td", {}, String(s.rank)), h("td", {}, `${s.pair}: ${pairName(pairs.get(s.pair))}`),
+        h("td", {}, `${s.matchpoints} / ${s.top}`), h("td", {}, s.top ? `${s.percent}%` : "–"),
+        h("td", {}, signed(s.imps)), h("td", { "data-testid": `boards-${s.pair}` }, String(s.boards))))));
+    const arithmetic = shown.scores.length
+      ? h("table", { class: "board-scores", "data-testid": "board-scores" },
+        h("caption", {}, "Every board: each pair's net score against the pairs that held the same cards"),
+        h("thead", {}, h("tr", {}, ["Board", "Pair", "Sat", "Points", "Net", "Against", "Matchpoints", "IMPs"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, shown.scores.map((s) => h("tr", {},
+          h("td", {}, String(s.board)), h("td", {}, String(s.pair)), h("td", {}, s.direction),
+          h("td", {}, `${s.points} to ${s.against}`), h("td", {}, signed(s.net)),
+          h("td", {}, s.versus.length ? s.versus.map((v) => `pair ${v.pair} (${signed(v.net)}): ${v.matchpoints} MP, ${signed(v.imps)} IMP`).join("; ") : "nobody yet"),
+          h("td", {}, `${s.matchpoints} / ${s.top}`), h("td", {}, signed(s.imps))))))
+      : null;
+    const boards = h("table", { class: "boards", "data-testid": "event-boards" },
+      h("caption", {}, "Boards: each deal's seed is committed (its SHA-256) before the first card and revealed at the end"),
+      h("thead", {}, h("tr", {}, ["Board", "Round", "Commitment (SHA-256)", "Seed", "Games"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, shown.boards.map((b) => h("tr", {},
+        h("td", {}, String(b.board)), h("td", {}, String(b.round)),
+        h("td", {}, h("code", { class: "hash", "data-testid": `commitment-${b.board}` }, b.commitment)),
+        h("td", {}, b.seed ? h("code", { class: "hash" }, b.seed) : h("span", { class: "muted" }, "secret until the end")),
+        h("td", {}, shown.games.filter((g) => g.board === b.board && g.game_id).map((g) => [
+          e.status === "finished" ? link(`/replay/${g.game_id}`, `table ${g.table}`) : `table ${g.table}`,
+          g.ns_points !== null ? ` (${g.ns_points}:${g.ew_points}) ` : " "]))))));
+    fill(box,
+      h("h1", {}, e.name),
+      h("p", { "data-testid": "event-status" }, `Duplicate · ${e.private ? "private" : "public"} · ${STATUS_WORDS[e.status] || e.status}`
+        + (e.status === "running" ? ` · round ${e.round} of ${e.rounds}` : "")
+        + ` · ${e.boards_per_round} board${e.boards_per_round === 1 ? "" : "s"} a round · ${shown.pairs.length}/${e.max_pairs} pairs`
+        + (e.host ? ` · hosted by ${playerName(e.host)}` : "")),
+      e.status === "open" ? h("p", { class: "muted" }, `Starts ${when(e.starts_at)}${e.private ? " (or when the host starts it)" : ""}.`) : null,
+      actions, starter, playing,
+      h("h2", {}, "Pairs"),
+      shown.pairs.length ? h("ul", { "data-testid": "event-pairs" }, shown.pairs.map((p) => h("li", {}, `${p.pair}: ${pairName(p)}`))) : h("p", { class: "muted" }, "Nobody has entered yet."),
+      standings, arithmetic, boards);
+  }
+
+  const listener = myId && new GameSocket(null, {
+    onMessage: (message) => {
+      if (message.type === "event_standings" && message.event_id === eventId) load();
+    },
+    onState: () => {},
+  }).start();
+  load();
+  return () => { stopped = true; clearTimeout(timer); if (listener) listener.stop(); };
+}

@@ -1,0 +1,71 @@
+"""A private duplicate event in two browsers: ann creates it (one board), the board's
+commitment is on its page before any card; ann enters with a bot partner, bob opens the
+event's link and enters with a bot too; ann starts it, both play their board from the event's
+page, and the standings move (a board scored, the arithmetic shown); the seed revealed at the
+end is the one committed."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+
+from playwright.async_api import expect
+
+from tests.browser.conftest import NewPage, StartStack
+from tests.browser.stack import screenshot_path
+from tests.browser.test_friends import play_out
+from tests.browser.test_practice import sign_up
+
+EVENT = re.compile(r"#/events/([0-9a-f-]{36})$")
+
+
+async def test_a_private_event_is_created_joined_played_and_its_standings_move(
+    start: StartStack, new_page: NewPage
+) -> None:
+    stack = await start()
+    host = await new_page(stack)
+    friend = await new_page(stack, width=390, height=844)  # bob is on a phone
+    await sign_up(host, "ann")
+    await sign_up(friend, "bob")
+
+    await host.get_by_role("link", name="Events").click()
+    await host.get_by_test_id("event-name").fill("Friday pairs")
+    await host.get_by_test_id("event-boards").fill("1")
+    await host.get_by_test_id("create-event").click()
+    await expect(host).to_have_url(EVENT)
+    event_id = EVENT.search(host.url).group(1)  # type: ignore[union-attr]
+    commitment = host.get_by_test_id("commitment-1")
+    await expect(commitment).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
+    committed = await commitment.inner_text()
+
+    await host.get_by_test_id("event-bot").check()
+    await host.get_by_test_id("join-event").click()
+    await expect(host.get_by_test_id("event-pairs")).to_contain_text("ann & a bot")
+
+    await friend.goto(f"/#/events/{event_id}")
+    await expect(friend.get_by_test_id("commitment-1")).to_have_text(committed)
+    await friend.get_by_test_id("event-bot").check()
+    await friend.get_by_test_id("join-event").click()
+    await expect(friend.get_by_test_id("event-pairs")).to_contain_text("bob & a bot")
+    # ann's page hears of bob's entry (pushed, or at the next poll)
+    await expect(host.get_by_test_id("event-pairs")).to_contain_text("bob & a bot")
+    await expect(host.get_by_test_id("boards-1")).to_have_text("0")
+    await expect(host.get_by_test_id("board-scores")).to_have_count(0)
+
+    await host.get_by_test_id("start-event").click()
+    await expect(host.get_by_test_id("event-status")).to_contain_text("under way")
+    await host.get_by_test_id("play-board").click()
+    await friend.get_by_test_id("play-board").click()
+    await asyncio.gather(play_out(host), play_out(friend))
+
+    await host.goto(f"/#/events/{event_id}")
+    await expect(host.get_by_test_id("event-status")).to_contain_text("finished", timeout=60_000)
+    await expect(host.get_by_test_id("boards-1")).to_have_text("1")
+    await expect(host.get_by_test_id("boards-2")).to_have_text("1")
+    await expect(host.get_by_test_id("board-scores")).to_contain_text("NS")
+    await expect(host.get_by_test_id("board-scores")).to_contain_text("EW")
+    seed = host.get_by_test_id("event-boards").locator("code.hash").nth(1)
+    revealed = await seed.inner_text()
+    assert hashlib.sha256(bytes.fromhex(revealed)).hexdigest() == committed
+    await host.screenshot(path=screenshot_path("event-finished"), full_page=True)
