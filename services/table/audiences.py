@@ -9,6 +9,7 @@ one encoding.
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Iterable, Sequence
 
@@ -58,19 +59,59 @@ def spectator_message(game_id: str, seq: int, event: wire.GameEvent) -> bytes:
     return _json.encode(Event(game_id=game_id, seq=seq, event=wire.redact(event, -1)))
 
 
+class _Recent:
+    """The last few thousand encoded answers, by a key that fixes their bytes.
+
+    A game's version names one state for good (its events never change), so a seat's view
+    or turn at a version, with the suggestion it carries, is the same bytes however often it
+    is asked: a client asking for its view fifty times a second (the most the gateway lets a
+    connection send) costs the table one encoding per change of the game, not fifty.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self.kept: collections.OrderedDict[tuple[object, ...], bytes] = collections.OrderedDict()
+
+    def get(self, key: tuple[object, ...]) -> bytes | None:
+        found = self.kept.get(key)
+        if found is not None:
+            self.kept.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[object, ...], value: bytes) -> bytes:
+        self.kept[key] = value
+        if len(self.kept) > self.size:
+            self.kept.popitem(last=False)
+        return value
+
+
+_views = _Recent()
+_turns = _Recent()
+
+
 def turn_message(table: Table, seat: int, *, hints: bool = False) -> bytes:
     """Return ``seat``'s `YourTurn` now (empty: not on turn, or a bot holds the seat);
     ``hints``: with the bot tier's suggestion, at a practice table only (if it has come)."""
     state = table.state
     if seat < 0 or state.turn != seat or table.over or seat in table.bot_seats():
         return b""
-    commands = engine.audience.turn_commands(state, seat)
-    if not commands:
-        return b""
-    suggestion = None
+    hinted = None
     if hints and table.opened is not None and wire.hints_allowed(table.opened):
         hinted = table.suggestion(seat)  # asked of the bot tier once per turn; never here
-        suggestion = None if hinted is None else _command(hinted)
+    key = (table.game_id, table.version, table.turn_deadline, seat, hinted)
+    kept = _turns.get(key)
+    if kept is not None:
+        return kept
+    commands = engine.audience.turn_commands(state, seat)
+    if not commands:
+        return _turns.put(key, b"")
+    suggestion = None if hinted is None else _command(hinted)
+    return _turns.put(key, _turn_bytes(table, commands, suggestion))
+
+
+def _turn_bytes(
+    table: Table, commands: Sequence[engine.Command], suggestion: wire.AnySeatCommand | None
+) -> bytes:
     return _json.encode(
         YourTurn(
             game_id=table.game_id,
@@ -101,16 +142,28 @@ def clock_message(table: Table, now: float) -> bytes:
 
 def view_message(table: Table, player_id: str) -> bytes:
     """Return ``player_id``'s `View`: his seat's now, or the spectators' at the last release."""
-    if table.seat_of(player_id) is not None:
-        return _json.encode(
-            View(game_id=table.game_id, seq=table.version, view=table.view(player_id))
+    seat = table.seat_of(player_id)
+    if seat is not None:
+        key: tuple[object, ...] = (table.game_id, table.version, seat, table.suggestion(seat))
+        kept = _views.get(key)
+        if kept is not None:
+            return kept
+        return _views.put(
+            key,
+            _json.encode(
+                View(game_id=table.game_id, seq=table.version, view=table.view(player_id))
+            ),
         )
+    key = (table.game_id, table.released, engine.SPECTATOR)
+    kept = _views.get(key)
+    if kept is not None:
+        return kept
     view = wire.view_to_wire(
         engine.view(table.released_state, engine.SPECTATOR),
         players=table.players,
         version=table.released,
     )
-    return _json.encode(View(game_id=table.game_id, seq=table.released, view=view))
+    return _views.put(key, _json.encode(View(game_id=table.game_id, seq=table.released, view=view)))
 
 
 def frame(

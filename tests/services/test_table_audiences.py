@@ -10,6 +10,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 
 import engine
@@ -211,3 +212,32 @@ def test_the_hint_is_the_bot_tiers_at_practice_tables_only_and_never_a_search_he
     casual = _on_turn("casual")
     casual.hint = (casual.version, 0, legal[0])
     assert "suggestion" not in json.loads(audiences.turn_message(casual, 0, hints=True))
+
+
+async def test_a_view_asked_again_is_the_same_bytes_until_the_game_or_its_hint_changes() -> None:
+    """Views and turns are kept per (game, version, seat, suggestion): a client asking fifty
+    times a second costs one encoding. Kept bytes must equal fresh ones at every version of
+    a whole game, for every seat and a spectator, and a hint that comes at the same version
+    must show in the next view."""
+    from events.contracts.audience import View
+
+    table, _, stored = await _game(engine.Ruleset(target=100))
+    replayed = Table(table.game_id)
+    fresh = msgspec.json.Encoder()
+    for s in stored:
+        replayed.fold(s, REGISTRY.decode(s))
+        for player in (*PLAYERS[:4], "someone watching"):
+            first = audiences.view_message(replayed, player)
+            if replayed.seat_of(player) is not None:
+                expected = View(
+                    game_id=replayed.game_id, seq=replayed.version, view=replayed.view(player)
+                )
+                assert first == fresh.encode(expected)
+            assert audiences.view_message(replayed, player) == first
+    practice = _on_turn("practice")
+    before = json.loads(audiences.view_message(practice, PLAYERS[0]))
+    assert before["view"].get("suggestion") is None
+    practice.hint = (practice.version, 0, engine.view(practice.state, 0).legal[0])
+    after = json.loads(audiences.view_message(practice, PLAYERS[0]))
+    assert after["seq"] == before["seq"]
+    assert after["view"]["suggestion"] in after["view"]["legal"]
