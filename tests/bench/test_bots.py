@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from benchmarks import bots
-from engine import PlayCard, Ruleset, parse_card
+from engine import HandScored, PlayCard, Ruleset, parse_card, replay
 from engine.bot import play_game
 from tests.engine.support import bid_round, hands, run, start
 
@@ -77,3 +77,19 @@ def test_baseline_self_play_counts_every_game() -> None:
     assert figures["games"] == 3
     assert 0 <= figures["target_share"] <= 1
     assert figures["overtakes"] == 0
+
+
+def test_tricks_minus_bid_is_the_mean_over_non_nil_bids_of_tricks_taken_less_the_bid() -> None:
+    # Worked out here from the hands' own bids and tricks, apart from the tally.
+    events, _ = play_game(Ruleset(target=300), 5)
+    tallies: dict[str, bots.Tally] = {"baseline": bots.Tally()}
+    bots.add_game(events, ("baseline",) * 4, tallies, Counter())
+    overs = []
+    state = replay([])
+    for event in events:
+        if isinstance(event, HandScored):
+            overs += [t - b for t, b in zip(event.tricks, state.bids, strict=True) if b != 0]
+        state = replay([event], state)
+    assert overs
+    figures = tallies["baseline"].figures()
+    assert figures["tricks_minus_bid"] == pytest.approx(sum(overs) / len(overs))

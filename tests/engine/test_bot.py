@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 from hypothesis import given
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from engine import (
     DeclareBlindNil,
     DeclineBlindNil,
+    GameState,
     PassCards,
     PlaceBid,
     PlayCard,
@@ -25,6 +27,7 @@ from engine import (
     view,
 )
 from engine.bot import choose, estimate, play_game
+from engine.botplay import set_chance
 from engine.rules import tables
 from tests.engine.support import bid_round, hands, run, start
 from tests.engine.test_properties import PROFILE, play, rulesets
@@ -205,6 +208,70 @@ def test_the_bot_ducks_bags_once_both_contracts_are_made() -> None:
 def test_the_bot_keeps_winning_while_the_opponents_can_be_set() -> None:
     v = after_east_leads_a_heart({0: 1, 1: 4, 2: 1, 3: 4}, (1, 0, 1, 0))
     assert choose(v) == PlayCard(2, parse_card("3S"))
+
+
+def test_the_bot_chases_no_set_the_opponents_are_all_but_sure_to_make() -> None:
+    # E+W bid 8 and hold 6 with every trick to play: setting them means taking 12 of the
+    # 13 left. The old chase (2 needed of 13, times a 160-point swing) spent a trump on it.
+    v = after_east_leads_a_heart({0: 1, 1: 4, 2: 1, 3: 4}, (1, 3, 1, 3))
+    assert choose(v) == PlayCard(2, parse_card("TC"))
+
+
+def test_the_set_chance_is_the_opponents_missing_their_need() -> None:
+    assert set_chance(1, 1, 0.5) == 0.5
+    assert set_chance(3, 3, 0.6) > 0.5 > set_chance(1, 6, 0.6)
+    assert set_chance(2, 13, 0.6) < 0.001
+
+
+# S leads the second trick having made the side's contract, the opponents theirs.
+DUCK = hands(
+    "3H 2C 3C 4C 5C 6C 2S 3S 4S 5S 6S 7S 8S",
+    "5H 6H 7H 8H 9H TH JH QH KH 9S TS JS QS",
+    "AH 4H 3D KD QD JD KC QC JC TC 9C 8C 7C",
+    "2H 2D 4D 5D 6D 7D 8D 9D TD AD AC KS AS",
+)
+
+
+def ducking_state() -> GameState:
+    state = bid_round(start(None, DUCK, dealer=1), {0: 1, 1: 1, 2: 1, 3: 1})
+    plays = [(2, "AH"), (3, "2H"), (0, "3H"), (1, "5H")]
+    state, _ = run(state, *(PlayCard(s, parse_card(c)) for s, c in plays))
+    return state._replace(taken=(1, 1, 2, 1))
+
+
+def ducking_lead() -> SeatView:
+    return view(ducking_state(), 2)
+
+
+def test_a_side_ducking_bags_leads_the_card_nobody_can_play_under() -> None:
+    # The 3D is the lowest card but the unseen 2D can duck under it and hand S a bag;
+    # under the 4H every heart is gone and eight unseen hearts are above it.
+    v = ducking_lead()
+    assert v.trick == ()
+    assert v.turn == 2
+    assert choose(v) == PlayCard(2, parse_card("4H"))
+
+
+def test_last_to_a_trick_every_card_wins_a_ducking_side_sheds_its_highest() -> None:
+    # S leads the 4H; W, N and E follow: E last holds only hearts above the trick.
+    state = ducking_state()
+    state, _ = run(state, PlayCard(2, parse_card("4H")), PlayCard(3, parse_card("2D")))
+    state, _ = run(state, PlayCard(0, parse_card("2C")))
+    assert choose(view(state, 1)) == PlayCard(1, parse_card("KH"))
+
+
+def test_a_partners_nil_or_an_opponents_adds_to_the_tricks_bid() -> None:
+    # Covering a partner's nil means playing high; an opponent's nil leaves its tricks
+    # to the other three seats.
+    alone = bidding_view("QS 6S AH KH 9H 7H QC JC 5C KD QD 3D 2D")
+    bids = list(alone.bids)
+    assert bids[2] < 0
+    assert bids[1] < 0
+    plain = bot.wanted_bid(alone)
+    bids[2] = 0
+    assert bot.wanted_bid(dataclasses.replace(alone, bids=tuple(bids))) == plain + 1
+    bids[2], bids[1], bids[3] = -1, 0, 0
+    assert bot.wanted_bid(dataclasses.replace(alone, bids=tuple(bids))) == plain + 1
 
 
 def test_heads_up_and_cut_throat_bot_games_end_by_the_target() -> None:
