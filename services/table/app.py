@@ -61,6 +61,7 @@ from services.runtime import logs, ops
 from services.runtime.service import Runtime
 from services.table import audiences, talk
 from services.table.catchups import Catchups
+from services.table.decided import Decided
 from services.table.openings import OpenRequest, opening_events, opening_of
 from services.table.tables import (
     BOT_ACTOR,
@@ -275,7 +276,8 @@ class TableService:
         restart = table.clock_restart(time.time())
         if restart is not None:
             seed = f"restart:{table.game_id}:{table.version}"
-            await self._append(table, [restart], id_seed=seed, actor="table")
+            facts = Decided.facts(table.state, restart)
+            await self._append(table, facts, id_seed=seed, actor="table")
             self.log.info("turn clock restarted after an outage", seconds=restart.seconds)
             self._schedule(table)
         return restart is not None
@@ -323,15 +325,17 @@ class TableService:
     async def _append(
         self,
         table: Table,
-        events: list[wire.GameEvent],
+        events: Decided,
         *,
         id_seed: str,
         actor: str,
         command_id: uuid.UUID | None = None,
     ) -> None:
-        """Append ``events`` after the table's version, fenced by the partition's lease."""
+        """Append ``events`` after the table's version, fenced by the partition's lease, then
+        fold the states their deciding computed (never the wire events back through the engine)
+        and publish every audience's messages."""
         fence = self._owner_fence(table.game_id)
-        states = table.states_after(events)
+        states = events.after
         metadata = Metadata(
             command_id=command_id,
             correlation_id=uuid.UUID(table.game_id),
@@ -628,13 +632,11 @@ class TableService:
                 contributors=humans if window else (),
                 **how,
             )
-            opening = Table(game_id)
-            after = opening.states_after(events)[-1]
             metadata = Metadata(
                 correlation_id=uuid.UUID(game_id),
                 actor="table",
                 epoch=fence.epoch,
-                deadline=opening.deadline_after(events, after, time.time()),
+                deadline=Table(game_id).deadline_after(events, events.after[-1], time.time()),
             )
             new = [
                 REGISTRY.new_event(e, metadata, event_id=i)
