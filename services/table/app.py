@@ -21,7 +21,7 @@ replica whose NATS connection does not answer its own probe for SPADES_NATS_GRAC
 gives its leases up the same way (timers first) and claims again once it answers (the
 argument is in `events.leases`); meanwhile it times no person out. A game served again after
 nobody served it (a take-over, or a person's timer that could not act for an outage) gives the
-person on turn a full turn from then, recorded (`TurnClockRestarted`, `_restart_clock`).
+person on turn a full turn from then, recorded (`TurnClockRestarted`, `Timers.restart_clock`).
 
 This module is the runner: the leases, the subscriptions, taking partitions over and letting
 them go. The replica's other jobs each have a module: the load -> decide -> append -> publish

@@ -1,14 +1,14 @@
 """A table: one game's stream folded into the engine state plus who sits where.
 
 Everything here is synchronous and free of I/O, so the rules of seating, timeouts and
-abandonment are tested without servers; `services.table.app` does the loading and appending.
+abandonment are tested without servers; `services.table.games` does the loading and appending.
 
 Seat rules decided here (the issue leaves them to us):
 
 - A seat that lets its timer run out is played by the strong bot for that one action
   (`TurnTimedOut` then the bot's events, in one append), as is a seat taken over; the move
   is decided in the bot tier, or by the baseline on the table when no worker answers in
-  time (`services.table.app`). ``abandon_streak`` timeouts in a row
+  time (`services.table.timers`). ``abandon_streak`` timeouts in a row
   (default 3) and a bot takes the seat over for the rest of the game (`SeatAbandoned`); the
   player can no longer act there. Any action of his own resets his streak.
 - An unrated table (practice, casual) whose every seat a bot now plays closes at once: the
@@ -99,7 +99,7 @@ class Table:
     """The last frames published (`services.table.audiences`), for a gateway's catch-up."""
     hint: tuple[int, int, engine.Command] | None = None
     """The bot tier's suggestion for the seat on turn: (version, seat, command). Asked for
-    once per turn at a practice table (`services.table.app`), however often it is shown."""
+    once per turn at a practice table (`services.table.handlers`), however often it is shown."""
     talk: TalkLog = field(default_factory=TalkLog)
 
     # -- folding ------------------------------------------------------------------------------
