@@ -13,8 +13,10 @@ work alone: what one card costs a table replica's CPU before PostgreSQL and NATS
 Figures (also in ``artifacts/bench.json``): ``table.cpu_us_per_play`` (process CPU µs per
 accepted command: the mean of a round, the median of SPADES_BENCH_TABLE_ROUNDS rounds, 3),
 ``table.cpu_us_per_play_median`` (one play's median over every round: the steadier figure on a
-loaded machine) and ``table.plays`` (the commands of one round: SPADES_BENCH_TABLE_GAMES games,
-20). The load average when the run started is in ``meta.table``.
+loaded machine), ``table.decide_us_per_play_median`` (its first part: decoding the request,
+deciding through the engine, the engine states after the events) and ``table.plays`` (the
+commands of one round: SPADES_BENCH_TABLE_GAMES games, 20). The load average when the run
+started is in ``meta.table``.
 """
 
 from __future__ import annotations
@@ -46,9 +48,13 @@ PLAYERS = ("ann", "bob", "cy", "di")
 _requests = msgspec.json.Decoder(wire.AnyTableRequest)
 
 
-async def _commit(store: InMemoryEventStore, table: Table, events: list[wire.GameEvent]) -> int:
-    """Append ``events`` as the service does; return the frame's size in bytes."""
-    states = table.states_after(events)
+async def _commit(
+    store: InMemoryEventStore,
+    table: Table,
+    events: list[wire.GameEvent],
+    states: list[engine.GameState],
+) -> int:
+    """Append ``events`` (leading to ``states``) as the service does; return the frame's size."""
     metadata = Metadata(
         command_id=uuid.uuid4(),
         correlation_id=uuid.UUID(table.game_id),
@@ -69,29 +75,28 @@ async def _commit(store: InMemoryEventStore, table: Table, events: list[wire.Gam
     return len(FRAMES.encode(frame))
 
 
-async def _round(seed: int) -> list[float]:
-    """Play ``GAMES`` games; return the CPU seconds of the table's work on each play."""
+async def _round(seed: int) -> tuple[list[float], list[float]]:
+    """Play ``GAMES`` games; return the CPU seconds of the table's work on each play, and of
+    its first part: decoding, deciding and the states after the events."""
     rng = random.Random(seed)
     cpu: list[float] = []
+    deciding: list[float] = []
     for g in range(GAMES):
         store = InMemoryEventStore()
         game_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         table = Table(game_id)
         rules = engine.Ruleset(target=500)
-        await _commit(
-            store,
-            table,
-            opening_events(
-                game_id,
-                ladder="casual",
-                rated=False,
-                players=PLAYERS,
-                bots=(),
-                rules=rules,
-                seed=seed * 1000 + g,
-                turn_seconds=25.0,
-            ),
+        opening = opening_events(
+            game_id,
+            ladder="casual",
+            rated=False,
+            players=PLAYERS,
+            bots=(),
+            rules=rules,
+            seed=seed * 1000 + g,
+            turn_seconds=25.0,
         )
+        await _commit(store, table, opening, table.states_after(opening))
         while not table.over:
             seat = table.state.turn
             move = engine.bot.choose(engine.view(table.state, seat), rng)
@@ -107,26 +112,34 @@ async def _round(seed: int) -> list[float]:
             request = _requests.decode(body)
             assert isinstance(request, wire.SubmitCommand)
             events = table.decide(request.player_id, request.command)
-            await _commit(store, table, events)
+            states = table.states_after(events)
+            decided = time.process_time_ns()
+            await _commit(store, table, events, states)
             cpu.append((time.process_time_ns() - started) / 1e9)
-    return cpu
+            deciding.append((decided - started) / 1e9)
+    return cpu, deciding
 
 
 def main() -> None:
     """Run the rounds, print and record the figures."""
     meta = artifact.run_metadata()
-    rounds = [asyncio.run(_round(r + 1)) for r in range(ROUNDS)]
+    results = [asyncio.run(_round(r + 1)) for r in range(ROUNDS)]
+    rounds = [cpu for cpu, _ in results]
     mean = statistics.median(sum(cpu) / len(cpu) * 1e6 for cpu in rounds)
     plays = sorted(t * 1e6 for cpu in rounds for t in cpu)
     median = plays[len(plays) // 2]
+    decides = sorted(t * 1e6 for _, part in results for t in part)
+    deciding = decides[len(decides) // 2]
     print(
         f"table: {mean:.1f} µs CPU per play (the median round's mean; {ROUNDS} rounds of "
-        f"{len(rounds[0])} plays), a play's median {median:.1f} µs"
+        f"{len(rounds[0])} plays), a play's median {median:.1f} µs, of which deciding "
+        f"(decode, decide, the states after) {deciding:.1f} µs"
     )
     print(f"       load average at start: {meta['load_average_start']}")
     figures = {
         "table.cpu_us_per_play": mean,
         "table.cpu_us_per_play_median": median,
+        "table.decide_us_per_play_median": deciding,
         "table.plays": len(rounds[0]),
     }
     artifact.record("table", figures, meta)
