@@ -1,6 +1,6 @@
 """What each audience of a game is sent, built and encoded here once (`events.contracts.audience`).
 
-Pure and synchronous: `services.table.app` calls `frame` after each append commits and
+Pure and synchronous: `services.table.games` calls `frame` after each append commits and
 publishes it, and `catchup` to answer a gateway's `Catchup`. The rules of what a seat may
 know are the engine's (`engine.audience`, `engine.view`); this module only encodes them, one
 message per audience: four seats told the same public event without a change of hand share

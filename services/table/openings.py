@@ -19,6 +19,7 @@ from events.contracts import game as wire
 from events.contracts.bots import LEVELS
 from events.contracts.game import game_id_of_match
 from events.contracts.ladders import UnknownLadder, ladder_of
+from services.table.decided import Decided
 from services.table.tables import Rejected
 
 OpenRequest = wire.OpenPractice | wire.OpenCasual | wire.OpenMatch
@@ -43,7 +44,7 @@ def opening_events(
     unlisted: bool = False,
     free_text_chat: bool = False,
     board_seed: str = "",
-) -> list[wire.GameEvent]:
+) -> Decided:
     """Return the first events of a new game: who sits where, then the start and first deal.
 
     With a ``server_seed`` (64 hex digits) the deals are committed (docs/FAIRNESS.md): the
@@ -70,8 +71,8 @@ def opening_events(
         free_text_chat=free_text_chat,
     )
     start = engine.StartGame(rules, seed=seed, server_seed=server_seed, contributors=contributors)
-    started = engine.decide(engine.initial_state(), start)
-    return [opened, *(wire.to_wire(e) for e in started)]
+    new = engine.initial_state()
+    return Decided.facts(new, opened).then(Decided.applied(new, engine.decide(new, start)))
 
 
 def seed_dealing_first(dealer: int, players: int) -> str:

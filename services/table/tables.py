@@ -1,14 +1,14 @@
 """A table: one game's stream folded into the engine state plus who sits where.
 
 Everything here is synchronous and free of I/O, so the rules of seating, timeouts and
-abandonment are tested without servers; `services.table.app` does the loading and appending.
+abandonment are tested without servers; `services.table.games` does the loading and appending.
 
 Seat rules decided here (the issue leaves them to us):
 
 - A seat that lets its timer run out is played by the strong bot for that one action
   (`TurnTimedOut` then the bot's events, in one append), as is a seat taken over; the move
   is decided in the bot tier, or by the baseline on the table when no worker answers in
-  time (`services.table.app`). ``abandon_streak`` timeouts in a row
+  time (`services.table.timers`). ``abandon_streak`` timeouts in a row
   (default 3) and a bot takes the seat over for the rest of the game (`SeatAbandoned`); the
   player can no longer act there. Any action of his own resets his streak.
 - An unrated table (practice, casual) whose every seat a bot now plays closes at once: the
@@ -42,6 +42,7 @@ from events.contracts import game as wire
 from events.contracts.audience import Frame
 from events.contracts.talk import Say, Talked
 from events.envelope import StoredEvent
+from services.table.decided import Decided
 from services.table.finished import FinishedTables as FinishedTables
 from services.table.refusals import Rejected as Rejected
 from services.table.talk import TalkLog
@@ -98,7 +99,7 @@ class Table:
     """The last frames published (`services.table.audiences`), for a gateway's catch-up."""
     hint: tuple[int, int, engine.Command] | None = None
     """The bot tier's suggestion for the seat on turn: (version, seat, command). Asked for
-    once per turn at a practice table (`services.table.app`), however often it is shown."""
+    once per turn at a practice table (`services.table.handlers`), however often it is shown."""
     talk: TalkLog = field(default_factory=TalkLog)
 
     # -- folding ------------------------------------------------------------------------------
@@ -167,12 +168,16 @@ class Table:
         s = self.state
         return s.phase == "dealing" and s.hand == 0 and bool(s.commitment) and not self.over
 
-    def close_seeding_events(self) -> list[wire.GameEvent]:
+    def close_seeding_events(self) -> Decided:
         """Return the first deal, made with the contributions in (the window ran out)."""
         return self._engine_events(engine.CloseSeeding())
 
     def states_after(self, events: list[wire.GameEvent]) -> list[engine.GameState]:
-        """Return the engine state after each of ``events`` (not yet appended)."""
+        """Return the engine state after each of ``events`` (not yet appended): the states
+        their deciding computed (`Decided`); events not decided here (a test's own list) are
+        folded through their engine forms, as a game read from the store is."""
+        if isinstance(events, Decided):
+            return events.after
         return [after for _, _, after in wire.steps(events, self.state)]
 
     def deadline_after(
@@ -212,12 +217,12 @@ class Table:
 
     # -- deciding -----------------------------------------------------------------------------
 
-    def decide(self, player_id: str, command: wire.AnySeatCommand | Say) -> list[wire.GameEvent]:
+    def decide(self, player_id: str, command: wire.AnySeatCommand | Say) -> Decided:
         """Return the events a player's command causes; raise `Rejected` naming the rule."""
         if self.opened is None:
             raise Rejected("unknown_game", f"there is no game {self.game_id}")
         if isinstance(command, Say):
-            return list(say(self, player_id, command))
+            return Decided.facts(self.state, *say(self, player_id, command))
         seat = self.seat_of(player_id)
         if seat is None:
             raise Rejected("not_your_seat", f"player {player_id} has no seat at this game")
@@ -250,7 +255,7 @@ class Table:
         rng = random.Random(f"{self.game_id}:{self.version}")
         return engine.bot.choose(engine.view(self.state, seat), rng)
 
-    def bot_events(self, seat: int, move: engine.Command | None = None) -> list[wire.GameEvent]:
+    def bot_events(self, seat: int, move: engine.Command | None = None) -> Decided:
         """Return the events of the bot playing ``move`` for ``seat`` (decided on its view by
         the bot tier; the baseline's move when None)."""
         return self._engine_events(self.baseline_move(seat) if move is None else move)
@@ -264,47 +269,36 @@ class Table:
 
     def timeout_events(
         self, seat: int, abandon_streak: int, move: engine.Command | None = None
-    ) -> list[wire.GameEvent]:
+    ) -> Decided:
         """Return the events of ``seat`` timing out: the fact, maybe abandonment, the bot's
         ``move`` (decided on the seat's view; the baseline's when None)."""
         streak = self.streaks.get(seat, 0) + 1
-        events: list[wire.GameEvent] = [wire.TurnTimedOut(seat=seat, streak=streak)]
+        timed_out = wire.TurnTimedOut(seat=seat, streak=streak)
         if streak >= abandon_streak and seat not in self.abandoned:
-            events.append(
-                wire.SeatAbandoned(seat=seat, player_id=self.players[seat], streak=streak)
-            )
+            left = wire.SeatAbandoned(seat=seat, player_id=self.players[seat], streak=streak)
             self.abandoned.add(seat)  # the GameFinished below must know
             try:
                 closing = self.closing_events()
-                return events + (closing or self.bot_events(seat, move))
+                facts = Decided.facts(self.state, timed_out, left)
+                return facts.then(closing or self.bot_events(seat, move))
             finally:
                 self.abandoned.discard(seat)  # folding the stored event sets it for good
-        return events + self.bot_events(seat, move)
+        return Decided.facts(self.state, timed_out).then(self.bot_events(seat, move))
 
     @property
     def untimed(self) -> bool:
         """Return whether the table has no turn clock (an untimed practice table)."""
         return self.opened is not None and self.opened.turn_seconds <= 0
 
-    def idle_close_events(self) -> list[wire.GameEvent]:
+    def idle_close_events(self) -> Decided:
         """Return the end of an unrated untimed table nobody acted at for too long, or nothing:
         `GameFinished` with reason "idle", no winner, the scores as they stand."""
         opened = self.opened
         if opened is None or opened.rated or self.over or not self.untimed:
-            return []
-        return [
-            wire.GameFinished(
-                winner=-1,
-                reason=IDLE,
-                scores=self.state.scores,
-                ladder=opened.ladder,
-                rated=False,
-                players=self.players,
-                abandoned=tuple(sorted(self.abandoned)),
-            )
-        ]
+            return Decided()
+        return self._ended(IDLE)
 
-    def leave_events(self, player_id: str) -> list[wire.GameEvent]:
+    def leave_events(self, player_id: str) -> Decided:
         """Return the events of ``player_id`` leaving his seat for good: `SeatAbandoned`
         (``left``), then the table's end when no person is left at an unrated table. At a
         rated game it is his resignation: the bot plays the seat out, the rating rule of an
@@ -321,44 +315,38 @@ class Table:
                 "seat_abandoned",
                 f"seat {engine.seat_name(seat, len(self.players))} is already played by a bot",
             )
-        events: list[wire.GameEvent] = [
-            wire.SeatAbandoned(
-                seat=seat, player_id=player_id, streak=self.streaks.get(seat, 0), left=True
-            )
-        ]
+        left = wire.SeatAbandoned(
+            seat=seat, player_id=player_id, streak=self.streaks.get(seat, 0), left=True
+        )
         self.abandoned.add(seat)  # the GameFinished below must know
         try:
-            return events + self.closing_events()
+            return Decided.facts(self.state, left).then(self.closing_events())
         finally:
             self.abandoned.discard(seat)  # folding the stored event sets it for good
 
-    def closing_events(self) -> list[wire.GameEvent]:
+    def closing_events(self) -> Decided:
         """Return the end of an unrated game nobody plays any more (every seat a bot's), or
         nothing: `GameFinished` with reason "abandoned", no winner, the scores as they stand.
         A rated game is played out by the bots instead: its result moves ratings."""
         opened = self.opened
         if opened is None or opened.rated or self.over:
-            return []
+            return Decided()
         if len(self.bot_seats()) < len(self.players):
-            return []
-        return [
-            wire.GameFinished(
-                winner=-1,
-                reason=ABANDONED,
-                scores=self.state.scores,
-                ladder=opened.ladder,
-                rated=False,
-                players=self.players,
-                abandoned=tuple(sorted(self.abandoned)),
-            )
-        ]
+            return Decided()
+        return self._ended(ABANDONED)
 
-    def _engine_events(self, command: engine.Command) -> list[wire.GameEvent]:
+    def _ended(self, reason: str) -> Decided:
+        """Return the table's end of an unrated game: no winner, the scores as they stand."""
+        finished = engine.GameFinished(winner=-1, reason=reason, scores=self.state.scores)
+        return Decided.applied(self.state, (finished,), self._to_wire)
+
+    def _engine_events(self, command: engine.Command) -> Decided:
+        """Return the events `engine.decide` returned, applied once, in their wire forms."""
         try:
             decided = engine.decide(self.state, command)
         except engine.RuleViolation as exc:
             raise Rejected(exc.code, str(exc)) from None
-        return [self._to_wire(e) for e in decided]
+        return Decided.applied(self.state, decided, self._to_wire)
 
     def _to_wire(self, event: engine.Event) -> wire.GameEvent:
         if not isinstance(event, engine.GameFinished) or self.opened is None:

@@ -38,7 +38,7 @@ class BotTier:
         """The hint requests in flight: concurrent asks for one turn share one."""
         self.asked: dict[str, tuple[str, int, int]] = {}
         """Per game this replica serves, the last turn a hint was asked for (dropped with
-        the game, `TableService._forget`)."""
+        the game, `Timers.forget`)."""
 
     async def move(self, table: Table, seat: int) -> engine.Command:
         """Return the move of the bot playing ``seat`` now, decided on the seat's view only.

@@ -1,0 +1,187 @@
+"""The table's load -> decide -> append -> publish path: the games one replica serves.
+
+`Games` keeps the live games of the partitions this replica owns in memory (and finished games
+read again, within a byte limit), loads a game from its stream when it is not there, appends
+what a `services.table.tables.Table` decided under the partition's lease (the store refuses a
+replica whose epoch is past), folds the states that deciding computed (`Decided`: never the
+wire events back through the engine) and publishes every audience's messages in one `Frame`.
+The requests (`services.table.handlers`), the timers (`services.table.timers`) and the
+openings (`services.table.opener`) all go through it; `services.table.app` owns the leases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+
+from events.contracts.audience import FRAMES, Frame
+from events.contracts.game import stream_of
+from events.envelope import REGISTRY, Metadata
+from events.leases import LeaseGroup
+from events.store import ConcurrencyConflict, Fence, Fenced
+from events.subjects import partition_of
+from services.runtime import ops
+from services.runtime.service import Runtime
+from services.table import audiences
+from services.table.decided import Decided
+from services.table.finished import FinishedTables
+from services.table.refusals import Rejected
+from services.table.tables import Table, event_ids
+
+LEASE_GROUP = "table"
+# Test hook (seconds): every append waits this long after taking its fence, so that a replica
+# paused by a fault test has appends in flight, as a busy one does at any moment.
+APPEND_DELAY = float(os.environ.get("SPADES_TABLE_APPEND_DELAY") or 0)
+
+
+def lease_name(partition: int) -> str:
+    """Return the lease of a table partition."""
+    return f"{LEASE_GROUP}/{partition}"
+
+
+class Games:
+    """The games of the partitions this replica owns: loaded, appended to, published."""
+
+    def __init__(self, rt: Runtime, leases: LeaseGroup) -> None:
+        self.rt = rt
+        self.settings = rt.settings
+        self.log = rt.log
+        self.leases = leases
+        self.tables: dict[str, Table] = {}
+        """The live games of the owned partitions."""
+        self.finished = FinishedTables(self.settings.table_finished_cache_bytes)
+        """Finished games read again, within a byte limit (SPADES_TABLE_FINISHED_CACHE_BYTES)."""
+        self.locks: dict[str, asyncio.Lock] = {}
+
+    def partition(self, game_id: str) -> int:
+        """Return the partition of a game."""
+        return partition_of(game_id, self.settings.table_partitions)
+
+    def fence(self, game_id: str) -> Fence | None:
+        """Return the fence to append to ``game_id`` under, None if this replica may not."""
+        return self.leases.fence(lease_name(self.partition(game_id)))
+
+    def owner_fence(self, game_id: str) -> Fence:
+        """Return the fence for ``game_id``; raise `Rejected` ``unavailable`` if not the owner."""
+        fence = self.fence(game_id)
+        if fence is None:
+            raise Rejected(
+                "unavailable",
+                "the table serving this game is changing hands: send it again (same command id)",
+            )
+        return fence
+
+    async def fenced_off(self, game_id: str) -> None:
+        """The store refused our epoch: someone else owns the partition now; stop serving it."""
+        name = lease_name(self.partition(game_id))
+        self.log.warning("append fenced off: the partition has a new owner", lease=name)
+        await self.leases.give_up({name}, "fenced")
+
+    def lock(self, game_id: str) -> asyncio.Lock:
+        """Return the lock every change of ``game_id`` holds."""
+        return self.locks.setdefault(game_id, asyncio.Lock())
+
+    def count_active(self) -> None:
+        ops.ACTIVE_GAMES.set(sum(1 for t in self.tables.values() if not t.over))
+
+    def count_finished(self) -> None:
+        ops.FINISHED_CACHE_BYTES.set(self.finished.bytes)
+        ops.FINISHED_CACHE_GAMES.set(len(self.finished))
+
+    def drop(self, game_id: str) -> None:
+        """Forget ``game_id``'s table, live or finished (its timer is `Timers.forget`'s)."""
+        self.tables.pop(game_id, None)
+        if game_id in self.finished.tables:
+            self.finished.pop(game_id)
+            self.count_finished()
+
+    async def load(self, game_id: str, *, fresh: bool = False) -> Table | None:
+        """Return the game from memory, or rebuilt from its events; None if it has none."""
+        if not fresh:
+            found = self.tables.get(game_id) or self.finished.get(game_id)
+            if found is not None:
+                return found
+        table = Table(game_id)
+        for stored in await self.rt.store.read(stream_of(game_id)):
+            table.fold(stored, REGISTRY.decode(stored))
+        if table.opened is None or self.fence(game_id) is None:
+            self.tables.pop(game_id, None)
+            return None if table.opened is None else table
+        if table.over:  # kept for the next reader within the cache's bytes, not for ever
+            self.tables.pop(game_id, None)
+            evicted = self.finished.evicted
+            self.finished.put(table)
+            ops.FINISHED_CACHE_EVICTIONS.inc(self.finished.evicted - evicted)
+            self.count_finished()
+            return table
+        self.tables[game_id] = table
+        self.count_active()
+        return table
+
+    async def append(
+        self,
+        table: Table,
+        events: Decided,
+        *,
+        id_seed: str,
+        actor: str,
+        command_id: uuid.UUID | None = None,
+    ) -> None:
+        """Append ``events`` after the table's version, fenced by the partition's lease, then
+        fold the states their deciding computed (never the wire events back through the engine)
+        and publish every audience's messages."""
+        fence = self.owner_fence(table.game_id)
+        states = events.after
+        metadata = Metadata(
+            command_id=command_id,
+            correlation_id=uuid.UUID(table.game_id),
+            actor=actor,
+            epoch=fence.epoch,
+            deadline=table.deadline_after(events, states[-1], time.time()),
+        )
+        new = [
+            REGISTRY.new_event(event, metadata, event_id=event_id)
+            for event, event_id in zip(events, event_ids(id_seed, len(events)), strict=True)
+        ]
+        if APPEND_DELAY:  # a test's window: the fence taken, the append not yet sent
+            await asyncio.sleep(APPEND_DELAY)
+        started = time.perf_counter()
+        try:
+            stored = await self.rt.store.append(
+                stream_of(table.game_id), table.version, new, fence=fence
+            )
+        except ConcurrencyConflict as exc:
+            ops.APPEND_LATENCY.labels(outcome="conflict").observe(time.perf_counter() - started)
+            if exc.actual_version < table.version:
+                # Only a database that lost committed transactions (a failover to a replica
+                # that had not received them) puts the log behind what this replica applied.
+                self.log.error(
+                    "the log is behind this replica's memory: committed events were lost",
+                    memory_version=table.version,
+                    log_version=exc.actual_version,
+                )
+            raise
+        except Fenced:
+            await self.fenced_off(table.game_id)
+            raise
+        ops.APPEND_LATENCY.labels(outcome="ok").observe(time.perf_counter() - started)
+        held, released = list(table.unreleased), table.released
+        steps = []
+        for s, event, after in zip(stored, events, states, strict=True):
+            steps.append((s.version, event, table.state, after))
+            table.fold(s, event, after)
+        await self.publish(table, audiences.frame(table, steps, held, released, time.time()))
+
+    async def publish(self, table: Table, frame: Frame) -> None:
+        """Publish what each audience is sent of a commit (core NATS, buffered: no flush per
+        message). Never fails the command: a gateway that misses a frame sees the gap in the
+        next one (or the nudge of a new owner) and asks for the rest."""
+        if frame.last >= frame.first:
+            table.recent.append(frame)
+        subject = self.rt.subjects.audiences(table.game_id, self.settings.table_partitions)
+        try:
+            await self.rt.nc.publish(subject, FRAMES.encode(frame))
+        except Exception as exc:  # NATS away: the frame is lost, the log is not
+            self.log.warning("frame not published", error=type(exc).__name__)
