@@ -14,15 +14,15 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import asyncpg
 import msgspec
-from asyncpg.pool import PoolConnectionProxy
 
-from events.envelope import Metadata, NewEvent, StoredEvent
+from events.directory import LogDirectory, Opening, count_unfinished_openings
+from events.envelope import NewEvent, StoredEvent
 from events.logs import get_logger
+from events.pgrows import COLUMNS, Conn, row_to_event
 from events.store import (
     START,
     Checkpoint,
@@ -33,9 +33,6 @@ from events.store import (
     is_retry_of,
     same_ids,
 )
-
-# A plain connection or one borrowed from a pool (asyncpg hands out proxies).
-Conn = asyncpg.Connection | PoolConnectionProxy
 
 __all__ = [
     "Conn",
@@ -50,7 +47,6 @@ __all__ = [
 ]
 
 _metadata_encoder = msgspec.json.Encoder()
-_metadata_decoder = msgspec.json.Decoder(Metadata)
 
 _log = get_logger("store")
 
@@ -75,17 +71,6 @@ async def create_pool(
     assert pool is not None
     return pool
 
-
-_COLUMNS = (
-    "event_id, stream_id, version, type, schema_version, data::text AS data,"
-    " metadata::text AS metadata, recorded_at, position, transaction_id"
-)
-
-# The same columns, of the events aliased `o` (a read that joins the log with itself).
-_QUALIFIED_COLUMNS = (
-    "o.event_id, o.stream_id, o.version, o.type, o.schema_version, o.data::text AS data,"
-    " o.metadata::text AS metadata, o.recorded_at, o.position, o.transaction_id"
-)
 
 _APPEND = """
 WITH req AS (
@@ -152,21 +137,6 @@ WHERE EXISTS (SELECT FROM bumped) OR EXISTS (SELECT FROM created)
 ORDER BY e.ord
 RETURNING event_id, position, transaction_id, recorded_at
 """
-
-
-def _row_to_event(row: asyncpg.Record) -> StoredEvent:
-    return StoredEvent(
-        event_id=row["event_id"],
-        stream_id=row["stream_id"],
-        version=row["version"],
-        type=row["type"],
-        data=msgspec.Raw(row["data"].encode()),
-        schema_version=row["schema_version"],
-        metadata=_metadata_decoder.decode(row["metadata"]),
-        recorded_at=row["recorded_at"],
-        position=row["position"],
-        transaction_id=row["transaction_id"],
-    )
 
 
 @dataclass
@@ -277,13 +247,13 @@ async def _explain_refusal(
 ) -> list[StoredEvent] | ConcurrencyConflict | Fenced:
     """Return the stored events if the refused append was a retry, else why it was refused."""
     slots = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM spades_events"
+        f"SELECT {COLUMNS} FROM spades_events"
         " WHERE stream_id = $1 AND version > $2 AND version <= $3 ORDER BY version",
         item.stream_id,
         item.expected_version,
         item.expected_version + len(item.events),
     )
-    stored = [_row_to_event(row) for row in slots]
+    stored = [row_to_event(row) for row in slots]
     if is_retry_of(item.events, stored):
         return stored
     if same_ids(item.events, stored):
@@ -346,50 +316,7 @@ async def stream_exists(conn: Conn, stream_id: str) -> bool:
     return found is not None
 
 
-async def count_unfinished_openings(
-    conn: Conn, opening_type: str, final_type: str, *, player: str, unless: str
-) -> int:
-    """Return, read on ``conn``, how many streams open with an ``opening_type`` event that lists
-    ``player`` in its ``players`` and whose JSON field ``unless`` is not true, and have no
-    ``final_type`` event yet (a player's unfinished unrated tables)."""
-    count = await conn.fetchval(
-        "SELECT count(*) FROM spades_events o WHERE o.type = $1 AND o.version = 1"
-        " AND ((o.data::jsonb) -> 'players') ? $3"
-        " AND NOT coalesce(((o.data::jsonb) ->> $4)::boolean, false)"
-        " AND NOT EXISTS (SELECT 1 FROM spades_events f"
-        " WHERE f.stream_id = o.stream_id AND f.type = $2)",
-        opening_type,
-        final_type,
-        player,
-        unless,
-    )
-    return int(count)
-
-
-def _like_escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-@dataclass(frozen=True, slots=True)
-class Opening:
-    """The first event of a stream, the data of its final event (None while it runs), and
-    that of a related stream's event when asked for."""
-
-    event: StoredEvent
-    final: msgspec.Raw | None = None
-    related: msgspec.Raw | None = None
-
-    @property
-    def finished(self) -> bool:
-        """Return whether the stream has reached its final event."""
-        return self.final is not None
-
-
-def _raw(text: str | None) -> msgspec.Raw | None:
-    return None if text is None else msgspec.Raw(text.encode())
-
-
-class PostgresEventStore:
+class PostgresEventStore(LogDirectory):
     """The EventStore on PostgreSQL. Concurrent appends from one process share a commit.
 
     Group commit: an append that arrives while a flush is running waits for it, then goes out
@@ -529,12 +456,12 @@ class PostgresEventStore:
     async def read(self, stream_id: str, from_version: int = 0) -> list[StoredEvent]:
         """See EventStore.read."""
         rows = await self._pool.fetch(
-            f"SELECT {_COLUMNS} FROM spades_events"
+            f"SELECT {COLUMNS} FROM spades_events"
             " WHERE stream_id = $1 AND version >= $2 ORDER BY version",
             stream_id,
             from_version,
         )
-        return [_row_to_event(row) for row in rows]
+        return [row_to_event(row) for row in rows]
 
     async def read_all(self, after: Checkpoint = START, limit: int = 1000) -> list[StoredEvent]:
         """Return up to `limit` committed events after `after`, in (transaction id, position) order.
@@ -559,7 +486,7 @@ class PostgresEventStore:
         short; the store's own are one statement.
         """
         rows = await self._pool.fetch(
-            f"SELECT {_COLUMNS} FROM spades_events"
+            f"SELECT {COLUMNS} FROM spades_events"
             " WHERE (transaction_id, position) > ($1::xid8, $2::int8)"
             " AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())"
             " ORDER BY transaction_id, position LIMIT $3",
@@ -567,110 +494,7 @@ class PostgresEventStore:
             after.position,
             limit,
         )
-        return [_row_to_event(row) for row in rows]
-
-    async def open_streams(self, category: str, final_type: str) -> list[str]:
-        """Return the ids of the streams of ``category`` that hold no ``final_type`` event
-        (the games not finished, for a replica resuming the partitions it gained)."""
-        rows = await self._pool.fetch(
-            "SELECT s.stream_id FROM spades_streams s WHERE s.stream_id LIKE $1"
-            " AND NOT EXISTS (SELECT 1 FROM spades_events e"
-            " WHERE e.stream_id = s.stream_id AND e.type = $2)",
-            f"{_like_escaped(category)}-%",
-            final_type,
-        )
-        return [row["stream_id"] for row in rows]
-
-    async def openings(
-        self,
-        opening_type: str,
-        final_type: str,
-        *,
-        limit: int,
-        unfinished: bool = False,
-        player: str | None = None,
-        related: tuple[str, str] | None = None,
-        hidden: str = "",
-    ) -> list[Opening]:
-        """Return the first events of the streams that open with ``opening_type``, newest
-        first, with the data of its ``final_type`` event if any. ``unfinished`` keeps only the
-        streams without one; ``player`` those whose opening lists him in ``players`` (served by
-        migration 4's partial indexes); ``hidden`` drops the unfinished ones whose opening has
-        that JSON field true (unlisted). ``related=(category, type)`` also brings the data of
-        the ``type`` event of the stream ``<category>-<same id>`` (a game's ratings)."""
-        args: list[object] = [opening_type, final_type, limit, hidden]
-        where = ["o.type = $1", "o.version = 1", "($4 = '' OR f.stream_id IS NOT NULL OR"]
-        where[-1] += " NOT coalesce(((o.data::jsonb) ->> $4)::boolean, false))"
-        if unfinished:
-            where.append("f.stream_id IS NULL")
-        if player is not None:
-            args.append(player)
-            where.append(f"((o.data::jsonb) -> 'players') ? ${len(args)}")
-        related_join, related_data = "", "NULL::text"
-        if related is not None:
-            args += related
-            related_join = (
-                " LEFT JOIN spades_events r ON r.stream_id ="
-                f" ${len(args) - 1} || '-' || substr(o.stream_id, strpos(o.stream_id, '-') + 1)"
-                f" AND r.type = ${len(args)}"
-            )
-            related_data = "r.data::text"
-        rows = await self._pool.fetch(
-            f"SELECT {_QUALIFIED_COLUMNS}, f.data::text AS final_data,"
-            f" {related_data} AS related_data"
-            " FROM spades_events o"
-            " LEFT JOIN spades_events f ON f.stream_id = o.stream_id AND f.type = $2"
-            f"{related_join} WHERE {' AND '.join(where)}"
-            " ORDER BY o.recorded_at DESC, o.stream_id LIMIT $3",
-            *args,
-        )
-        return [
-            Opening(
-                _row_to_event(row),
-                _raw(row["final_data"]),
-                _raw(row["related_data"]),
-            )
-            for row in rows
-        ]
-
-    async def streams_recording(
-        self,
-        event_type: str,
-        start: datetime,
-        end: datetime,
-        *,
-        flag: str | None = None,
-        player: str | None = None,
-    ) -> list[str]:
-        """Return the ids of the streams that recorded an ``event_type`` event in [start, end),
-        oldest first; only those whose event has the JSON field ``flag`` true, and lists
-        ``player`` in its ``players``, when given (a month of finished rated games)."""
-        rows = await self._pool.fetch(
-            "SELECT stream_id FROM spades_events WHERE type = $1"
-            " AND recorded_at >= $2 AND recorded_at < $3"
-            " AND ($4::text IS NULL OR ((data::jsonb) ->> $4)::boolean)"
-            " AND ($5::text IS NULL OR ((data::jsonb) -> 'players') ? $5)"
-            " ORDER BY recorded_at, stream_id",
-            event_type,
-            start,
-            end,
-            flag,
-            player,
-        )
-        return [row["stream_id"] for row in rows]
-
-    async def recorded(
-        self, event_type: str, start: datetime, end: datetime | None = None
-    ) -> list[StoredEvent]:
-        """Return every ``event_type`` event recorded in [start, end), oldest first."""
-        rows = await self._pool.fetch(
-            f"SELECT {_COLUMNS} FROM spades_events WHERE type = $1 AND recorded_at >= $2"
-            " AND ($3::timestamptz IS NULL OR recorded_at < $3) ORDER BY recorded_at, position",
-            event_type,
-            start,
-            end,
-        )
-        return [_row_to_event(row) for row in rows]
+        return [row_to_event(row) for row in rows]
 
     async def stream_version(self, stream_id: str) -> int:
         """See EventStore.stream_version."""
