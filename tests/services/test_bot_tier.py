@@ -263,3 +263,29 @@ async def test_spamming_views_subscribes_and_hints_makes_no_search_and_starves_n
     assert "lease renewal failed" not in log
     for socket in sockets:
         await socket.close()
+
+
+async def test_a_bot_that_raises_costs_one_decision_never_the_worker(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    """The strong bot raising on every decision (the test hook SPADES_BOTS_CRASH_LEVEL) costs
+    each of those decisions the baseline's move, decided by the worker itself and counted as a
+    fallback: the worker stays up and the games end."""
+    serve(processes, "table")
+    worker = serve(processes, "bots", SPADES_BOTS_CRASH_LEVEL="strong")
+    port = await ops_port(processes, worker)
+    games = []
+    for n in range(2):
+        client = TableClient(nc, subjects, f"p{n}")
+        reply = await client.open_practice(bots="strong", untimed=True, players=2, target=100)
+        assert reply.ok, reply
+        games.append((client, reply.game_id))
+    await asyncio.wait_for(asyncio.gather(*(play_together([c], g) for c, g in games)), timeout=600)
+    for _, game_id in games:
+        end = await finished(event_store, game_id)
+        assert end is not None, game_id
+        assert end.reason != "abandoned"
+    fallbacks = 'spades_bot_decisions_total{kind="decide",level="strong",outcome="fallback"}'
+    assert counted(port, fallbacks) > 0
+    assert counted(port, STRONG) == 0  # every strong decision failed, and each was answered
+    assert worker.poll() is None, "the worker died of a bot's exception"
