@@ -25,6 +25,7 @@ from engine.cards import CLUBS, SPADES, TWO_OF_CLUBS
 from engine.rules import Ruleset, Tables, tables
 from engine.scoring import score_hand
 from engine.state import GameState, Trick, first_leader
+from engine.view import SeatView
 
 Policy = Callable[["Table", int, list[int]], int]
 """A play policy: (table, seat, legal cards) -> the card to play."""
@@ -292,3 +293,20 @@ def random_hand(rules: Ruleset, rng: random.Random) -> tuple[list[int], tuple[in
 def legal_sets(table: Table) -> list[int]:
     """Return the sorted legal cards of the seat due (for the differential test)."""
     return sorted(table.legal(table.to_play()))
+
+
+def table_at(view: SeatView, hands: Sequence[Sequence[int]]) -> Table:
+    """Return the hand in play as ``view`` sees it, with the unseen cards dealt as ``hands``
+    (one sampled world): the trick, tricks done, spades broken, taken, bids and history."""
+    return Table(
+        view.rules,
+        hands,
+        view.leader,
+        trick=view.trick,
+        done=len(view.tricks),
+        broken=view.spades_broken,
+        taken=view.taken,
+        bids=view.bids,
+        blind=view.blind,
+        history=view.tricks,
+    )

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from engine.cards import SPADES, card_str
 from engine.dd import Position
 from engine.ddhand import HandDD, analyse_hand
-from engine.fast import Table, outcome
+from engine.fast import Table, outcome, table_at
 from engine.model import BidPlaced, CardPlayed, Event, HandDealt, PlaceBid, PlayCard, TrickWon
 from engine.rules import Ruleset, tables
 from engine.search import Sampler, _covering, _model_bid, distinct_cards, rollout
@@ -140,18 +140,7 @@ def card_values(
         weight = sampler.bid_weight(hands)
         weights += weight
         for card in cards:
-            table = Table(
-                v.rules,
-                hands,
-                v.leader,
-                trick=v.trick,
-                done=len(v.tricks),
-                broken=v.spades_broken,
-                taken=v.taken,
-                bids=v.bids,
-                blind=v.blind,
-                history=v.tricks,
-            )
+            table = table_at(v, hands)
             table.play(v.seat, card)
             taken = table.play_out(rollout)
             totals[card] += weight * _value(v.rules, v, v.bids, taken, table.history)

@@ -46,7 +46,7 @@ from collections.abc import Callable
 
 from engine import bot
 from engine.cards import CLUBS, SPADES
-from engine.fast import Table, outcome
+from engine.fast import Table, outcome, table_at
 from engine.model import Command, PlaceBid, PlayCard
 from engine.rules import Tables, tables
 from engine.state import first_leader
@@ -189,18 +189,7 @@ def search(
         hands = sampler.sample(rng)
         weight = sampler.bid_weight(hands)
         for card in cards:
-            table = Table(
-                view.rules,
-                hands,
-                view.leader,
-                trick=view.trick,
-                done=len(view.tricks),
-                broken=view.spades_broken,
-                taken=view.taken,
-                bids=view.bids,
-                blind=view.blind,
-                history=view.tricks,
-            )
+            table = table_at(view, hands)
             table.play(view.seat, card)
             taken = table.play_out(rollout)
             pts, bags = outcome(
