@@ -46,6 +46,8 @@ from services.gateway.protocol import _Out
 from services.gateway.state import Gateway
 
 OPEN, RUNNING, FINISHED, CANCELLED = "open", "running", "finished", "cancelled"
+DUPLICATE, SWISS = "duplicate", "swiss"
+FORMATS = (DUPLICATE, SWISS)
 BOT = "bot:"
 """A partner (or a whole pair, in a private event) played by a bot: no account's name (the
 API's "bot" becomes it), so an account named "bot" is never taken for one."""
@@ -201,12 +203,14 @@ async def create(
     max_pairs: int,
     starts_at: float,
     signup_opens_at: float,
+    format: str = "duplicate",
 ) -> asyncpg.Record:
-    """Create an event open for sign-up and commit its boards' seeds; return its row."""
+    """Create an event open for sign-up and commit its boards' seeds; return its row.
+    ``format`` is ``duplicate`` (a fixed movement) or ``swiss`` (`services.gateway.swiss`)."""
     row = await conn.fetchrow(
         "INSERT INTO tourneys (tourney_id, name, format, host, private, rules, ladder,"
         " boards_per_round, rounds, max_pairs, starts_at, signup_opens_at, status)"
-        " VALUES ($1, $2, 'duplicate', $3, $4, $5::jsonb, $6, $7, $8, $9, to_timestamp($10),"
+        " VALUES ($1, $2, $12, $3, $4, $5::jsonb, $6, $7, $8, $9, to_timestamp($10),"
         f" to_timestamp($11), 'open') RETURNING {_COLUMNS}",
         tourney_id,
         name,
@@ -219,6 +223,7 @@ async def create(
         max_pairs,
         starts_at,
         signup_opens_at,
+        format,
     )
     assert row is not None
     seeds = [duplicate.new_seed() for _ in range(boards_per_round * rounds)]
@@ -231,6 +236,7 @@ async def create(
         tourney_id,
         "EventCreated",
         name=name,
+        format=format,
         host=host,
         private=private,
         rules=rules,
