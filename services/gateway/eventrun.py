@@ -47,6 +47,7 @@ from services.gateway.tourneys import (
     page,
     pairs_of,
     results_of,
+    scores_of,
 )
 
 
@@ -73,7 +74,7 @@ async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, *, fill_with_
         )
         await log(conn, tourney_id, "PairJoined", pair=number, player=BOT, partner=BOT)
         pairs.append(Pair(pair=number, player=BOT, partner=BOT))
-    elif len(pairs) % 2:
+    elif len(pairs) % 2 and row["format"] != SWISS:  # Swiss gives a bye each round instead
         last = pairs.pop()
         await conn.execute(
             "DELETE FROM tourney_pairs WHERE tourney_id = $1 AND pair = $2", tourney_id, last.pair
@@ -295,7 +296,7 @@ async def _run_round(gateway: Gateway, conn: Conn, row: asyncpg.Record) -> bool:
     )
     standing = duplicate.standings(
         [p.pair for p in await pairs_of(conn, tourney_id)],
-        duplicate.board_scores(results_of(games)),
+        await scores_of(conn, tourney_id, games, row["boards_per_round"]),
     )
     await log(conn, tourney_id, "EventFinished", standings=msgspec.to_builtins(standing))
     return True

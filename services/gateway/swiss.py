@@ -15,7 +15,8 @@ is complete, from the totals after it. Nothing here touches a database or a cloc
   exists. Only when none exists are rematches allowed (the same top-down order).
 - **Bye**: with an odd number of entrants the lowest-ranked entrant that has had the fewest
   byes sits out (so byes rotate: nobody has a second before everyone has had one), provided
-  the others can still be paired without a rematch; it scores what the event's rules say.
+  the others can still be paired without a rematch; on each board of that round it scores
+  an average (`bye_scores`: half the top of the pairs who played it).
 - **Direction** (`seat`): of two pairs, the one that sat North-South less often does so
   now; equal, the higher-ranked one does.
 """
@@ -24,6 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+
+from services.gateway.duplicate import BoardScore, boards_of_round
+
+BYE = "BYE"
+"""The direction of a bye's score: the pair sat out and held no cards."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +108,43 @@ def pair_round(
     raise AssertionError("unreachable: rematches allowed always pair")
 
 
+def bye_scores(
+    byes: Mapping[int, int], scores: Sequence[BoardScore], per_round: int
+) -> list[BoardScore]:
+    """Return what the pair with each round's bye (``byes``: round -> pair) scores on the
+    round's boards: an average, half the top the pairs who played the board could make (so
+    a bye neither wins nor loses ground on the field); nothing for a board not scored yet.
+
+    >>> played = [BoardScore(board=1, pair=1, direction="NS", table=1, points=60, against=20,
+    ...     net=40, matchpoints=2, top=2, imps=2, versus=[])]
+    >>> [(s.board, s.pair, s.matchpoints, s.top) for s in bye_scores({1: 5}, played, 1)]
+    [(1, 5, 1, 2)]
+    """
+    out: list[BoardScore] = []
+    for round_, pair in sorted(byes.items()):
+        for board in boards_of_round(round_, per_round):
+            tops = [s.top for s in scores if s.board == board and s.direction != BYE]
+            if not tops:
+                continue
+            top = max(tops)
+            out.append(
+                BoardScore(
+                    board=board,
+                    pair=pair,
+                    direction=BYE,
+                    table=0,
+                    points=0,
+                    against=0,
+                    net=0,
+                    matchpoints=top // 2,
+                    top=top,
+                    imps=0,
+                    versus=[],
+                )
+            )
+    return out
+
+
 def seat(a: int, b: int, ns_times: Mapping[int, int]) -> tuple[int, int]:
     """Return (North-South, East-West) for ``a`` (the higher-ranked) and ``b``.
 
@@ -111,4 +154,4 @@ def seat(a: int, b: int, ns_times: Mapping[int, int]) -> tuple[int, int]:
     return (b, a) if ns_times.get(a, 0) > ns_times.get(b, 0) else (a, b)
 
 
-__all__ = ["Pairing", "met_key", "pair_round", "ranking", "seat"]
+__all__ = ["BYE", "Pairing", "bye_scores", "met_key", "pair_round", "ranking", "seat"]

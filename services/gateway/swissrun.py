@@ -6,6 +6,8 @@ only once every board of round N has its result (`services.gateway.eventrun` cal
 `pair_next` then). The pairing is `services.gateway.swiss`'s, from each pair's total
 matchpoints (cross-IMPs the tiebreak) over the boards scored so far, the meetings so far
 and how often each pair sat North-South; the boards stay the ones committed at creation.
+An odd field gives one pair a bye each round (in the log's RoundPaired), scored as an
+average by `swiss.bye_scores`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import uuid
 
 from events.pgstore import Conn
 from services.gateway import duplicate, swiss
-from services.gateway.tourneys import games_of, log, results_of
+from services.gateway.tourneys import byes_of, games_of, log, scores_of
 
 
 async def pair_next(conn: Conn, tourney_id: uuid.UUID, round_: int, pairs: list[int]) -> None:
@@ -23,7 +25,7 @@ async def pair_next(conn: Conn, tourney_id: uuid.UUID, round_: int, pairs: list[
     per_round = await conn.fetchval(
         "SELECT boards_per_round FROM tourneys WHERE tourney_id = $1", tourney_id
     )
-    scores = duplicate.board_scores(results_of(games))
+    scores = await scores_of(conn, tourney_id, games, per_round)
     totals: dict[int, int] = {}
     ties: dict[int, int] = {}
     for s in scores:
@@ -34,7 +36,9 @@ async def pair_next(conn: Conn, tourney_id: uuid.UUID, round_: int, pairs: list[
     for g in {(g.round, g.table): g for g in games}.values():
         ns_times[g.ns_pair] = ns_times.get(g.ns_pair, 0) + 1
     order = swiss.ranking(pairs, totals, ties)
-    pairing = swiss.pair_round(order, met)
+    byes = await byes_of(conn, tourney_id)
+    had = {p: list(byes.values()).count(p) for p in pairs}
+    pairing = swiss.pair_round(order, met, had)
     seatings = [
         duplicate.Seating(round=round_, table=t, ns=ns, ew=ew)
         for t, (a, b) in enumerate(pairing.tables, 1)

@@ -40,7 +40,7 @@ from events.contracts.playbans import PlaybanIssued, playban_stream
 from events.envelope import REGISTRY
 from events.errors import Refusal
 from events.pgstore import Conn
-from services.gateway import duplicate
+from services.gateway import duplicate, swiss
 from services.gateway.duplicate import Result
 from services.gateway.protocol import _Out
 from services.gateway.state import Gateway
@@ -317,6 +317,29 @@ def results_of(games: Sequence[BoardGame]) -> list[Result]:
     ]
 
 
+async def byes_of(conn: Conn | asyncpg.Pool, tourney_id: uuid.UUID) -> dict[int, int]:
+    """Return a Swiss event's byes so far: round -> the pair that sat out (its log's
+    RoundPaired entries)."""
+    rows = await conn.fetch(
+        "SELECT body FROM tourney_log WHERE tourney_id = $1 AND type = 'RoundPaired'", tourney_id
+    )
+    byes: dict[int, int] = {}
+    for r in rows:
+        body = dict(_json(r["body"]))
+        if body.get("bye") is not None:
+            byes[int(body["round"])] = int(body["bye"])
+    return byes
+
+
+async def scores_of(
+    conn: Conn | asyncpg.Pool, tourney_id: uuid.UUID, games: Sequence[BoardGame], per_round: int
+) -> list[duplicate.BoardScore]:
+    """Return every pair's score on every board played, and a Swiss bye's average."""
+    scores = duplicate.board_scores(results_of(games))
+    byes = await byes_of(conn, tourney_id)
+    return scores + swiss.bye_scores(byes, scores, per_round) if byes else scores
+
+
 async def page(pool: asyncpg.Pool, event_id: str) -> EventPage:
     """Return an event in full, standings computed from its results."""
     row = await by_id(pool, event_id)
@@ -328,8 +351,8 @@ async def page(pool: asyncpg.Pool, event_id: str) -> EventPage:
         " ORDER BY board",
         tourney_id,
     )
-    scores = duplicate.board_scores(results_of(games))
     per_round = row["boards_per_round"]
+    scores = await scores_of(pool, tourney_id, games, per_round)
     return EventPage(
         event=summary(row, len(pairs)),
         rules=dict(_json(row["rules"])),

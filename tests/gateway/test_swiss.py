@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from services.gateway import duplicate, swiss
+from services.gateway.duplicate import Result
 from services.gateway.swiss import Pairing, met_key, pair_round, ranking, seat
 
 
@@ -125,3 +127,22 @@ def test_rounds_never_rematch_while_avoidable_and_byes_rotate(
         if pairing.bye is not None:
             byes[pairing.bye] = byes.get(pairing.bye, 0) + 1
             totals[pairing.bye] += 1
+
+
+def test_a_bye_scores_half_the_top_of_each_board_of_its_round() -> None:
+    # six pairs played boards 3 and 4 (round 2, two per round) at three tables: a pair's top
+    # is 4 (two others held its cards); the bye gets 2 of 4 on each, nothing on unscored 5
+    played = duplicate.board_scores(
+        [
+            Result(board=b, table=t, ns=2 * t - 1, ew=2 * t, ns_points=10 * t, ew_points=0)
+            for b in (3, 4)
+            for t in (1, 2, 3)
+        ]
+    )
+    byes = swiss.bye_scores({2: 7, 3: 8}, played, 2)
+    assert [(s.board, s.pair, s.direction, s.matchpoints, s.top) for s in byes] == [
+        (3, 7, "BYE", 2, 4),
+        (4, 7, "BYE", 2, 4),
+    ]
+    ranked = duplicate.standings([1, 7], played + byes)
+    assert [(s.pair, s.matchpoints, s.top) for s in ranked] == [(7, 4, 8), (1, 0, 8)]

@@ -210,3 +210,109 @@ async def test_four_pairs_three_swiss_rounds_paired_from_the_standings(
             [[g["ns_pair"], g["ew_pair"]] for g in games if g["round"] == r] for r in (2, 3)
         ]
         assert kinds[-2:] == ["SeedsRevealed", "EventFinished"]
+
+
+async def _play_through(
+    http: httpx.AsyncClient,
+    url: str,
+    host: dict[str, str],
+    pairs: dict[int, tuple[str, str]],
+    clients: dict[str, TableClient],
+) -> dict[str, Any]:
+    """Play every board of the event as it opens; return the finished page."""
+    played: set[str] = set()
+    deadline = time.monotonic() + 900
+    while True:
+        shown: dict[str, Any] = (await http.get(url, headers=host)).json()
+        if shown["event"]["status"] == "finished":
+            return shown
+        assert time.monotonic() < deadline, shown
+        todo = [g for g in shown["games"] if g["game_id"] and g["game_id"] not in played]
+        if not todo:
+            await asyncio.sleep(0.2)
+            continue
+
+        async def play(g: dict[str, Any]) -> None:
+            ns, ew = pairs[g["ns_pair"]], pairs[g["ew_pair"]]
+            seats = [clients[ns[0]], clients[ew[0]], clients[ns[1]], clients[ew[1]]]
+            await play_together(seats, g["game_id"])
+
+        await asyncio.gather(*(play(g) for g in todo))
+        played.update(g["game_id"] for g in todo)
+
+
+def _clean_pairing(order: list[int], met: set[frozenset[int]]) -> list[tuple[int, int]] | None:
+    """Top-down pairing without a rematch, the next candidate tried when the rest fail."""
+    if not order:
+        return []
+    for i, other in enumerate(order[1:], 1):
+        if frozenset((order[0], other)) in met:
+            continue
+        rest = _clean_pairing(order[1:i] + order[i + 1 :], met)
+        if rest is not None:
+            return [(order[0], other), *rest]
+    return None
+
+
+async def test_an_odd_swiss_field_gives_a_rotating_bye_worth_an_average(
+    processes: Processes, event_store: PostgresEventStore, nc: NATS, subjects: Subjects
+) -> None:
+    gateway = await platform(processes)
+    five = [(f"o{i}a", f"o{i}b") for i in range(1, 6)]
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        h = await tokens_of(http, *[n for pair in five for n in pair])
+        host = h["o1a"]
+        made = await http.post(
+            "/api/events",
+            json={"name": "Odd Swiss", "format": "swiss", "boards_per_round": 1, "rounds": 2},
+            headers=host,
+        )
+        assert made.status_code == 201, made.text
+        url = f"/api/events/{made.json()['event']['event_id']}"
+        for player, partner in five:
+            joined = await http.post(f"{url}/join", json={"partner": partner}, headers=h[player])
+            assert joined.status_code == 200, joined.text
+        started = await http.post(f"{url}/start", json={}, headers=host)  # five: no bots
+        assert started.status_code == 200, started.text
+        # round 1: by number, pair 5 (the last, no bye yet) sits out
+        assert [(g["ns_pair"], g["ew_pair"]) for g in started.json()["games"]] == [(1, 2), (3, 4)]
+        pairs = {p["pair"]: (p["player"], p["partner"]) for p in started.json()["pairs"]}
+        assert len(pairs) == 5
+        clients = {n: TableClient(nc, subjects, n) for pair in five for n in pair}
+        shown = await _play_through(http, url, host, pairs, clients)
+
+        games = shown["games"]
+        nets: dict[tuple[int, int], int] = {}
+        seats: dict[tuple[int, int], str] = {}
+        for g in games:
+            nets[g["board"], g["ns_pair"]] = g["ns_points"] - g["ew_points"]
+            nets[g["board"], g["ew_pair"]] = g["ew_points"] - g["ns_points"]
+            seats[g["board"], g["ns_pair"]] = "NS"
+            seats[g["board"], g["ew_pair"]] = "EW"
+        # after round 1: pair 5's bye is worth half the board's top (2 for one other table): 1
+        after = totals_after(nets, seats, 1)
+        after[5] = (1, 0)
+        order = sorted(pairs, key=lambda p: (-after[p][0], -after[p][1], p))
+        # round 2's bye: the lowest-placed pair that has had none (pair 5 had one)
+        bye = next(p for p in reversed(order) if p != 5)
+        met = {frozenset((1, 2)), frozenset((3, 4))}
+        tables = _clean_pairing([p for p in order if p != bye], met)
+        assert tables is not None
+        ns_times = {1: 1, 3: 1}
+        want = [(b, a) if ns_times.get(a, 0) > ns_times.get(b, 0) else (a, b) for a, b in tables]
+        assert [(g["ns_pair"], g["ew_pair"]) for g in games if g["round"] == 2] == want
+        byes = [s for s in shown["scores"] if s["direction"] == "BYE"]
+        assert [(s["board"], s["pair"], s["matchpoints"], s["top"]) for s in byes] == [
+            (1, 5, 1, 2),
+            (2, bye, 1, 2),
+        ]
+        # the standing is the total, the bye's average included
+        want_mp = expected_matchpoints(nets, seats)
+        for s in shown["standings"]:
+            mp, top = want_mp.get(s["pair"], (0, 0))
+            got_bye = sum(b["matchpoints"] for b in byes if b["pair"] == s["pair"])
+            assert (s["matchpoints"], s["top"]) == (mp + got_bye, top + 2 * (got_bye > 0))
+            assert s["boards"] == 2
+        log = (await http.get(f"{url}/log", headers=host)).json()
+        assert [e["body"]["bye"] for e in log if e["type"] == "RoundPaired"] == [5, bye]
+        assert not any(e["type"] == "PairLeft" for e in log)  # nobody was left out

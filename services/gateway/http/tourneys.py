@@ -252,8 +252,9 @@ class Events(Controller):
     ) -> EventPage:
         """The host starts his private event now: the pairs are seated, round 1's first
         boards open (`games[].game_id`; an `event_standings` message tells everyone in it).
-        403 `not_host`; 409 `not_enough_pairs` (fewer than two, or odd without
-        `fill_with_bots`), `event_started`, `event_cancelled`; 503 `unavailable`."""
+        403 `not_host`; 409 `not_enough_pairs` (fewer than two, or, for duplicate, odd
+        without `fill_with_bots`; an odd Swiss field gives a bye each round),
+        `event_started`, `event_cancelled`; 503 `unavailable`."""
         gateway = gateway_of(state)
         await strict_bools(request, "fill_with_bots")
         async with _locked(gateway) as conn:
@@ -264,7 +265,8 @@ class Events(Controller):
                 tourneys.check_signup(row, time.time())
             pairs = await tourneys.pairs_of(conn, row["tourney_id"])
             count = len(pairs) + (len(pairs) % 2 if data.fill_with_bots else 0)
-            if count < 2 or count % 2:
+            odd_ok = row["format"] == tourneys.SWISS  # an odd Swiss field: a bye each round
+            if count < 2 or (count % 2 and not odd_ok):
                 raise EventRefusal(
                     409,
                     "not_enough_pairs",
