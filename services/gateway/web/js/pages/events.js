@@ -145,9 +145,9 @@ export function mountEvent(root, eventId) {
         h("caption", {}, "Every board: each pair's net score against the pairs that held the same cards"),
         h("thead", {}, h("tr", {}, ["Board", "Pair", "Sat", "Points", "Net", "Against", "Matchpoints", "IMPs"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, shown.scores.map((s) => h("tr", {},
-          h("td", {}, String(s.board)), h("td", {}, String(s.pair)), h("td", {}, s.direction),
-          h("td", {}, `${s.points} to ${s.against}`), h("td", {}, signed(s.net)),
-          h("td", {}, s.versus.length ? s.versus.map((v) => `pair ${v.pair} (${signed(v.net)}): ${v.matchpoints} MP, ${signed(v.imps)} IMP`).join("; ") : "nobody yet"),
+          h("td", {}, String(s.board)), h("td", {}, String(s.pair)), h("td", {}, s.direction === "BYE" ? "bye" : s.direction),
+          h("td", {}, s.direction === "BYE" ? "—" : `${s.points} to ${s.against}`), h("td", {}, s.direction === "BYE" ? "—" : signed(s.net)),
+          h("td", {}, s.direction === "BYE" ? "sat out: an average" : s.versus.length ? s.versus.map((v) => `pair ${v.pair} (${signed(v.net)}): ${v.matchpoints} MP, ${signed(v.imps)} IMP`).join("; ") : "nobody yet"),
           h("td", {}, `${s.matchpoints} / ${s.top}`), h("td", {}, signed(s.imps))))))
       : null;
     const boards = h("table", { class: "boards", "data-testid": "event-boards" },
