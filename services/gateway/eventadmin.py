@@ -58,6 +58,11 @@ async def _run(args: argparse.Namespace) -> int:
             try:
                 rules = rules_for(args.ladder, args.rules)
                 starts_at = parse_time(args.start)
+                if args.format == tourneys.SWISS and args.rounds > args.max_pairs - 1:
+                    raise ValueError(
+                        f"bad_rounds: a Swiss event of {args.max_pairs} pairs plays 1 to"
+                        f" {args.max_pairs - 1} rounds"
+                    )
             except (ValueError, ladders.UnknownLadder) as exc:
                 print(f"spades events: {exc}")
                 return 2
@@ -78,6 +83,7 @@ async def _run(args: argparse.Namespace) -> int:
                     signup_opens_at=starts_at - 60 * args.signup_minutes
                     if args.signup_minutes
                     else time.time(),
+                    format=args.format,
                 )
             print(f"event {tourney_id} created: starts {tourneys.when(starts_at)}")
             return 0
@@ -104,7 +110,10 @@ async def _run(args: argparse.Namespace) -> int:
         for page in shown if not args.json else []:
             e = page.event
             kind = "private" if e.private else "public"
-            print(f"{e.event_id}  {e.status:9s} {kind:7s} {e.pairs}/{e.max_pairs} pairs  {e.name}")
+            print(
+                f"{e.event_id}  {e.status:9s} {kind:7s} {e.format:9s}"
+                f" {e.pairs}/{e.max_pairs} pairs  {e.name}"
+            )
         return 0
     except tourneys.EventRefusal as exc:
         print(f"spades events: {exc.code}: {exc.message}")

@@ -1,9 +1,10 @@
-"""Duplicate events running: the start, each round's board games, results, the end.
+"""Duplicate and Swiss events running: the start, each round's board games, results, the end.
 
 `driving` runs in every gateway replica (a lifespan task): every ``SPADES_EVENTS_SECONDS`` it
 starts the events whose time has come and moves each running event on (`advance`):
 a finished board game's points are read from its log (its `HandScored`), the next board of
-that table opens, a round over starts the next, the last one reveals the seeds. One replica
+that table opens, a round over starts the next (a Swiss event's next round is paired then,
+by `services.gateway.swissrun`), the last one reveals the seeds. One replica
 moves an event at a time (its row is taken FOR UPDATE SKIP LOCKED), and opening a board is
 safe to repeat (its game id comes from the event, the board and the table). The rows and the
 sign-up are `services.gateway.tourneys`'; the pure scoring `services.gateway.duplicate`'s.
@@ -28,7 +29,7 @@ from events.contracts.game import stream_of
 from events.envelope import REGISTRY
 from events.pgstore import Conn
 from events.settings import from_environ
-from services.gateway import duplicate
+from services.gateway import duplicate, swissrun
 from services.gateway.duplicate import Result
 from services.gateway.notices import publish
 from services.gateway.state import Gateway, Unavailable, ask
@@ -37,6 +38,7 @@ from services.gateway.tourneys import (
     BOT,
     OPEN,
     RUNNING,
+    SWISS,
     EventStandings,
     Pair,
     _json,
@@ -45,6 +47,7 @@ from services.gateway.tourneys import (
     page,
     pairs_of,
     results_of,
+    scores_of,
 )
 
 
@@ -71,7 +74,7 @@ async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, *, fill_with_
         )
         await log(conn, tourney_id, "PairJoined", pair=number, player=BOT, partner=BOT)
         pairs.append(Pair(pair=number, player=BOT, partner=BOT))
-    elif len(pairs) % 2:
+    elif len(pairs) % 2 and row["format"] != SWISS:  # Swiss gives a bye each round instead
         last = pairs.pop()
         await conn.execute(
             "DELETE FROM tourney_pairs WHERE tourney_id = $1 AND pair = $2", tourney_id, last.pair
@@ -87,6 +90,18 @@ async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, *, fill_with_
     # the movement numbers pairs 1..n: map them to the pairs' own numbers
     numbers = [p.pair for p in pairs]
     rounds = min(row["rounds"], len(pairs) - 1)
+    if row["format"] == SWISS:  # round 1 now, each next one from the standings after it
+        await conn.execute(
+            "UPDATE tourneys SET status = 'running', round = 1, rounds = $2, updated_at = now()"
+            " WHERE tourney_id = $1",
+            tourney_id,
+            rounds,
+        )
+        await log(conn, tourney_id, "EventStarted", pairs=numbers, rounds=rounds)
+        await swissrun.pair_next(conn, tourney_id, 1, numbers)
+        await log(conn, tourney_id, "RoundStarted", round=1)
+        await _open_next(gateway, conn, tourney_id, 1)
+        return True
     schedule = duplicate.movement(len(pairs), rounds)
     per_round = row["boards_per_round"]
     seatings = [
@@ -259,6 +274,9 @@ async def _run_round(gateway: Gateway, conn: Conn, row: asyncpg.Record) -> bool:
             tourney_id,
             round_ + 1,
         )
+        if row["format"] == SWISS:
+            numbers = [p.pair for p in await pairs_of(conn, tourney_id)]
+            await swissrun.pair_next(conn, tourney_id, round_ + 1, numbers)
         await log(conn, tourney_id, "RoundStarted", round=round_ + 1)
         await _open_next(gateway, conn, tourney_id, round_ + 1)
         return True
@@ -278,7 +296,7 @@ async def _run_round(gateway: Gateway, conn: Conn, row: asyncpg.Record) -> bool:
     )
     standing = duplicate.standings(
         [p.pair for p in await pairs_of(conn, tourney_id)],
-        duplicate.board_scores(results_of(games)),
+        await scores_of(conn, tourney_id, games, row["boards_per_round"]),
     )
     await log(conn, tourney_id, "EventFinished", standings=msgspec.to_builtins(standing))
     return True

@@ -40,12 +40,14 @@ from events.contracts.playbans import PlaybanIssued, playban_stream
 from events.envelope import REGISTRY
 from events.errors import Refusal
 from events.pgstore import Conn
-from services.gateway import duplicate
+from services.gateway import duplicate, swiss
 from services.gateway.duplicate import Result
 from services.gateway.protocol import _Out
 from services.gateway.state import Gateway
 
 OPEN, RUNNING, FINISHED, CANCELLED = "open", "running", "finished", "cancelled"
+DUPLICATE, SWISS = "duplicate", "swiss"
+FORMATS = (DUPLICATE, SWISS)
 BOT = "bot:"
 """A partner (or a whole pair, in a private event) played by a bot: no account's name (the
 API's "bot" becomes it), so an account named "bot" is never taken for one."""
@@ -201,12 +203,14 @@ async def create(
     max_pairs: int,
     starts_at: float,
     signup_opens_at: float,
+    format: str = "duplicate",
 ) -> asyncpg.Record:
-    """Create an event open for sign-up and commit its boards' seeds; return its row."""
+    """Create an event open for sign-up and commit its boards' seeds; return its row.
+    ``format`` is ``duplicate`` (a fixed movement) or ``swiss`` (`services.gateway.swiss`)."""
     row = await conn.fetchrow(
         "INSERT INTO tourneys (tourney_id, name, format, host, private, rules, ladder,"
         " boards_per_round, rounds, max_pairs, starts_at, signup_opens_at, status)"
-        " VALUES ($1, $2, 'duplicate', $3, $4, $5::jsonb, $6, $7, $8, $9, to_timestamp($10),"
+        " VALUES ($1, $2, $12, $3, $4, $5::jsonb, $6, $7, $8, $9, to_timestamp($10),"
         f" to_timestamp($11), 'open') RETURNING {_COLUMNS}",
         tourney_id,
         name,
@@ -219,6 +223,7 @@ async def create(
         max_pairs,
         starts_at,
         signup_opens_at,
+        format,
     )
     assert row is not None
     seeds = [duplicate.new_seed() for _ in range(boards_per_round * rounds)]
@@ -231,6 +236,7 @@ async def create(
         tourney_id,
         "EventCreated",
         name=name,
+        format=format,
         host=host,
         private=private,
         rules=rules,
@@ -311,6 +317,29 @@ def results_of(games: Sequence[BoardGame]) -> list[Result]:
     ]
 
 
+async def byes_of(conn: Conn | asyncpg.Pool, tourney_id: uuid.UUID) -> dict[int, int]:
+    """Return a Swiss event's byes so far: round -> the pair that sat out (its log's
+    RoundPaired entries)."""
+    rows = await conn.fetch(
+        "SELECT body FROM tourney_log WHERE tourney_id = $1 AND type = 'RoundPaired'", tourney_id
+    )
+    byes: dict[int, int] = {}
+    for r in rows:
+        body = dict(_json(r["body"]))
+        if body.get("bye") is not None:
+            byes[int(body["round"])] = int(body["bye"])
+    return byes
+
+
+async def scores_of(
+    conn: Conn | asyncpg.Pool, tourney_id: uuid.UUID, games: Sequence[BoardGame], per_round: int
+) -> list[duplicate.BoardScore]:
+    """Return every pair's score on every board played, and a Swiss bye's average."""
+    scores = duplicate.board_scores(results_of(games))
+    byes = await byes_of(conn, tourney_id)
+    return scores + swiss.bye_scores(byes, scores, per_round) if byes else scores
+
+
 async def page(pool: asyncpg.Pool, event_id: str) -> EventPage:
     """Return an event in full, standings computed from its results."""
     row = await by_id(pool, event_id)
@@ -322,8 +351,8 @@ async def page(pool: asyncpg.Pool, event_id: str) -> EventPage:
         " ORDER BY board",
         tourney_id,
     )
-    scores = duplicate.board_scores(results_of(games))
     per_round = row["boards_per_round"]
+    scores = await scores_of(pool, tourney_id, games, per_round)
     return EventPage(
         event=summary(row, len(pairs)),
         rules=dict(_json(row["rules"])),

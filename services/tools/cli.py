@@ -134,14 +134,22 @@ def build_parser() -> argparse.ArgumentParser:
     reports.add_argument("--close", type=int, default=None, help="mark this report dealt with")
     reports.add_argument("--json", action="store_true", help="print JSON")
 
-    events = sub.add_parser("events", help="duplicate events: create a public one, list, cancel")
+    events = sub.add_parser(
+        "events", help="duplicate and Swiss events: create a public one, list, cancel"
+    )
     actions = events.add_subparsers(dest="action", required=True)
-    create = actions.add_parser("create", help="create a public duplicate event")
+    create = actions.add_parser("create", help="create a public duplicate or Swiss event")
     create.add_argument("--name", required=True)
     create.add_argument("--start", required=True, metavar="ISO|+MINUTES")
     create.add_argument("--boards", type=int, default=2, help="boards per round (1-12)")
     create.add_argument("--rounds", type=int, default=3, help="rounds (1-15)")
     create.add_argument("--max-pairs", type=int, default=16, help="places (2-32)")
+    create.add_argument(
+        "--format",
+        choices=("duplicate", "swiss"),
+        default="duplicate",
+        help="a fixed movement, or each round paired by the standings (rounds < places)",
+    )
     create.add_argument(
         "--signup-minutes", type=int, default=0, help="sign-up opens this long before (0: now)"
     )

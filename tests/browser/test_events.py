@@ -69,3 +69,32 @@ async def test_a_private_event_is_created_joined_played_and_its_standings_move(
     revealed = await seed.inner_text()
     assert hashlib.sha256(bytes.fromhex(revealed)).hexdigest() == committed
     await host.screenshot(path=screenshot_path("event-finished"), full_page=True)
+
+
+async def test_a_swiss_event_shows_its_format_and_round(
+    start: StartStack, new_page: NewPage
+) -> None:
+    stack = await start()
+    host = await new_page(stack)
+    await sign_up(host, "cyd")
+    await host.get_by_role("link", name="Events").click()
+    await host.get_by_test_id("event-name").fill("Swiss night")
+    await host.get_by_test_id("event-format").select_option("swiss")
+    await host.get_by_test_id("event-boards").fill("1")
+    await host.get_by_test_id("event-rounds").fill("1")
+    await host.get_by_test_id("create-event").click()
+    await expect(host).to_have_url(EVENT)
+    status = host.get_by_test_id("event-status")
+    await expect(status).to_contain_text("Swiss")
+    await expect(status).to_contain_text("sign-up open")
+    await host.get_by_test_id("event-bot").check()
+    await host.get_by_test_id("join-event").click()
+    await expect(host.get_by_test_id("event-pairs")).to_contain_text("cyd & a bot")
+    await host.get_by_test_id("start-event").click()  # a bot pair makes the count even
+    await expect(status).to_contain_text("under way")
+    await expect(status).to_contain_text("round 1 of 1")
+    await expect(status).to_contain_text("Swiss")
+    await host.get_by_role("link", name="Events").click()
+    await expect(host.get_by_test_id("events-list")).to_contain_text("Swiss")
+    await expect(host.get_by_test_id("events-list")).to_contain_text("round 1 of 1")
+    await host.screenshot(path=screenshot_path("event-swiss"), full_page=True)

@@ -85,7 +85,7 @@ async def test_four_pairs_play_two_boards_scored_by_matchpoints_and_verified(
             "invalid_ruleset",
         )
         refused(
-            await http.post("/api/events", json={"name": "x", "format": "swiss"}, headers=host),
+            await http.post("/api/events", json={"name": "x", "format": "knockout"}, headers=host),
             400,
             "unknown_format",
         )

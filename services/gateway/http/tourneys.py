@@ -38,10 +38,12 @@ MAX_DAYS_AHEAD = 60
 
 
 class CreateEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A private duplicate event: its rules (a ``ladder``'s, or ``rules`` options over the
-    ranked default; partnership Spades, four players), boards per round, rounds, how many
-    pairs may enter, when it starts (unix seconds; its host may start it sooner) and how long
-    before that sign-up opens (0: from now)."""
+    """A private event, ``format`` ``duplicate`` (a fixed movement) or ``swiss`` (each round
+    paired from the standings after the one before): its rules (a ``ladder``'s, or ``rules``
+    options over the ranked default; partnership Spades, four players), boards per round,
+    rounds (Swiss: at most ``max_pairs`` less one), how many pairs may enter, when it starts
+    (unix seconds; its host may start it sooner) and how long before that sign-up opens (0:
+    from now)."""
 
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
     format: str = "duplicate"
@@ -87,9 +89,17 @@ async def _locked(gateway: Gateway) -> AsyncIterator[Conn]:
 
 
 def rules_of(data: CreateEvent) -> dict[str, Any]:
-    """Return an event's rules (one hand a board); refuse rules that are no duplicate game."""
-    if data.format != "duplicate":
-        raise ApiError(400, "unknown_format", "the formats are: duplicate")
+    """Return an event's rules (one hand a board); refuse rules that are no duplicate game,
+    an unknown format, and a Swiss event with more rounds than it has opponents to meet."""
+    if data.format not in tourneys.FORMATS:
+        raise ApiError(400, "unknown_format", "the formats are: " + ", ".join(tourneys.FORMATS))
+    if data.format == tourneys.SWISS and data.rounds > data.max_pairs - 1:
+        raise ApiError(
+            400,
+            "bad_rounds",
+            f"a Swiss event of {data.max_pairs} pairs plays 1 to {data.max_pairs - 1} rounds"
+            " (each against a new opponent)",
+        )
     if data.ladder:
         if data.rules:
             raise ApiError(400, "malformed", "give a ladder or rules, not both")
@@ -126,9 +136,10 @@ class Events(Controller):
         security=BEARER,
     )
     async def create(self, data: JSONBody[CreateEvent], request: Caller, state: State) -> EventPage:
-        """Create a private duplicate event you host; its boards' seeds are drawn and their
-        SHA-256 published at once (`boards[].commitment`). 400 `invalid_ruleset`,
-        `unknown_format`, `malformed` (a start in the past or over 60 days ahead, a ladder and
+        """Create a private event you host (`format`: duplicate or swiss); its boards' seeds
+        are drawn and their SHA-256 published at once (`boards[].commitment`). 400
+        `invalid_ruleset`, `unknown_format`, `bad_rounds` (a Swiss event's rounds past its
+        pairs less one), `malformed` (a start in the past or over 60 days ahead, a ladder and
         rules both); 404 `unknown_ladder`. A retry with the same `command_id` answers the
         event it created."""
         gateway = gateway_of(state)
@@ -156,6 +167,7 @@ class Events(Controller):
                     max_pairs=data.max_pairs,
                     starts_at=starts_at,
                     signup_opens_at=opens,
+                    format=data.format,
                 )
         return await _page(gateway, str(tourney_id))
 
@@ -240,8 +252,9 @@ class Events(Controller):
     ) -> EventPage:
         """The host starts his private event now: the pairs are seated, round 1's first
         boards open (`games[].game_id`; an `event_standings` message tells everyone in it).
-        403 `not_host`; 409 `not_enough_pairs` (fewer than two, or odd without
-        `fill_with_bots`), `event_started`, `event_cancelled`; 503 `unavailable`."""
+        403 `not_host`; 409 `not_enough_pairs` (fewer than two, or, for duplicate, odd
+        without `fill_with_bots`; an odd Swiss field gives a bye each round),
+        `event_started`, `event_cancelled`; 503 `unavailable`."""
         gateway = gateway_of(state)
         await strict_bools(request, "fill_with_bots")
         async with _locked(gateway) as conn:
@@ -252,7 +265,8 @@ class Events(Controller):
                 tourneys.check_signup(row, time.time())
             pairs = await tourneys.pairs_of(conn, row["tourney_id"])
             count = len(pairs) + (len(pairs) % 2 if data.fill_with_bots else 0)
-            if count < 2 or count % 2:
+            odd_ok = row["format"] == tourneys.SWISS  # an odd Swiss field: a bye each round
+            if count < 2 or (count % 2 and not odd_ok):
                 raise EventRefusal(
                     409,
                     "not_enough_pairs",

@@ -8,6 +8,7 @@ import { GameSocket } from "../socket.js";
 import { fill, h, keepFocus, link, notify, playerName, showError, signed, uuid, when } from "../ui.js";
 
 const POLL = 3000;
+const FORMAT_WORDS = { duplicate: "Duplicate", swiss: "Swiss" };
 const STATUS_WORDS = { open: "sign-up open", running: "under way", finished: "finished", cancelled: "cancelled" };
 
 /** Mount #/events: the events you are in, the public ones, and the form for a private one. */
@@ -16,11 +17,15 @@ export function mountEvents(root) {
   const name = h("input", { id: "event-name", value: "Pairs evening", maxlength: 80, "data-testid": "event-name" });
   const perRound = h("input", { id: "event-boards", type: "number", min: 1, max: 12, value: 2, "data-testid": "event-boards" });
   const rounds = h("input", { id: "event-rounds", type: "number", min: 1, max: 15, value: 1, "data-testid": "event-rounds" });
+  const format = h("select", { id: "event-format", "data-testid": "event-format" },
+    h("option", { value: "duplicate" }, "Duplicate (a fixed movement)"),
+    h("option", { value: "swiss" }, "Swiss (each round paired by the standings)"));
   const maxPairs = h("input", { id: "event-pairs", type: "number", min: 2, max: 32, value: 8, "data-testid": "event-pairs" });
   const form = h("form", { class: "panel", "aria-labelledby": "events-new-title" },
-    h("h2", { id: "events-new-title" }, "A private duplicate event"),
-    h("p", { class: "muted" }, "Every table plays the same boards; a pair is scored against the pairs that held the same cards. The boards' deals are committed now and shown when it ends. Bots may fill seats."),
+    h("h2", { id: "events-new-title" }, "A private event"),
+    h("p", { class: "muted" }, "Every table plays the same boards; a pair is scored against the pairs that held the same cards. The boards' deals are committed now and shown when it ends. Bots may fill seats. Swiss pairs each round pairs with the nearest totals who have not met yet."),
     h("div", { class: "field" }, h("label", { for: "event-name" }, "Name"), name),
+    h("div", { class: "field" }, h("label", { for: "event-format" }, "Format"), format),
     h("div", { class: "field" }, h("label", { for: "event-boards" }, "Boards per round"), perRound),
     h("div", { class: "field" }, h("label", { for: "event-rounds" }, "Rounds"), rounds),
     h("div", { class: "field" }, h("label", { for: "event-pairs" }, "Most pairs"), maxPairs),
@@ -30,6 +35,7 @@ export function mountEvents(root) {
     try {
       const made = await api("POST", "/api/events", {
         name: name.value.trim(),
+        format: format.value,
         boards_per_round: Number(perRound.value),
         rounds: Number(rounds.value),
         max_pairs: Number(maxPairs.value),
@@ -46,7 +52,7 @@ export function mountEvents(root) {
       events.length
         ? h("ul", {}, events.map((e) => h("li", {},
           link(`/events/${e.event_id}`, e.name),
-          ` · ${e.private ? "private" : "public"} · ${STATUS_WORDS[e.status] || e.status} · ${e.pairs}/${e.max_pairs} pairs · starts ${when(e.starts_at)}`)))
+          ` · ${FORMAT_WORDS[e.format] || e.format} · ${e.private ? "private" : "public"} · ${STATUS_WORDS[e.status] || e.status}${e.status === "running" ? ` (round ${e.round} of ${e.rounds})` : ""} · ${e.pairs}/${e.max_pairs} pairs · starts ${when(e.starts_at)}`)))
         : h("p", { class: "muted" }, "No events yet."));
   }).catch((error) => showError(error, "Could not load the events"));
 }
@@ -139,9 +145,9 @@ export function mountEvent(root, eventId) {
         h("caption", {}, "Every board: each pair's net score against the pairs that held the same cards"),
         h("thead", {}, h("tr", {}, ["Board", "Pair", "Sat", "Points", "Net", "Against", "Matchpoints", "IMPs"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, shown.scores.map((s) => h("tr", {},
-          h("td", {}, String(s.board)), h("td", {}, String(s.pair)), h("td", {}, s.direction),
-          h("td", {}, `${s.points} to ${s.against}`), h("td", {}, signed(s.net)),
-          h("td", {}, s.versus.length ? s.versus.map((v) => `pair ${v.pair} (${signed(v.net)}): ${v.matchpoints} MP, ${signed(v.imps)} IMP`).join("; ") : "nobody yet"),
+          h("td", {}, String(s.board)), h("td", {}, String(s.pair)), h("td", {}, s.direction === "BYE" ? "bye" : s.direction),
+          h("td", {}, s.direction === "BYE" ? "—" : `${s.points} to ${s.against}`), h("td", {}, s.direction === "BYE" ? "—" : signed(s.net)),
+          h("td", {}, s.direction === "BYE" ? "sat out: an average" : s.versus.length ? s.versus.map((v) => `pair ${v.pair} (${signed(v.net)}): ${v.matchpoints} MP, ${signed(v.imps)} IMP`).join("; ") : "nobody yet"),
           h("td", {}, `${s.matchpoints} / ${s.top}`), h("td", {}, signed(s.imps))))))
       : null;
     const boards = h("table", { class: "boards", "data-testid": "event-boards" },
@@ -156,7 +162,7 @@ export function mountEvent(root, eventId) {
           g.ns_points !== null ? ` (${g.ns_points}:${g.ew_points}) ` : " "]))))));
     fill(box,
       h("h1", {}, e.name),
-      h("p", { "data-testid": "event-status" }, `Duplicate · ${e.private ? "private" : "public"} · ${STATUS_WORDS[e.status] || e.status}`
+      h("p", { "data-testid": "event-status" }, `${FORMAT_WORDS[e.format] || e.format} · ${e.private ? "private" : "public"} · ${STATUS_WORDS[e.status] || e.status}`
         + (e.status === "running" ? ` · round ${e.round} of ${e.rounds}` : "")
         + ` · ${e.boards_per_round} board${e.boards_per_round === 1 ? "" : "s"} a round · ${shown.pairs.length}/${e.max_pairs} pairs`
         + (e.host ? ` · hosted by ${playerName(e.host)}` : "")),
