@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
+import itertools
 import time
 from collections import Counter, deque
 from collections.abc import Callable
@@ -15,6 +15,7 @@ import asyncpg
 import msgspec
 import nats.errors
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from events.contracts.audience import CatchupReply, catchup_decoder
@@ -95,6 +96,49 @@ class ConnectionCaps:
         self._drop(self.anonymous, address)
 
 
+class Replies:
+    """One reply subscription per replica for the requests it may send more than once (see
+    `_until_answered`): each request waits on a token of its own under the replica's inbox
+    prefix, and every send of it names the same reply subject. Before, each such request
+    subscribed an inbox of its own: a NATS SUB and UNSUB per table command, about a seventh of
+    the gateway's CPU under play (`python -m benchmarks gateway` with SPADES_BENCH_PYSPY)."""
+
+    def __init__(self, nc: NATS) -> None:
+        self.nc = nc
+        self.prefix = ""
+        self.waiting: dict[str, asyncio.Queue[Msg]] = {}
+        self._tokens = itertools.count()
+        self._subscribed: asyncio.Task[None] | None = None
+
+    async def open(self) -> tuple[str, asyncio.Queue[Msg]]:
+        """Return a new reply subject and the queue its answers arrive in (`close` it after)."""
+        if self._subscribed is None:
+            self._subscribed = asyncio.ensure_future(self._subscribe())
+        try:
+            await asyncio.shield(self._subscribed)
+        except Exception:
+            self._subscribed = None  # the next request subscribes again
+            raise
+        token = str(next(self._tokens))
+        queue: asyncio.Queue[Msg] = asyncio.Queue()
+        self.waiting[token] = queue
+        return f"{self.prefix}.{token}", queue
+
+    def close(self, subject: str) -> None:
+        """Stop waiting for answers to ``subject``: a late one is dropped."""
+        self.waiting.pop(subject.rpartition(".")[2], None)
+
+    async def _subscribe(self) -> None:
+        prefix = self.nc.new_inbox()
+        await self.nc.subscribe(f"{prefix}.*", cb=self._deliver)
+        self.prefix = prefix
+
+    async def _deliver(self, msg: Msg) -> None:
+        queue = self.waiting.get(msg.subject.rpartition(".")[2])
+        if queue is not None:
+            queue.put_nowait(msg)
+
+
 @dataclass
 class Gateway:
     """One gateway replica's resources; it keeps no game state of its own."""
@@ -109,12 +153,15 @@ class Gateway:
     log: Any
     tokens: Tokens = field(init=False)
     connections: ConnectionCaps = field(init=False)
+    replies: Replies = field(init=False)
+    """The replica's reply inbox for requests sent until answered (`_until_answered`)."""
     queue_changes: dict[str, deque[float]] = field(init=False, default_factory=dict)
     """When each account last joined or left a ranked queue (`http.queue.spend_change`)."""
 
     def __post_init__(self) -> None:
         self.tokens = Tokens(self.config.jwt_secret, self.config.token_seconds)
         self.connections = ConnectionCaps(self.config)
+        self.replies = Replies(self.nc)
 
 
 class Unavailable(Refusal):
@@ -204,8 +251,10 @@ async def _until_answered(
     costs nothing once another send reached a live one."""
     body = _encoder.encode(request)
     nc, loop = gateway.nc, asyncio.get_running_loop()
-    inbox = nc.new_inbox()
-    answers = await nc.subscribe(inbox)
+    try:
+        inbox, answers = await gateway.replies.open()
+    except Exception as exc:  # the connection refused the subscription: not served now
+        raise Unavailable(type(exc).__name__) from None
     answer: Answer | None = None
     failure, sends = "TimeoutError", 0
     deadline = loop.time() + gateway.config.failover_seconds
@@ -217,8 +266,9 @@ async def _until_answered(
                 sends += 1
                 resend = now + OWNER_TIMEOUT
             try:
-                msg = await answers.next_msg(timeout=max(0.01, min(resend, deadline) - now))
-            except nats.errors.TimeoutError:
+                async with asyncio.timeout(max(0.01, min(resend, deadline) - now)):
+                    msg = await answers.get()
+            except TimeoutError:
                 continue
             if msg.headers and msg.headers.get(STATUS_HEADER) == NO_RESPONDERS:
                 failure = "NoRespondersError"  # nobody serves it this instant: soon again
@@ -229,8 +279,7 @@ async def _until_answered(
                 return answer, sends - 1
             resend = min(resend, loop.time() + OWNER_BACKOFF.delay(sends))
     finally:
-        with contextlib.suppress(Exception):
-            await answers.unsubscribe()
+        gateway.replies.close(inbox)
     if answer is None:
         raise Unavailable(failure)
     return answer, sends - 1

@@ -50,7 +50,9 @@ async def test_an_unanswered_command_is_resent_unchanged_to_the_new_owner(
         await nc.flush()
 
     config = SimpleNamespace(failover_seconds=12)  # the default SPADES_FAILOVER_SECONDS
-    gateway: Any = SimpleNamespace(nc=nc, subjects=subjects, settings=settings, config=config)
+    gateway: Any = SimpleNamespace(
+        nc=nc, subjects=subjects, settings=settings, config=config, replies=state.Replies(nc)
+    )
     command = wire.SubmitCommand(
         game_id=game_id,
         player_id="ann",
@@ -63,3 +65,51 @@ async def test_an_unanswered_command_is_resent_unchanged_to_the_new_owner(
     assert (reply.ok, reply.version) == (True, 7)
     assert len(received) == 2
     assert received[0] == received[1]  # the same command, the same command id
+
+
+async def test_requests_share_one_reply_subscription_and_each_gets_its_own_answer(
+    nc: NATS, subjects: Subjects
+) -> None:
+    """Every table request of a replica waits under one reply subscription (a token each):
+    forty requests, twenty at once, add one subscription to the connection, not forty, each
+    gets the answer to its own command, and an answer that comes after its request was
+    answered is dropped."""
+    settings = Settings()
+    game_ids = [str(uuid.uuid4()) for _ in range(40)]
+
+    async def owner(msg: Msg) -> None:  # answers every request twice: the second comes late
+        asked = msgspec.json.decode(msg.data, type=wire.SubmitCommand)
+        version = game_ids.index(asked.game_id) + 1
+        reply = wire.TableReply(ok=True, game_id=asked.game_id, version=version)
+        await msg.respond(msgspec.json.encode(reply))
+        await msg.respond(msgspec.json.encode(reply))
+
+    subs = [
+        await nc.subscribe(subjects.table_partition_commands(p), cb=owner)
+        for p in range(settings.table_partitions)
+    ]
+    await nc.flush()
+    config = SimpleNamespace(failover_seconds=12)
+    replies = state.Replies(nc)
+    gateway: Any = SimpleNamespace(
+        nc=nc, subjects=subjects, settings=settings, config=config, replies=replies
+    )
+    before = len(nc._subs)
+
+    async def ask(game_id: str) -> int:
+        bid = wire.PlaceBid(tricks=3)
+        command = wire.SubmitCommand(
+            game_id=game_id, player_id="ann", command_id=uuid.uuid4(), command=bid
+        )
+        reply = await state.ask_table(gateway, game_id, command)
+        assert reply.game_id == game_id
+        return reply.version
+
+    first = await asyncio.gather(*(ask(g) for g in game_ids[:20]))
+    rest = [await ask(g) for g in game_ids[20:]]
+    assert [*first, *rest] == list(range(1, 41))
+    assert len(nc._subs) == before + 1
+    await nc.flush()
+    assert replies.waiting == {}  # the late second answers found nobody waiting
+    for sub in subs:
+        await sub.unsubscribe()
