@@ -12,6 +12,11 @@ the table, and every message about the game is bytes the table encoded
   table for the messages after its last seq: nothing is skipped.
 - A ``last_seq`` resume is served from the room's history when it reaches back that far,
   and from the table (which reads its log if need be) when it does not.
+- A ``view`` asked again before the game has moved past the last one this watch had is
+  answered with that one's bytes: a version names one state for good, and the table's answer
+  at a version is final (a practice seat's hint is awaited before it answers, and a turn is
+  asked of the bot tier once), so a client asking fifty times a second costs the table one
+  request per change of the game, not fifty.
 """
 
 from __future__ import annotations
@@ -61,6 +66,9 @@ class Watch:
         self.released = 0
         """A spectator's last seq sent (kept one trick behind the game)."""
         self.signalled = -1
+        self.kept_view: tuple[int, bytes] = (-1, b"")
+        """The last `view` message this watch had, and the seq it shows (a spectator's: the
+        last release)."""
 
     @property
     def role(self) -> str:
@@ -111,6 +119,7 @@ class Watch:
             Subscribed(game_id=self.game_id, role=self.role, seat=self.seat, players=reply.players)
         )
         if reply.view:
+            self._keep_view(reply)
             self.send_raw(reply.view)
         for data in held:
             self.send_raw(data)
@@ -208,9 +217,17 @@ class Watch:
             self.send_raw(reply.clock)
 
     async def ask_view(self) -> bytes:
-        """Return a fresh `view` message of the game for this watch (the table's)."""
+        """Return the `view` message of the game for this watch: the last one it had while
+        the game has not moved past it (nothing changed it since), else the table's."""
+        shown, data = self.kept_view
+        if data and shown >= (self.version if self.seat >= 0 else self.released):
+            return data
         reply = await self._ask(None)
+        self._keep_view(reply)
         return reply.view
+
+    def _keep_view(self, reply: CatchupReply) -> None:
+        self.kept_view = (reply.version if self.seat >= 0 else reply.released, reply.view)
 
     def _turn(self, turn: bytes, seq: int) -> None:
         """Send a your_turn once per turn (a seat acts once on each)."""
