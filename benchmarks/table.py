@@ -36,11 +36,10 @@ from benchmarks import artifact
 from events.contracts import game as wire
 from events.contracts.audience import FRAMES
 from events.contracts.game import stream_of
-from events.envelope import REGISTRY, Metadata
 from events.store import InMemoryEventStore
-from services.table import audiences
+from services.table import commit
 from services.table.openings import opening_events
-from services.table.tables import Table, event_ids
+from services.table.tables import Table
 
 GAMES = int(os.environ.get("SPADES_BENCH_TABLE_GAMES", "20"))
 ROUNDS = int(os.environ.get("SPADES_BENCH_TABLE_ROUNDS", "3"))
@@ -55,24 +54,10 @@ async def _commit(
     states: list[engine.GameState],
 ) -> int:
     """Append ``events`` (leading to ``states``) as the service does; return the frame's size."""
-    metadata = Metadata(
-        command_id=uuid.uuid4(),
-        correlation_id=uuid.UUID(table.game_id),
-        actor="x",
-        deadline=table.deadline_after(events, states[-1], time.time()),
-    )
-    new = [
-        REGISTRY.new_event(e, metadata, event_id=i)
-        for e, i in zip(events, event_ids(str(uuid.uuid4()), len(events)), strict=True)
-    ]
+    now = time.time()
+    new = commit.records(table, events, states, now, id_seed=str(uuid.uuid4()), actor="x")
     stored = await store.append(stream_of(table.game_id), table.version, new)
-    held, released = list(table.unreleased), table.released
-    steps = []
-    for s, event, after in zip(stored, events, states, strict=True):
-        steps.append((s.version, event, table.state, after))
-        table.fold(s, event, after)
-    frame = audiences.frame(table, steps, held, released, time.time())
-    return len(FRAMES.encode(frame))
+    return len(FRAMES.encode(commit.fold(table, stored, events, states, now)))
 
 
 async def _round(seed: int) -> tuple[list[float], list[float]]:

@@ -18,17 +18,17 @@ import uuid
 
 from events.contracts.audience import FRAMES, Frame
 from events.contracts.game import stream_of
-from events.envelope import REGISTRY, Metadata
+from events.envelope import REGISTRY
 from events.leases import LeaseGroup
 from events.store import ConcurrencyConflict, Fence, Fenced
 from events.subjects import partition_of
 from services.runtime import ops
 from services.runtime.service import Runtime
-from services.table import audiences
+from services.table import commit
 from services.table.decided import Decided
 from services.table.finished import FinishedTables
 from services.table.refusals import Rejected
-from services.table.tables import Table, event_ids
+from services.table.tables import Table
 
 LEASE_GROUP = "table"
 # Test hook (seconds): every append waits this long after taking its fence, so that a replica
@@ -134,17 +134,16 @@ class Games:
         and publish every audience's messages."""
         fence = self.owner_fence(table.game_id)
         states = events.after
-        metadata = Metadata(
-            command_id=command_id,
-            correlation_id=uuid.UUID(table.game_id),
+        new = commit.records(
+            table,
+            events,
+            states,
+            time.time(),
+            id_seed=id_seed,
             actor=actor,
+            command_id=command_id,
             epoch=fence.epoch,
-            deadline=table.deadline_after(events, states[-1], time.time()),
         )
-        new = [
-            REGISTRY.new_event(event, metadata, event_id=event_id)
-            for event, event_id in zip(events, event_ids(id_seed, len(events)), strict=True)
-        ]
         if APPEND_DELAY:  # a test's window: the fence taken, the append not yet sent
             await asyncio.sleep(APPEND_DELAY)
         started = time.perf_counter()
@@ -167,12 +166,7 @@ class Games:
             await self.fenced_off(table.game_id)
             raise
         ops.APPEND_LATENCY.labels(outcome="ok").observe(time.perf_counter() - started)
-        held, released = list(table.unreleased), table.released
-        steps = []
-        for s, event, after in zip(stored, events, states, strict=True):
-            steps.append((s.version, event, table.state, after))
-            table.fold(s, event, after)
-        await self.publish(table, audiences.frame(table, steps, held, released, time.time()))
+        await self.publish(table, commit.fold(table, stored, events, states, time.time()))
 
     async def publish(self, table: Table, frame: Frame) -> None:
         """Publish what each audience is sent of a commit (core NATS, buffered: no flush per

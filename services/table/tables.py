@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,7 +182,7 @@ class Table:
         return [after for _, _, after in wire.steps(events, self.state)]
 
     def deadline_after(
-        self, events: list[wire.GameEvent], state: engine.GameState, now: float
+        self, events: Sequence[wire.GameEvent], state: engine.GameState, now: float
     ) -> float:
         """Return the turn deadline to record with an append of ``events`` leaving the game
         at ``state``: a full turn from ``now`` while somebody is on turn at a timed table,

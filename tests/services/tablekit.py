@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 import msgspec
 from nats.aio.client import Client as NATS
 
 from events.contracts import game as wire
+from events.contracts.audience import FRAMES, Frame, frame_decoder
+from events.contracts.game import stream_of
+from events.store import InMemoryEventStore
 from events.subjects import Subjects
 from services.runtime.config import Settings
+from services.table import commit
+from services.table.decided import Decided
+from services.table.tables import Table
 from tests.moves import choose
 
 PARTITIONS = Settings().table_partitions
@@ -146,3 +153,18 @@ async def play_together(clients: list[TableClient], game_id: str) -> None:
             await client.send(game_id, move(view))
 
     await asyncio.gather(*(seat(c) for c in clients))
+
+
+async def append_as_the_table(
+    store: InMemoryEventStore, table: Table, events: list[wire.GameEvent], actor: str = "x"
+) -> Frame:
+    """Append ``events`` to a table without a service, by the service's own two halves of a
+    commit (`services.table.commit`), and return the frame it publishes, decoded as the gateway
+    gets it. A `Decided` brings the states its deciding computed; other events are applied."""
+    states = events.after if isinstance(events, Decided) else table.states_after(events)
+    now = time.time()
+    new = commit.records(table, events, states, now, id_seed=str(uuid.uuid4()), actor=actor)
+    stored = await store.append(stream_of(table.game_id), table.version, new)
+    frame = commit.fold(table, stored, events, states, now)
+    table.recent.append(frame)
+    return frame_decoder.decode(FRAMES.encode(frame))

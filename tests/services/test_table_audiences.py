@@ -6,7 +6,6 @@ from the frames equal to one replayed from the log, and hints at practice tables
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from datetime import UTC, datetime
 
@@ -17,42 +16,18 @@ import engine
 import engine.bot
 import engine.search
 from events.contracts import game as wire
-from events.contracts.audience import FRAMES, Frame, frame_decoder, messages_after
+from events.contracts.audience import Frame, messages_after
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY, Metadata, StoredEvent
 from events.store import InMemoryEventStore
 from services.table import audiences
 from services.table.openings import opening_events
-from services.table.tables import Table, event_ids
+from services.table.tables import Table
 from tests.gateway.hidden import leaks, states
 from tests.gateway.wsclient import Received
+from tests.services.tablekit import append_as_the_table
 
 PLAYERS = ("ann", "bob", "cy", "di", "eve")
-
-
-async def _append(
-    store: InMemoryEventStore, table: Table, events: list[wire.GameEvent], actor: str
-) -> Frame:
-    """Append like the table service does, and return the frame it publishes."""
-    states_after = table.states_after(events)
-    metadata = Metadata(
-        actor=actor,
-        command_id=uuid.uuid4(),
-        deadline=table.deadline_after(events, states_after[-1], time.time()),
-    )
-    new = [
-        REGISTRY.new_event(e, metadata, event_id=i)
-        for e, i in zip(events, event_ids(str(uuid.uuid4()), len(events)), strict=True)
-    ]
-    stored = await store.append(stream_of(table.game_id), table.version, new)
-    held, released = list(table.unreleased), table.released
-    steps = []
-    for s, event, after in zip(stored, events, states_after, strict=True):
-        steps.append((s.version, event, table.state, after))
-        table.fold(s, event, after)
-    frame = audiences.frame(table, steps, held, released, time.time())
-    table.recent.append(frame)
-    return frame_decoder.decode(FRAMES.encode(frame))  # as the gateway gets it
 
 
 async def _game(
@@ -64,7 +39,7 @@ async def _game(
     practice = ladder == "practice"
     players = PLAYERS[: rules.players]
     frames = [
-        await _append(
+        await append_as_the_table(
             store,
             table,
             opening_events(
@@ -84,7 +59,7 @@ async def _game(
         seat = table.state.turn
         command = engine.bot.choose(engine.view(table.state, seat))
         events = table.decide(players[seat], wire.command_to_wire(command))
-        frames.append(await _append(store, table, events, players[seat]))
+        frames.append(await append_as_the_table(store, table, events, players[seat]))
     return table, frames, await store.read(stream_of(game_id))
 
 

@@ -24,12 +24,13 @@ import engine.bot
 from events.contracts import game as wire
 from events.contracts.game import stream_of
 from events.contracts.talk import Say
-from events.envelope import REGISTRY, Metadata
+from events.envelope import REGISTRY
 from events.store import InMemoryEventStore
 from services.table.decided import Decided
 from services.table.openings import opening_events
-from services.table.tables import Rejected, Table, event_ids
+from services.table.tables import Rejected, Table
 from services.tools.simulate import VARIANTS, variant_rules
+from tests.services.tablekit import append_as_the_table
 
 PEOPLE = ("ann", "bob", "cy", "di", "eve")
 
@@ -44,19 +45,11 @@ async def _append(store: InMemoryEventStore, table: Table, decided: Decided) -> 
     assert isinstance(decided, Decided)
     assert len(decided.after) == len(decided) > 0
     assert decided.after == _loaded(table.state, decided)
-    metadata = Metadata(
-        command_id=uuid.uuid4(),
-        actor="x",
-        deadline=table.deadline_after(decided, decided.after[-1], time.time()),
-    )
-    new = [
-        REGISTRY.new_event(e, metadata, event_id=i)
-        for e, i in zip(decided, event_ids(str(uuid.uuid4()), len(decided)), strict=True)
-    ]
-    stored = await store.append(stream_of(table.game_id), table.version, new)
-    for s, event, after in zip(stored, decided, decided.after, strict=True):
-        assert REGISTRY.decode(s) == event  # what the store holds is the wire form decided
-        table.fold(s, event, after)
+    before = table.version
+    await append_as_the_table(store, table, decided)
+    stored = await store.read(stream_of(table.game_id), before + 1)
+    # what the store holds is the wire form decided
+    assert [REGISTRY.decode(s) for s in stored] == list(decided)
 
 
 async def _reloaded(store: InMemoryEventStore, game_id: str) -> Table:

@@ -21,42 +21,20 @@ import engine
 import engine.bot
 from events.contracts import game as wire
 from events.contracts import talk as talk_wire
-from events.contracts.audience import FRAMES, Frame, frame_decoder, messages_after
+from events.contracts.audience import Frame, messages_after
 from events.contracts.game import stream_of
 from events.contracts.talk import Say
-from events.envelope import REGISTRY, Metadata
+from events.envelope import REGISTRY
 from events.store import InMemoryEventStore
 from services.records import export, fairness, openspiel, transcript
 from services.records.public import Game
 from services.table import audiences, talk
 from services.table.openings import opening_events
-from services.table.tables import Rejected, Table, event_ids
+from services.table.tables import Rejected, Table
+from tests.services.tablekit import append_as_the_table
 
 PLAYERS = ("ann", "bob", "cy", "di", "eve")
 POLICY = talk.TalkSettings(talk_max_chars=40, talk_per_minute=5)
-
-
-async def _append(store: InMemoryEventStore, table: Table, events: list[wire.GameEvent]) -> Frame:
-    """Append like the table service does, and return the frame it publishes."""
-    after = table.states_after(events)
-    metadata = Metadata(
-        actor="x",
-        command_id=uuid.uuid4(),
-        deadline=table.deadline_after(events, after[-1], time.time()),
-    )
-    new = [
-        REGISTRY.new_event(e, metadata, event_id=i)
-        for e, i in zip(events, event_ids(str(uuid.uuid4()), len(events)), strict=True)
-    ]
-    stored = await store.append(stream_of(table.game_id), table.version, new)
-    held, released = list(table.unreleased), table.released
-    steps = []
-    for s, event, state in zip(stored, events, after, strict=True):
-        steps.append((s.version, event, table.state, state))
-        table.fold(s, event, state)
-    frame = audiences.frame(table, steps, held, released, time.time())
-    table.recent.append(frame)
-    return frame_decoder.decode(FRAMES.encode(frame))
 
 
 async def _open(
@@ -79,7 +57,7 @@ async def _open(
         turn_seconds=25.0,
         free_text_chat=free_text_chat,
     )
-    return table, [await _append(store, table, opening)]
+    return table, [await append_as_the_table(store, table, opening)]
 
 
 def _say(table: Table, player: str, say: Say, now: float | None = None) -> list[wire.GameEvent]:
@@ -92,7 +70,7 @@ async def _play_until(store: InMemoryEventStore, table: Table, phase: str) -> li
         seat = table.state.turn
         command = engine.bot.choose(engine.view(table.state, seat))
         events = table.decide(table.players[seat], wire.command_to_wire(command))
-        frames.append(await _append(store, table, events))
+        frames.append(await append_as_the_table(store, table, events))
     return frames
 
 
@@ -162,7 +140,7 @@ async def test_a_flood_is_refused_counted_from_the_log() -> None:
     store = InMemoryEventStore()
     table, _ = await _open(store)
     for _ in range(POLICY.talk_per_minute):
-        await _append(store, table, _say(table, "ann", Say(preset="no_help")))
+        await append_as_the_table(store, table, _say(table, "ann", Say(preset="no_help")))
     assert _refused(table, "ann", Say(preset="no_help")) == "talk_flood"
     assert _say(table, "bob", Say(preset="no_help"))  # another seat has its own count
     later = time.time() + talk.WINDOW + 1
@@ -198,7 +176,7 @@ async def test_talk_moves_no_clock_and_resets_no_streak() -> None:
     table, _ = await _open(store)
     deadline, seat = table.deadline, table.state.turn
     table.streaks[seat] = 2
-    await _append(store, table, _say(table, PLAYERS[seat], Say(preset="nil")))
+    await append_as_the_table(store, table, _say(table, PLAYERS[seat], Say(preset="nil")))
     assert table.deadline == deadline
     assert table.streaks[seat] == 2
     assert table.state.turn == seat
@@ -263,12 +241,12 @@ async def test_no_talk_reaches_anyone_who_may_not_hear_it_at_that_moment(
                 events = list(talk.decide(table, PLAYERS[a.seat], say, policy=policy))
             except Rejected:
                 continue
-            frames.append(await _append(store, table, events))
+            frames.append(await append_as_the_table(store, table, events))
             said[table.version] = events[0]  # type: ignore[assignment]
         seat = table.state.turn
         rng_move = engine.bot.choose(engine.view(table.state, seat))
         events = table.decide(PLAYERS[seat], wire.command_to_wire(rng_move))
-        frames.append(await _append(store, table, events))
+        frames.append(await append_as_the_table(store, table, events))
         moves += 1
     stored = await store.read(stream_of(table.game_id))
     last = len(stored)
@@ -302,11 +280,11 @@ async def test_no_talk_reaches_anyone_who_may_not_hear_it_at_that_moment(
 async def test_transcript_replay_and_export_keep_the_talk(tmp_path: Path) -> None:
     store = InMemoryEventStore()
     table, _ = await _open(store, free_text_chat=True)
-    await _append(store, table, _say(table, "ann", Say(preset="sure", n=4)))
-    await _append(store, table, _say(table, "cy", Say(preset="maybe", n=2)))
-    await _append(store, table, _say(table, "bob", Say(text='he said "go" \\ nil')))
+    await append_as_the_table(store, table, _say(table, "ann", Say(preset="sure", n=4)))
+    await append_as_the_table(store, table, _say(table, "cy", Say(preset="maybe", n=2)))
+    await append_as_the_table(store, table, _say(table, "bob", Say(text='he said "go" \\ nil')))
     await _play_until(store, table, "play")
-    await _append(store, table, _say(table, "di", Say(preset="nice")))
+    await append_as_the_table(store, table, _say(table, "di", Say(preset="nice")))
     await _play_until(store, table, "over")
     stored = await store.read(stream_of(table.game_id))
     events = [REGISTRY.decode(s) for s in stored]
