@@ -49,7 +49,7 @@ async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, now: float) -
         ends_at,
     )
     await log(conn, tourney_id, "EventStarted", pairs=[p.pair for p in pairs], ends_at=ends_at)
-    await open_games(gateway, conn, tourney_id)
+    await open_games(gateway, conn, tourney_id, now)
     return True
 
 
@@ -63,9 +63,9 @@ async def game_end(gateway: Gateway, game_id: str) -> wire.GameFinished | None:
     return None
 
 
-async def open_games(gateway: Gateway, conn: Conn, tourney_id: uuid.UUID) -> int:
+async def open_games(gateway: Gateway, conn: Conn, tourney_id: uuid.UUID, now: float) -> int:
     """Pair the free pairs (entered, not paused, at no table of the event) and open a game
-    for each two; return how many opened."""
+    for each two; return how many opened. ``now`` (the arena's clock) goes in the log."""
     games = await arenarows.games_of(conn, tourney_id)
     busy = {p for g in games if g.winner is None for p in (g.ns, g.ew)}
     points, last = arena.points_of(games), arena.last_opponents(games)
@@ -119,6 +119,7 @@ async def open_games(gateway: Gateway, conn: Conn, tourney_id: uuid.UUID) -> int
             game_id=reply.game_id,
             ns=ns_pair,
             ew=ew_pair,
+            clock=now,
         )
     return len(tables)
 
@@ -173,7 +174,7 @@ async def advance(gateway: Gateway, conn: Conn, row: asyncpg.Record, now: float)
         )
         changed = True
     if now < row["ends_at"].timestamp():
-        return await open_games(gateway, conn, tourney_id) > 0 or changed
+        return await open_games(gateway, conn, tourney_id, now) > 0 or changed
     left = await conn.fetchval(
         "SELECT count(*) FROM tourney_arena_games WHERE tourney_id = $1 AND winner_pair IS NULL",
         tourney_id,

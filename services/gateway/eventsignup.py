@@ -66,16 +66,17 @@ def check_signup(row: asyncpg.Record, now: float) -> None:
 
 
 async def join(
-    conn: Conn, row: asyncpg.Record, player: str, partner: str, now: float
+    conn: Conn, row: asyncpg.Record, player: str, partner: str, now: float, arena_now: float
 ) -> Pair | None:
     """Enter ``player`` with ``partner`` (an account already checked, or `BOT`); return the new
-    pair, None when that very pair is in already. Refuse with the reason otherwise."""
+    pair, None when that very pair is in already. Refuse with the reason otherwise. ``now``
+    is the wall clock of sign-up, ``arena_now`` the stack's clock an arena's end is on."""
     tourney_id = row["tourney_id"]
     pairs = await pairs_of(conn, tourney_id)
     for p in pairs:
         if (p.player, p.partner) == (player, partner):
             return None  # a retry
-    if not arena_running(row, now):
+    if not arena_running(row, arena_now):
         check_signup(row, now)
     if partner == BOT and not row["private"]:
         raise EventRefusal(
@@ -106,14 +107,14 @@ async def join(
     return Pair(pair=number, player=player, partner=partner)
 
 
-async def leave(conn: Conn, row: asyncpg.Record, player: str, now: float) -> Pair:
+async def leave(conn: Conn, row: asyncpg.Record, player: str, now: float, arena_now: float) -> Pair:
     """Withdraw the pair ``player`` is in (as player or partner) before the start; pause it in
     a running arena."""
     pairs = await pairs_of(conn, row["tourney_id"])
     mine = next((p for p in pairs if player in (p.player, p.partner)), None)
     if mine is None:
         raise EventRefusal(409, "not_entered", "you are in no pair of this event")
-    if arena_running(row, now):
+    if arena_running(row, arena_now):
         if not await conn.fetchval(
             "UPDATE tourney_pairs SET paused = true WHERE tourney_id = $1 AND pair = $2"
             " AND NOT paused RETURNING true",

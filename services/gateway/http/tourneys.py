@@ -224,7 +224,7 @@ class Events(Controller):
                 raise ApiError(404, "unknown_player", f"no player {partner[:40]!r}")
             if await social.invitation_refused(gateway.pool, player, partner):
                 raise ApiError(409, "not_available", f"{partner} is not available")
-        now = clock_of(gateway).now()
+        now = time.time()
         for name in (player, partner):
             if name == tourneys.BOT:
                 continue
@@ -240,7 +240,9 @@ class Events(Controller):
                 )
         async with _locked(gateway) as conn:
             row = await tourneys.by_id(conn, event_id, lock=True)
-            joined = await eventsignup.join(conn, row, player, partner, now)
+            joined = await eventsignup.join(
+                conn, row, player, partner, now, clock_of(gateway).now()
+            )
         if joined is not None:
             await eventrun.tell(gateway, event_id)
         return await _page(gateway, event_id)
@@ -260,7 +262,9 @@ class Events(Controller):
         gateway = gateway_of(state)
         async with _locked(gateway) as conn:
             row = await tourneys.by_id(conn, event_id, lock=True)
-            await eventsignup.leave(conn, row, request.user.player_id, clock_of(gateway).now())
+            await eventsignup.leave(
+                conn, row, request.user.player_id, time.time(), clock_of(gateway).now()
+            )
         await eventrun.tell(gateway, event_id)
         return await _page(gateway, event_id)
 
