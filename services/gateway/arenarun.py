@@ -29,11 +29,24 @@ from services.gateway.tourneys import BOT, _json, log, pairs_of
 _table_reply = msgspec.json.Decoder(wire.TableReply)
 
 
-async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, now: float) -> bool:
+async def start(
+    gateway: Gateway, conn: Conn, row: asyncpg.Record, now: float, *, fill_with_bots: bool
+) -> bool:
     """Start a locked open arena: it runs ``minutes`` from ``now``; pair its pairs at once.
-    Fewer than two pairs cancel it (an odd count is fine: one waits for the next free)."""
+    Fewer than two pairs cancel it (an odd count is fine: one waits for the next free; a
+    private one may be filled to an even count with a bot pair)."""
     tourney_id = row["tourney_id"]
     pairs = await pairs_of(conn, tourney_id)
+    if len(pairs) % 2 and row["private"] and fill_with_bots:
+        number = max(p.pair for p in pairs) + 1
+        await conn.execute(
+            "INSERT INTO tourney_pairs (tourney_id, pair, player, partner) VALUES ($1, $2, $3, $3)",
+            tourney_id,
+            number,
+            BOT,
+        )
+        await log(conn, tourney_id, "PairJoined", pair=number, player=BOT, partner=BOT)
+        pairs = await pairs_of(conn, tourney_id)
     if len(pairs) < 2:
         await conn.execute(
             "UPDATE tourneys SET status = 'cancelled', updated_at = now() WHERE tourney_id = $1",

@@ -67,7 +67,8 @@ async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, *, fill_with_
     filled to an even count with a bot pair; a public one leaves out the last pair entered.
     An arena starts by `arenarun.start`."""
     if row["format"] == ARENA:
-        return await arenarun.start(gateway, conn, row, clock_of(gateway).now())
+        now = clock_of(gateway).now()
+        return await arenarun.start(gateway, conn, row, now, fill_with_bots=fill_with_bots)
     tourney_id = row["tourney_id"]
     pairs = await pairs_of(conn, tourney_id)
     if len(pairs) % 2 and row["private"] and fill_with_bots:
