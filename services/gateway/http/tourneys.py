@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -27,6 +28,7 @@ from events.pgstore import Conn
 from services.gateway import arena, auth, eventrun, eventsignup, social, tourneys
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, gateway_of, strict_bools
+from services.gateway.http.queue import recent_changes
 from services.gateway.http.security import Caller, account_required
 from services.gateway.state import Gateway, Unavailable
 from services.gateway.tourneys import EventPage, EventRefusal, EventSummary, LogEntry
@@ -37,6 +39,20 @@ EVENT_ID = Annotated[
     Parameter(pattern=r"^[0-9A-Fa-f-]{1,64}$", description="an event's id (a UUID)"),
 ]
 MAX_DAYS_AHEAD = 60
+EVENT_CHANGES: dict[str, deque[float]] = {}
+"""When each account created, entered, left or came back to an event in the last minute (per
+replica, as the queue's budget is)."""
+
+
+def spend_change(gateway: Gateway, player_id: str) -> deque[float]:
+    """Return the caller's recent event changes; 429 `rate_limited` (with Retry-After) when
+    that is SPADES_EVENT_CHANGES_PER_MINUTE already: the request reaches nothing. The caller
+    appends the time once its change happened."""
+    limit = gateway.config.event_changes_per_minute
+    words = "event creations, entries, withdrawals and returns"
+    return recent_changes(
+        gateway, player_id, time.monotonic(), budget=(limit, EVENT_CHANGES, words)
+    )
 
 
 class CreateEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -160,10 +176,15 @@ class Events(Controller):
         `unknown_format`, `bad_rounds` (a Swiss event's rounds past its pairs less one),
         `bad_duration` (an arena's `minutes` missing or outside 1 to 600, or `minutes` for
         another format), `malformed` (a start in the past or over 60 days ahead, a ladder
-        and rules both); 404 `unknown_ladder`. A retry with the same `command_id` answers
-        the event it created."""
+        and rules both, a name blank or with control characters); 404 `unknown_ladder`;
+        429 `rate_limited` (with Retry-After) past SPADES_EVENT_CHANGES_PER_MINUTE (10)
+        creations, entries, withdrawals and returns a minute. A retry with the same
+        `command_id` answers the event it created."""
         gateway = gateway_of(state)
         host = request.user.player_id
+        changes = spend_change(gateway, host)
+        if not data.name.strip() or not data.name.isprintable():
+            raise ApiError(400, "malformed", "an event's name is printable text, not blank")
         rules = rules_of(data)
         now = time.time()
         starts_at = data.starts_at if data.starts_at is not None else now + 3600
@@ -190,6 +211,7 @@ class Events(Controller):
                     format=data.format,
                     minutes=data.minutes,
                 )
+        changes.append(time.monotonic())
         return await _page(gateway, str(tourney_id))
 
     @get("/", responses=ERROR_RESPONSES, summary="Events", security=BEARER)
@@ -213,9 +235,11 @@ class Events(Controller):
         queue ban for leaving rated games still runs, you or your partner: `ends_at`); 409
         `event_full`, `event_started`, `event_cancelled`, `signup_not_open`, `event_over`
         (an arena past its end time), `already_entered` (you or the partner are in a pair
-        already: a pair plays each board once), `not_available` (a block)."""
+        already: a pair plays each board once), `not_available` (a block); 429
+        `rate_limited` (the events' budget, as for creating)."""
         gateway = gateway_of(state)
         player = request.user.player_id
+        changes = spend_change(gateway, player)
         partner = data.partner.strip().lower()
         partner = tourneys.BOT if partner == "bot" else partner
         if partner != tourneys.BOT:
@@ -243,6 +267,7 @@ class Events(Controller):
             joined = await eventsignup.join(
                 conn, row, player, partner, now, clock_of(gateway).now()
             )
+        changes.append(time.monotonic())
         if joined is not None:
             await eventrun.tell(gateway, event_id)
         return await _page(gateway, event_id)
@@ -258,13 +283,16 @@ class Events(Controller):
         """Withdraw the pair you are in (player or partner) before the start; in a running
         arena, pause it (no new game for it; a game it plays finishes and counts; again:
         answered as is). 404 `unknown_event`; 409 `not_entered`, `event_started`,
-        `event_cancelled`, `event_over` (an arena past its end time)."""
+        `event_cancelled`, `event_over` (an arena past its end time); 429 `rate_limited` (the
+        events' budget)."""
         gateway = gateway_of(state)
+        changes = spend_change(gateway, request.user.player_id)
         async with _locked(gateway) as conn:
             row = await tourneys.by_id(conn, event_id, lock=True)
             await eventsignup.leave(
                 conn, row, request.user.player_id, time.time(), clock_of(gateway).now()
             )
+        changes.append(time.monotonic())
         await eventrun.tell(gateway, event_id)
         return await _page(gateway, event_id)
 
@@ -277,11 +305,14 @@ class Events(Controller):
     )
     async def resume(self, event_id: EVENT_ID, request: Caller, state: State) -> EventPage:
         """Your paused pair is paired again in the running arena. 404 `unknown_event`; 409
-        `not_entered`, `not_paused`, `not_an_arena`, `event_over` (past its end time)."""
+        `not_entered`, `not_paused`, `not_an_arena`, `event_over` (past its end time); 429
+        `rate_limited` (the events' budget)."""
         gateway = gateway_of(state)
+        changes = spend_change(gateway, request.user.player_id)
         async with _locked(gateway) as conn:
             row = await tourneys.by_id(conn, event_id, lock=True)
             await eventsignup.resume(conn, row, request.user.player_id, clock_of(gateway).now())
+        changes.append(time.monotonic())
         await eventrun.tell(gateway, event_id)
         return await _page(gateway, event_id)
 
