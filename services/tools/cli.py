@@ -116,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fair.add_argument("--min-games", type=int, default=3, help="meetings to report a pair")
     fair.add_argument(
+        "--min-losing",
+        type=int,
+        default=3,
+        help="abandonments while behind on score that name a pair of partners",
+    )
+    fair.add_argument(
         "--one-sided", type=float, default=0.8, help="share of wins that is one-sided"
     )
     fair.add_argument("--json", action="store_true", help="print JSON")
