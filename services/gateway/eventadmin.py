@@ -22,6 +22,7 @@ import msgspec
 
 from events.contracts import ladders
 from services.gateway import eventsignup, tourneys
+from services.gateway.arena import MAX_MINUTES, MIN_MINUTES
 
 
 def rules_for(ladder: str | None, options: list[str], one_hand: bool = True) -> dict[str, object]:
@@ -59,7 +60,10 @@ async def _run(args: argparse.Namespace) -> int:
             try:
                 arena_event = args.format == tourneys.ARENA
                 rules = rules_for(args.ladder, args.rules, one_hand=not arena_event)
-                if arena_event != (args.minutes is not None) or not 1 <= (args.minutes or 1) <= 600:
+                length = args.minutes
+                if arena_event != (length is not None) or (
+                    length is not None and not MIN_MINUTES <= length <= MAX_MINUTES
+                ):
                     raise ValueError(
                         "bad_duration: an arena runs --minutes 1 to 600; other formats have"
                         " rounds, no length"

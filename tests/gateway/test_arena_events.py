@@ -87,6 +87,41 @@ async def test_four_pairs_play_an_arena_paired_while_free_until_the_clock_runs_o
         assert cli.returncode == 2, cli.stdout + cli.stderr
         assert "bad_duration" in cli.stdout
 
+        def spades(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "services.tools.cli", "events", "create", *args],
+                env=service_env | {"PATH": "/usr/bin:/bin"},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+
+        zero = await asyncio.to_thread(
+            spades, "--name", "x", "--start", "+1", "--format", "arena", "--minutes", "0"
+        )
+        assert zero.returncode == 2, zero.stdout + zero.stderr
+        public = await asyncio.to_thread(
+            spades,
+            *("--name", "Open arena", "--start", "+60", "--format", "arena"),
+            *("--minutes", "10", "--rules", "target=200"),
+        )
+        assert public.returncode == 0, public.stdout + public.stderr
+        shown_public = (await http.get(f"/api/events/{public.stdout.split()[1]}")).json()
+        assert (shown_public["event"]["format"], shown_public["event"]["minutes"]) == ("arena", 10)
+        assert shown_public["event"]["private"] is False
+        assert shown_public["rules"].get("hand_cap") != 1  # whole games, not one hand
+        assert shown_public["rules"]["target"] == 200
+        refused(
+            await http.post(
+                f"/api/events/{shown_public['event']['event_id']}/join",
+                json={"partner": "bot"},
+                headers=h["late"],
+            ),
+            400,
+            "bots_not_allowed",
+        )
+
         made = await http.post(
             "/api/events",
             json={
