@@ -15,7 +15,11 @@ a database or a clock.
   rematch is one allowed (two pairs that just met and nobody else free play again).
 - **Points** (`award`): a win 2, a draw 1, a loss 0. A pair *on fire* (its two games before
   were both wins) scores double: 4 for a win, 2 for a draw. The streak ends with any game
-  not won.
+  not won. A game the table closed unplayed (every person left, or nobody acted: reason
+  ``abandoned`` or ``idle``) has no result (`NO_RESULT`): nobody scores, as for a loss.
+- **Absent pairs** (`absent`): a pair whose every person left his seat to a bot in a game
+  is paused when that game is over (it comes back with `resume`), so the arena does not
+  keep opening games for people who are gone.
 - **Standings** (`standings`): points (highest first), then wins, then pair number; equal
   points and wins share a rank.
 """
@@ -31,6 +35,10 @@ WIN, DRAW, LOSS = 2, 1, 0
 FIRE = 2
 """A pair on fire (two wins in a row just before) scores this many times a game's points."""
 MIN_MINUTES, MAX_MINUTES = 1, 600
+NO_RESULT = -1
+"""A game's ``winner`` when the table closed it unplayed: nobody scores."""
+UNPLAYED = ("abandoned", "idle")
+"""The `GameFinished` reasons of a game closed unplayed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +55,7 @@ class Free:
 @dataclass(frozen=True, slots=True)
 class Game:
     """An arena game between two pairs, in the order it opened; ``winner`` the pair that won,
-    0 for a draw, None while it is played."""
+    0 for a draw, `NO_RESULT` for a game closed unplayed, None while it is played."""
 
     number: int
     ns: int
@@ -137,7 +145,8 @@ def streak_of(outcomes: Sequence[int | None]) -> int:
 
 
 def outcome_of(game: Game, pair: int) -> int:
-    """Return a finished game's base points for ``pair`` (WIN, DRAW or LOSS)."""
+    """Return a finished game's base points for ``pair`` (WIN, DRAW or LOSS; no result is
+    LOSS: nobody scores)."""
     if game.winner == 0:
         return DRAW
     return WIN if game.winner == pair else LOSS
@@ -198,6 +207,30 @@ def standings(pairs: Iterable[int], games: Sequence[Game]) -> list[ArenaStanding
     return out
 
 
+def winner_of(side: int, reason: str, ns: int, ew: int) -> int:
+    """Return an arena game's ``winner`` from its `GameFinished`: the pair of the winning
+    ``side`` (0 North-South, 1 East-West), 0 for a draw (-1), `NO_RESULT` for a game the
+    table closed unplayed (``reason`` in `UNPLAYED`).
+
+    >>> winner_of(1, "target", 3, 4), winner_of(-1, "hand_cap", 3, 4), winner_of(-1, "idle", 3, 4)
+    (4, 0, -1)
+    """
+    if reason in UNPLAYED:
+        return NO_RESULT
+    return {0: ns, 1: ew}.get(side, 0)
+
+
+def absent(persons: Mapping[int, Sequence[str]], left: Iterable[str]) -> list[int]:
+    """Return the pairs (of ``persons``: pair -> its people, bots left out) every person of
+    which is in ``left`` (the players whose seats went to a bot in a game).
+
+    >>> absent({1: ["ann", "bob"], 2: ["cy"]}, ["ann", "cy"])
+    [2]
+    """
+    gone = set(left)
+    return sorted(p for p, people in persons.items() if people and set(people) <= gone)
+
+
 def last_opponents(games: Sequence[Game]) -> Mapping[int, int]:
     """Return each pair's opponent in its latest game."""
     last: dict[int, int] = {}
@@ -212,10 +245,13 @@ __all__ = [
     "LOSS",
     "MAX_MINUTES",
     "MIN_MINUTES",
+    "NO_RESULT",
+    "UNPLAYED",
     "WIN",
     "ArenaStanding",
     "Free",
     "Game",
+    "absent",
     "arena_order",
     "award",
     "awards",
@@ -224,4 +260,5 @@ __all__ = [
     "points_of",
     "standings",
     "streak_of",
+    "winner_of",
 ]

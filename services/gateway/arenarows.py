@@ -19,8 +19,8 @@ from services.gateway.arena import ArenaStanding
 
 class ArenaGame(msgspec.Struct, frozen=True, kw_only=True):
     """An arena game: its number (the order it opened), the pair North-South and East-West,
-    its game, and once over the final scores, the pair that won (0 a draw) and the points
-    each pair took from it."""
+    its game, and once over the final scores, the pair that won (0 a draw, -1 no result: the
+    table closed it unplayed) and the points each pair took from it."""
 
     number: int
     ns_pair: int

@@ -4,7 +4,8 @@
 starts it) sets its end time (``minutes`` after, on the stack's clock, which a test moves
 with SPADES_CLOCK_FILE) and pairs the pairs at once; each pass of the driver (`advance`)
 records the games that finished (the winner from the game's own `GameFinished`, the points
-by `services.gateway.arena.award`), then, before the end time, pairs the free pairs
+by `services.gateway.arena.award`; a pair all of whose people left their seats to bots is
+paused), then, before the end time, pairs the free pairs
 (`arena.pair_free`) and opens a game for each two (an ordinary unrated game the table opens,
 dealt from its committed seed as every game is); from the end time on it opens none, and
 once the last game is over the event is finished. Every step is in the event's audit log:
@@ -66,14 +67,15 @@ async def start(
     return True
 
 
-async def game_end(gateway: Gateway, game_id: str) -> wire.GameFinished | None:
-    """Return a game's `GameFinished`, None while it is played."""
-    for s in await gateway.store.read(stream_of(game_id)):
-        if s.type == "GameFinished":
-            finished = REGISTRY.decode(s)
-            assert isinstance(finished, wire.GameFinished)
-            return finished
-    return None
+async def game_end(gateway: Gateway, game_id: str) -> tuple[wire.GameFinished, list[str]] | None:
+    """Return a game's `GameFinished` and the players who left their seats to a bot in it,
+    None while it is played."""
+    stored = await gateway.store.read(stream_of(game_id))
+    if not any(s.type == "GameFinished" for s in stored):
+        return None
+    events = [REGISTRY.decode(s) for s in stored if s.type in ("GameFinished", "SeatAbandoned")]
+    finished = next(e for e in events if isinstance(e, wire.GameFinished))
+    return finished, [e.player_id for e in events if isinstance(e, wire.SeatAbandoned)]
 
 
 async def open_games(gateway: Gateway, conn: Conn, tourney_id: uuid.UUID, now: float) -> int:
@@ -148,12 +150,17 @@ async def advance(gateway: Gateway, conn: Conn, row: asyncpg.Record, now: float)
         " WHERE tourney_id = $1 AND winner_pair IS NULL ORDER BY game_no",
         tourney_id,
     )
+    persons = {
+        p.pair: [n for n in (p.player, p.partner) if n != BOT]
+        for p in await pairs_of(conn, tourney_id)
+    }
     for g in playing:
-        finished = await game_end(gateway, str(g["game_id"]))
-        if finished is None:
+        ended = await game_end(gateway, str(g["game_id"]))
+        if ended is None:
             continue
+        finished, left = ended
         ns, ew = g["ns_pair"], g["ew_pair"]
-        winner = {0: ns, 1: ew}.get(finished.winner, 0)  # -1: a draw
+        winner = arena.winner_of(finished.winner, finished.reason, ns, ew)
         scores = (*finished.scores, 0, 0)[:2]
         await conn.execute(
             "UPDATE tourney_arena_games SET winner_pair = $3, ns_score = $4, ew_score = $5"
@@ -185,6 +192,14 @@ async def advance(gateway: Gateway, conn: Conn, row: asyncpg.Record, now: float)
             ns_points=got[g["game_no"], ns],
             ew_points=got[g["game_no"], ew],
         )
+        gone = arena.absent({p: persons[p] for p in (ns, ew)}, left)
+        for pair in gone:  # nobody of it is at the table any more: no new game for it
+            await conn.execute(
+                "UPDATE tourney_pairs SET paused = true WHERE tourney_id = $1 AND pair = $2",
+                tourney_id,
+                pair,
+            )
+            await log(conn, tourney_id, "PairPaused", pair=pair, reason="absent")
         changed = True
     if now < row["ends_at"].timestamp():
         return await open_games(gateway, conn, tourney_id, now) > 0 or changed

@@ -73,6 +73,34 @@ def test_points_a_win_two_a_draw_one_double_on_fire() -> None:
     assert arena.last_opponents(games) == {1: 3, 2: 3, 3: 2, 4: 1}
 
 
+def test_a_game_closed_unplayed_scores_nobody_and_ends_a_streak() -> None:
+    assert arena.winner_of(0, "target", 5, 6) == 5
+    assert arena.winner_of(1, "mercy", 5, 6) == 6
+    assert arena.winner_of(-1, "hand_cap", 5, 6) == 0  # a draw
+    assert arena.winner_of(-1, "abandoned", 5, 6) == arena.NO_RESULT
+    assert arena.winner_of(0, "idle", 5, 6) == arena.NO_RESULT
+    # pair 1 wins twice, then a game closed unplayed: no points, and no longer on fire
+    games = [
+        Game(1, 1, 2, winner=1),
+        Game(2, 1, 2, winner=1),
+        Game(3, 1, 2, winner=arena.NO_RESULT),
+        Game(4, 1, 2, winner=1),
+    ]
+    got = arena.awards(games)
+    assert [got[n, 1] for n in (1, 2, 3, 4)] == [2, 2, 0, 2]
+    assert [got[n, 2] for n in (1, 2, 3, 4)] == [0, 0, 0, 0]
+    first = arena.standings([1, 2], games)[0]
+    assert (first.pair, first.points, first.wins, first.losses, first.streak) == (1, 6, 3, 1, 1)
+
+
+def test_a_pair_whose_people_all_left_their_seats_is_absent() -> None:
+    persons = {1: ["ann", "bob"], 2: ["cy"], 3: ["di", "ed"]}  # pair 2: cy and a bot
+    assert arena.absent(persons, ["ann"]) == []  # bob is still there
+    assert arena.absent(persons, ["ann", "bob", "cy"]) == [1, 2]
+    assert arena.absent(persons, []) == []
+    assert arena.absent({4: []}, ["x"]) == []  # a bot pair is never absent
+
+
 def _matchings(pairs: list[int]) -> Iterator[list[tuple[int, int]]]:
     if not pairs:
         yield []

@@ -233,6 +233,7 @@ export function mountEvent(root, eventId) {
         h("td", {}, s.on_fire ? `${s.streak} wins: on fire` : String(s.streak))))));
     const result = (g) => {
       if (g.winner === null) return "being played";
+      if (g.winner === -1) return "closed unplayed: no result, no points";
       const who = g.winner === 0 ? "a draw" : `pair ${g.winner} won`;
       return `${g.ns_score} to ${g.ew_score}: ${who} (${g.ns_points} and ${g.ew_points} points)`;
     };
