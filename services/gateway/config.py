@@ -13,6 +13,7 @@
 | SPADES_TRUSTED_PROXIES | (empty) | proxies (IPs, CIDR ranges) whose X-Forwarded-* is believed |
 | SPADES_LIVE_TABLES_PER_ACCOUNT | 3 | unfinished practice/casual tables an account may have |
 | SPADES_QUEUE_CHANGES_PER_MINUTE | 10 | ranked-queue joins and leaves per account per minute |
+| SPADES_EVENT_CHANGES_PER_MINUTE | 10 | events made, entered, left, resumed per account a minute |
 | SPADES_FRIENDS_TABLES_PER_HOUR | 20 | friends' tables (invitations) an account may open an hour |
 | SPADES_WS_PER_ADDRESS | 32 | open WebSocket connections per client address (per replica) |
 | SPADES_WS_PER_ACCOUNT | 8 | authenticated WebSocket connections per account (per replica) |
@@ -78,6 +79,7 @@ class _GatewayEnv:
     trusted_proxies: str = ""  # comma-separated addresses or CIDR ranges (parse_proxies)
     live_tables_per_account: AtLeastOne = 3
     queue_changes_per_minute: AtLeastOne = 10
+    event_changes_per_minute: AtLeastOne = 10
     friends_tables_per_hour: AtLeastOne = 20
     ws_per_address: AtLeastOne = 32
     ws_per_account: AtLeastOne = 8
@@ -104,6 +106,7 @@ class GatewayConfig:
     trusted_proxies: tuple[str, ...] = ()
     live_tables_per_account: int = 3
     queue_changes_per_minute: int = 10
+    event_changes_per_minute: int = 10
     friends_tables_per_hour: int = 20
     ws_per_address: int = 32
     ws_per_account: int = 8
@@ -147,6 +150,7 @@ class GatewayConfig:
             trusted_proxies=parse_proxies(env.trusted_proxies),
             live_tables_per_account=env.live_tables_per_account,
             queue_changes_per_minute=env.queue_changes_per_minute,
+            event_changes_per_minute=env.event_changes_per_minute,
             friends_tables_per_hour=env.friends_tables_per_hour,
             ws_per_address=env.ws_per_address,
             ws_per_account=env.ws_per_account,

@@ -1,6 +1,7 @@
-"""`spades events`: an operator's duplicate events. `create` a public event (no host: it
-starts by itself at its time, sign-up open from ``--signup-minutes`` before), `list` them,
-`cancel` one before its start.
+"""`spades events`: an operator's duplicate, Swiss and arena events. `create` a public event
+(no host: it starts by itself at its time, sign-up open from ``--signup-minutes`` before;
+``--format arena --minutes N``: an arena's games are its rules' whole games, no one-hand
+cap), `list` them, `cancel` one before its start.
 
 Public events take no bots (`bots_not_allowed`); an odd pair count at the start leaves out the
 last pair entered; fewer than two pairs cancel it. The rows are the gateway's
@@ -20,10 +21,11 @@ import asyncpg
 import msgspec
 
 from events.contracts import ladders
-from services.gateway import tourneys
+from services.gateway import eventsignup, tourneys
+from services.gateway.arena import MAX_MINUTES, MIN_MINUTES
 
 
-def rules_for(ladder: str | None, options: list[str]) -> dict[str, object]:
+def rules_for(ladder: str | None, options: list[str], one_hand: bool = True) -> dict[str, object]:
     """Return a public event's rules: a ladder's, or options over the ranked default; one hand
     a board. Raise ValueError naming the problem."""
     if ladder:
@@ -33,7 +35,7 @@ def rules_for(ladder: str | None, options: list[str]) -> dict[str, object]:
     for option in options:
         key, _, raw = option.partition("=")
         base[key] = json.loads(raw) if raw not in ("", None) else raw
-    rules = {**base, "hand_cap": 1}
+    rules = {**base, "hand_cap": 1} if one_hand else base
     if int(str(rules.get("players", 4))) != 4:
         raise ValueError("duplicate is partnership Spades: 4 players")
     problem = ladders.rule_problem(rules)
@@ -56,7 +58,16 @@ async def _run(args: argparse.Namespace) -> int:
     try:
         if args.action == "create":
             try:
-                rules = rules_for(args.ladder, args.rules)
+                arena_event = args.format == tourneys.ARENA
+                rules = rules_for(args.ladder, args.rules, one_hand=not arena_event)
+                length = args.minutes
+                if arena_event != (length is not None) or (
+                    length is not None and not MIN_MINUTES <= length <= MAX_MINUTES
+                ):
+                    raise ValueError(
+                        "bad_duration: an arena runs --minutes 1 to 600; other formats have"
+                        " rounds, no length"
+                    )
                 starts_at = parse_time(args.start)
                 if args.format == tourneys.SWISS and args.rounds > args.max_pairs - 1:
                     raise ValueError(
@@ -84,8 +95,9 @@ async def _run(args: argparse.Namespace) -> int:
                     if args.signup_minutes
                     else time.time(),
                     format=args.format,
+                    minutes=args.minutes,
                 )
-            print(f"event {tourney_id} created: starts {tourneys.when(starts_at)}")
+            print(f"event {tourney_id} created: starts {eventsignup.when(starts_at)}")
             return 0
         if args.action == "cancel":
             async with pool.acquire() as conn, conn.transaction():

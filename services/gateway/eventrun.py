@@ -4,7 +4,8 @@
 starts the events whose time has come and moves each running event on (`advance`):
 a finished board game's points are read from its log (its `HandScored`), the next board of
 that table opens, a round over starts the next (a Swiss event's next round is paired then,
-by `services.gateway.swissrun`), the last one reveals the seeds. One replica
+by `services.gateway.swissrun`), the last one reveals the seeds; an arena is moved on by
+`services.gateway.arenarun`, on the stack's clock (`services.runtime.clock`). One replica
 moves an event at a time (its row is taken FOR UPDATE SKIP LOCKED), and opening a board is
 safe to repeat (its game id comes from the event, the board and the table). The rows and the
 sign-up are `services.gateway.tourneys`'; the pure scoring `services.gateway.duplicate`'s.
@@ -29,12 +30,13 @@ from events.contracts.game import stream_of
 from events.envelope import REGISTRY
 from events.pgstore import Conn
 from events.settings import from_environ
-from services.gateway import duplicate, swissrun
+from services.gateway import arenarun, duplicate, swissrun
 from services.gateway.duplicate import Result
 from services.gateway.notices import publish
 from services.gateway.state import Gateway, Unavailable, ask
 from services.gateway.tourneys import (
     _COLUMNS,
+    ARENA,
     BOT,
     OPEN,
     RUNNING,
@@ -49,6 +51,7 @@ from services.gateway.tourneys import (
     results_of,
     scores_of,
 )
+from services.runtime.clock import clock_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +64,11 @@ class EventSettings:
 async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, *, fill_with_bots: bool) -> bool:
     """Start a locked open event: seat its pairs by the movement and open round 1's first
     boards; return False (and cancel it) when too few pairs came. A private event may be
-    filled to an even count with a bot pair; a public one leaves out the last pair entered."""
+    filled to an even count with a bot pair; a public one leaves out the last pair entered.
+    An arena starts by `arenarun.start`."""
+    if row["format"] == ARENA:
+        now = clock_of(gateway).now()
+        return await arenarun.start(gateway, conn, row, now, fill_with_bots=fill_with_bots)
     tourney_id = row["tourney_id"]
     pairs = await pairs_of(conn, tourney_id)
     if len(pairs) % 2 and row["private"] and fill_with_bots:
@@ -226,6 +233,8 @@ async def advance(gateway: Gateway, event_id: str, now: float) -> bool:
             return True
         if row["status"] != RUNNING:
             return False
+        if row["format"] == ARENA:
+            return await arenarun.advance(gateway, conn, row, clock_of(gateway).now())
         return await _run_round(gateway, conn, row)
 
 
@@ -345,6 +354,8 @@ async def tell(gateway: Gateway, event_id: str) -> None:
         status=shown.event.status,
         round=shown.event.round,
         standings=shown.standings,
+        arena=shown.arena.standings if shown.arena else None,
+        ends_at=shown.event.ends_at,
     )
     await publish(gateway, await people(gateway.pool, uuid.UUID(event_id)), message)
 

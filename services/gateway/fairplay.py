@@ -24,7 +24,12 @@ Policy (the operator guide, deploy/README.md, states it too):
   over by a bot in at least `--min-games` rated games of the window they played together):
   the abandoner's rating takes the partnership's loss in full, his partner's does not move
   (`services.rating.model`), so a pair could shield one account by the other timing out
-  whenever they are losing. It decides nothing by itself: an operator reads it.
+  whenever they are losing. An abandonment is *while losing* when the abandoner's side was
+  behind on score when his seat went to the bot (the totals of the last `HandScored` before
+  the game's `SeatAbandoned`; level, or before any hand is scored, is not behind); the record
+  says how many of each pair's abandonments came while losing, and names apart the pairs
+  with at least `--min-losing` (3) abandonments while losing in the window: the pattern of
+  a shield (`abandoning_losing`). It decides nothing by itself: an operator reads it.
 """
 
 from __future__ import annotations
@@ -36,15 +41,19 @@ import hashlib
 import itertools
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import asyncpg
 import msgspec
 
+from events.contracts import game as wire
+from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
 from services.runtime.config import Settings
 
 WINDOW_DAYS = 7.0
+MIN_LOSING = 3
+"""Abandonments while losing that name a pair in `Report.abandoning_losing` (`--min-losing`)."""
 DEVICE_HEADER = "x-spades-device"
 MAX_DEVICE_CHARS = 128
 
@@ -131,6 +140,8 @@ class Abandoning:
     """Rated games the two played as partners in the window."""
     abandoned: int
     """Of those, the games ``quitter`` abandoned and ``partner`` did not."""
+    while_losing: int = 0
+    """Of those abandonments, the ones made while their side was behind on score."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +152,8 @@ class Report:
     shared: list[SharedSighting]
     one_sided: list[Meeting]
     abandoning: list[Abandoning]
+    abandoning_losing: list[Abandoning] = field(default_factory=list)
+    """Partners of whom one abandoned at least ``min_losing`` times while losing."""
 
 
 class _Finished(msgspec.Struct):
@@ -150,8 +163,35 @@ class _Finished(msgspec.Struct):
     abandoned: list[int] = []
 
 
+def behind_at_abandonment(events: list[object], seat: int, sides: int) -> bool:
+    """Return whether ``seat``'s side was behind on score when it was abandoned: the totals of
+    the last hand scored before the seat's first `SeatAbandoned` (none: level, not behind).
+
+    >>> scored = wire.HandScored(hand=1, tricks=(), points=(), scores=(40, 90), bags=())
+    >>> left = wire.SeatAbandoned(seat=2, player_id="x", streak=3)
+    >>> behind_at_abandonment([scored, left], 2, 2), behind_at_abandonment([scored, left], 1, 2)
+    (True, False)
+    """
+    scores: tuple[int, ...] = ()
+    for event in events:
+        if isinstance(event, wire.HandScored):
+            scores = event.scores
+        elif isinstance(event, wire.SeatAbandoned) and event.seat == seat:
+            break
+    else:
+        return False  # never abandoned in the log: no position to judge
+    if len(scores) < 2:
+        return False
+    mine = scores[seat % sides]
+    return mine < max(s for side, s in enumerate(scores) if side != seat % sides)
+
+
 async def build_report(
-    pool: asyncpg.Pool, days: float, min_games: int = 3, one_sided: float = 0.8
+    pool: asyncpg.Pool,
+    days: float,
+    min_games: int = 3,
+    one_sided: float = 0.8,
+    min_losing: int = MIN_LOSING,
 ) -> Report:
     """Return the fair-play record of the last ``days``."""
     shared = [
@@ -174,8 +214,10 @@ async def build_report(
     won: Counter[tuple[str, str]] = Counter()  # (winner, loser)
     partnered: Counter[tuple[str, str]] = Counter()  # (player, partner), both ways
     left: Counter[tuple[str, str]] = Counter()  # (quitter, partner who stayed)
+    losing: Counter[tuple[str, str]] = Counter()  # of those, while their side was behind
     since = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
-    for event in await PostgresEventStore(pool).recorded("GameFinished", since):
+    store = PostgresEventStore(pool)
+    for event in await store.recorded("GameFinished", since):
         finished = msgspec.json.decode(event.data, type=_Finished)
         players = finished.players
         if not finished.rated or len(players) < 2:
@@ -188,6 +230,9 @@ async def build_report(
                 for quitter, stayed in ((a, b), (b, a)):
                     if quitter in finished.abandoned and stayed not in finished.abandoned:
                         left[(players[quitter], players[stayed])] += 1
+                        logged = [REGISTRY.decode(e) for e in await store.read(event.stream_id)]
+                        if behind_at_abandonment(logged, quitter, sides):
+                            losing[(players[quitter], players[stayed])] += 1
                 continue
             pa, pb = players[a], players[b]
             key = (min(pa, pb), max(pa, pb))
@@ -202,13 +247,27 @@ async def build_report(
         if games >= min_games and max(wins) >= one_sided * games:
             meetings.append(Meeting(players=[one, other], games=games, wins=wins))
     meetings.sort(key=lambda m: (-m.games, m.players))
-    abandoning = [
-        Abandoning(quitter=q, partner=p, games=partnered[(q, p)], abandoned=n)
+    every = [
+        Abandoning(
+            quitter=q, partner=p, games=partnered[(q, p)], abandoned=n, while_losing=losing[(q, p)]
+        )
         for (q, p), n in left.items()
-        if n >= min_games
     ]
-    abandoning.sort(key=lambda a: (-a.abandoned, a.quitter, a.partner))
-    return Report(window_days=days, shared=shared, one_sided=meetings, abandoning=abandoning)
+    abandoning = sorted(
+        (a for a in every if a.abandoned >= min_games),
+        key=lambda a: (-a.abandoned, a.quitter, a.partner),
+    )
+    abandoning_losing = sorted(
+        (a for a in every if a.while_losing >= min_losing),
+        key=lambda a: (-a.while_losing, a.quitter, a.partner),
+    )
+    return Report(
+        window_days=days,
+        shared=shared,
+        one_sided=meetings,
+        abandoning=abandoning,
+        abandoning_losing=abandoning_losing,
+    )
 
 
 def render(report: Report) -> str:
@@ -230,7 +289,15 @@ def render(report: Report) -> str:
     for a in report.abandoning:
         lines.append(
             f"  {a.quitter} left {a.partner} to a bot in {a.abandoned} of"
-            f" {a.games} rated games together"
+            f" {a.games} rated games together ({a.while_losing} while behind on score)"
+        )
+    lines.append(
+        f"partners of whom one keeps abandoning while losing: {len(report.abandoning_losing)}"
+    )
+    for a in report.abandoning_losing:
+        lines.append(
+            f"  {a.quitter} left {a.partner} to a bot {a.while_losing} times while behind on"
+            f" score ({a.abandoned} abandonments in {a.games} rated games together)"
         )
     return "\n".join(lines)
 
@@ -249,7 +316,7 @@ async def _run(args: argparse.Namespace) -> int:
             )
             print(f"pruned {status.split()[-1]} sightings older than {days:g} days")
             return 0
-        report = await build_report(conn, days, args.min_games, args.one_sided)
+        report = await build_report(conn, days, args.min_games, args.one_sided, args.min_losing)
     finally:
         await conn.close()
     print(json.dumps(asdict(report), indent=2) if args.json else render(report))

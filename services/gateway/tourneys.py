@@ -12,7 +12,10 @@ every change under its lock), ``tourney_pairs``, ``tourney_boards`` (seed and co
 ``tourney_games`` (a board at a table, its game and result; one result per pair and board
 by two unique keys) and ``tourney_log``, the event's audit trail as events in order
 (EventCreated, BoardsCommitted, PairJoined, PairLeft, EventStarted, RoundStarted,
-BoardOpened, BoardResult, SeedsRevealed, EventFinished, EventCancelled).
+BoardOpened, BoardResult, SeedsRevealed, EventFinished, EventCancelled; an arena's
+ArenaGameOpened, ArenaGameResult, PairPaused, PairResumed). An arena (migration 43) keeps
+its games in ``tourney_arena_games`` (`services.gateway.arenarows`): their deals are no
+duplicate boards, so nothing of them is sealed. Sign-up is `services.gateway.eventsignup`.
 
 The audit log is the gateway's own table rather than a stream of the event store: the relay
 publishes every stream to JetStream for consumers that know games, ratings and queues, and
@@ -30,31 +33,29 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 import msgspec
 
-from events.contracts.playbans import PlaybanIssued, playban_stream
-from events.envelope import REGISTRY
 from events.errors import Refusal
 from events.pgstore import Conn
-from services.gateway import duplicate, swiss
+from services.gateway import arenarows, duplicate, swiss
+from services.gateway.arena import ArenaStanding
+from services.gateway.arenarows import ArenaView
 from services.gateway.duplicate import Result
 from services.gateway.protocol import _Out
-from services.gateway.state import Gateway
 
 OPEN, RUNNING, FINISHED, CANCELLED = "open", "running", "finished", "cancelled"
-DUPLICATE, SWISS = "duplicate", "swiss"
-FORMATS = (DUPLICATE, SWISS)
+DUPLICATE, SWISS, ARENA = "duplicate", "swiss", "arena"
+FORMATS = (DUPLICATE, SWISS, ARENA)
 BOT = "bot:"
 """A partner (or a whole pair, in a private event) played by a bot: no account's name (the
 API's "bot" becomes it), so an account named "bot" is never taken for one."""
 _NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-0000000e7e27")
 _COLUMNS = (
     "tourney_id, name, format, host, private, rules, ladder, boards_per_round, rounds,"
-    " max_pairs, starts_at, signup_opens_at, status, round, created_at"
+    " max_pairs, starts_at, signup_opens_at, status, round, created_at, minutes, ends_at"
 )
 
 
@@ -115,6 +116,10 @@ class EventSummary(msgspec.Struct, frozen=True, kw_only=True):
     max_pairs: int
     pairs: int
     round: int
+    minutes: int | None = None
+    """An arena's length in minutes."""
+    ends_at: float | None = None
+    """When a running arena stops pairing (its games then finish and count)."""
 
 
 class EventPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -128,7 +133,9 @@ class EventPage(msgspec.Struct, frozen=True, kw_only=True):
     boards: list[Board]
     games: list[BoardGame]
     standings: list[duplicate.Standing]
+    """Duplicate and Swiss; an arena's are ``arena.standings``."""
     scores: list[duplicate.BoardScore]
+    arena: ArenaView | None = None
 
 
 class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -148,6 +155,9 @@ class EventStandings(_Out, frozen=True, tag="event_standings"):
     status: str
     round: int
     standings: list[duplicate.Standing]
+    arena: list[ArenaStanding] | None = None
+    """An arena's standings (its points), ``standings`` then empty."""
+    ends_at: float | None = None
 
 
 def event_id_of(creator: str, command_id: uuid.UUID) -> uuid.UUID:
@@ -175,6 +185,8 @@ def summary(row: asyncpg.Record, pairs: int) -> EventSummary:
         max_pairs=row["max_pairs"],
         pairs=pairs,
         round=row["round"],
+        minutes=row["minutes"],
+        ends_at=None if row["ends_at"] is None else row["ends_at"].timestamp(),
     )
 
 
@@ -204,14 +216,16 @@ async def create(
     starts_at: float,
     signup_opens_at: float,
     format: str = "duplicate",
+    minutes: int | None = None,
 ) -> asyncpg.Record:
     """Create an event open for sign-up and commit its boards' seeds; return its row.
-    ``format`` is ``duplicate`` (a fixed movement) or ``swiss`` (`services.gateway.swiss`)."""
+    ``format`` is ``duplicate`` (a fixed movement), ``swiss`` (`services.gateway.swiss`) or
+    ``arena`` (``minutes`` long, no boards: `services.gateway.arena`)."""
     row = await conn.fetchrow(
         "INSERT INTO tourneys (tourney_id, name, format, host, private, rules, ladder,"
-        " boards_per_round, rounds, max_pairs, starts_at, signup_opens_at, status)"
+        " boards_per_round, rounds, max_pairs, starts_at, signup_opens_at, status, minutes)"
         " VALUES ($1, $2, $12, $3, $4, $5::jsonb, $6, $7, $8, $9, to_timestamp($10),"
-        f" to_timestamp($11), 'open') RETURNING {_COLUMNS}",
+        f" to_timestamp($11), 'open', $13) RETURNING {_COLUMNS}",
         tourney_id,
         name,
         host,
@@ -224,9 +238,12 @@ async def create(
         starts_at,
         signup_opens_at,
         format,
+        minutes,
     )
     assert row is not None
-    seeds = [duplicate.new_seed() for _ in range(boards_per_round * rounds)]
+    seeds = [
+        duplicate.new_seed() for _ in range(0 if format == ARENA else boards_per_round * rounds)
+    ]
     await conn.executemany(
         "INSERT INTO tourney_boards (tourney_id, board, seed, commitment) VALUES ($1, $2, $3, $4)",
         [(tourney_id, b, s, duplicate.commitment_of(s)) for b, s in enumerate(seeds, 1)],
@@ -245,13 +262,15 @@ async def create(
         max_pairs=max_pairs,
         starts_at=starts_at,
         signup_opens_at=signup_opens_at,
+        **({"minutes": minutes} if format == ARENA else {}),
     )
-    await log(
-        conn,
-        tourney_id,
-        "BoardsCommitted",
-        commitments=[duplicate.commitment_of(s) for s in seeds],
-    )
+    if seeds:
+        await log(
+            conn,
+            tourney_id,
+            "BoardsCommitted",
+            commitments=[duplicate.commitment_of(s) for s in seeds],
+        )
     return row
 
 
@@ -353,6 +372,18 @@ async def page(pool: asyncpg.Pool, event_id: str) -> EventPage:
     )
     per_round = row["boards_per_round"]
     scores = await scores_of(pool, tourney_id, games, per_round)
+    if row["format"] == ARENA:
+        shown, _ = await arenarows.view(pool, row, [p.pair for p in pairs])
+        return EventPage(
+            event=summary(row, len(pairs)),
+            rules=dict(_json(row["rules"])),
+            pairs=pairs,
+            boards=[],
+            games=[],
+            standings=[],
+            scores=[],
+            arena=shown,
+        )
     return EventPage(
         event=summary(row, len(pairs)),
         rules=dict(_json(row["rules"])),
@@ -400,90 +431,6 @@ async def audit(pool: asyncpg.Pool, event_id: str) -> list[LogEntry]:
     ]
 
 
-# -- sign-up ------------------------------------------------------------------------------------
-
-
-async def running_ban(gateway: Gateway, player_id: str, now: float) -> PlaybanIssued | None:
-    """Return the queue ban ``player_id`` is serving now (matchmaking's playban log), if any."""
-    stored = await gateway.store.read(playban_stream(player_id))
-    for event in reversed([REGISTRY.decode(s) for s in stored]):
-        if isinstance(event, PlaybanIssued) and event.ends_at > max(event.at, now):
-            return event
-    return None
-
-
-def check_signup(row: asyncpg.Record, now: float) -> None:
-    """Refuse a change of the pairs once the event started, or before its sign-up opens."""
-    if row["status"] == CANCELLED:
-        raise EventRefusal(409, "event_cancelled", "this event was cancelled")
-    if row["status"] != OPEN:
-        raise EventRefusal(409, "event_started", "this event has started: sign-up is closed")
-    if now < row["signup_opens_at"].timestamp():
-        opens = row["signup_opens_at"].astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        raise EventRefusal(409, "signup_not_open", f"sign-up opens at {opens}")
-
-
-async def join(
-    conn: Conn, row: asyncpg.Record, player: str, partner: str, now: float
-) -> Pair | None:
-    """Enter ``player`` with ``partner`` (an account already checked, or `BOT`); return the new
-    pair, None when that very pair is in already. Refuse with the reason otherwise."""
-    tourney_id = row["tourney_id"]
-    pairs = await pairs_of(conn, tourney_id)
-    for p in pairs:
-        if (p.player, p.partner) == (player, partner):
-            return None  # a retry
-    check_signup(row, now)
-    if partner == BOT and not row["private"]:
-        raise EventRefusal(
-            400, "bots_not_allowed", "bots may fill seats only in private events: name a partner"
-        )
-    if partner == player:
-        raise EventRefusal(400, "malformed", "your partner is another player")
-    entered = {name for p in pairs for name in (p.player, p.partner) if name != BOT}
-    for name in (player, partner):
-        if name in entered:
-            who = "you are" if name == player else f"{name} is"
-            raise EventRefusal(
-                409,
-                "already_entered",
-                f"{who} already in a pair of this event (a pair plays each board once)",
-            )
-    if len(pairs) >= row["max_pairs"]:
-        raise EventRefusal(409, "event_full", f"all {row['max_pairs']} places are taken")
-    number = max((p.pair for p in pairs), default=0) + 1
-    await conn.execute(
-        "INSERT INTO tourney_pairs (tourney_id, pair, player, partner) VALUES ($1, $2, $3, $4)",
-        tourney_id,
-        number,
-        player,
-        partner,
-    )
-    await log(conn, tourney_id, "PairJoined", pair=number, player=player, partner=partner)
-    return Pair(pair=number, player=player, partner=partner)
-
-
-async def leave(conn: Conn, row: asyncpg.Record, player: str, now: float) -> Pair:
-    """Withdraw the pair ``player`` is in (as player or partner) before the start."""
-    pairs = await pairs_of(conn, row["tourney_id"])
-    mine = next((p for p in pairs if player in (p.player, p.partner)), None)
-    if mine is None:
-        raise EventRefusal(409, "not_entered", "you are in no pair of this event")
-    check_signup(row, now)
-    await conn.execute(
-        "DELETE FROM tourney_pairs WHERE tourney_id = $1 AND pair = $2",
-        row["tourney_id"],
-        mine.pair,
-    )
-    await log(conn, row["tourney_id"], "PairLeft", pair=mine.pair, player=player)
-    return mine
-
-
-def when(value: float) -> str:
-    """Return a unix time as people read it (UTC)."""
-    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
 __all__ = [
     "BOT",
     "EventPage",
@@ -491,7 +438,5 @@ __all__ = [
     "EventStandings",
     "EventSummary",
     "create",
-    "join",
-    "leave",
     "page",
 ]

@@ -116,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fair.add_argument("--min-games", type=int, default=3, help="meetings to report a pair")
     fair.add_argument(
+        "--min-losing",
+        type=int,
+        default=3,
+        help="abandonments while behind on score that name a pair of partners",
+    )
+    fair.add_argument(
         "--one-sided", type=float, default=0.8, help="share of wins that is one-sided"
     )
     fair.add_argument("--json", action="store_true", help="print JSON")
@@ -135,10 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     reports.add_argument("--json", action="store_true", help="print JSON")
 
     events = sub.add_parser(
-        "events", help="duplicate and Swiss events: create a public one, list, cancel"
+        "events", help="duplicate, Swiss and arena events: create a public one, list, cancel"
     )
     actions = events.add_subparsers(dest="action", required=True)
-    create = actions.add_parser("create", help="create a public duplicate or Swiss event")
+    create = actions.add_parser("create", help="create a public duplicate, Swiss or arena event")
     create.add_argument("--name", required=True)
     create.add_argument("--start", required=True, metavar="ISO|+MINUTES")
     create.add_argument("--boards", type=int, default=2, help="boards per round (1-12)")
@@ -146,10 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--max-pairs", type=int, default=16, help="places (2-32)")
     create.add_argument(
         "--format",
-        choices=("duplicate", "swiss"),
+        choices=("duplicate", "swiss", "arena"),
         default="duplicate",
-        help="a fixed movement, or each round paired by the standings (rounds < places)",
+        help="a fixed movement, each round paired by the standings (rounds < places), or an"
+        " arena pairing whoever is free for --minutes",
     )
+    create.add_argument("--minutes", type=int, default=None, help="an arena's length (1-600)")
     create.add_argument(
         "--signup-minutes", type=int, default=0, help="sign-up opens this long before (0: now)"
     )

@@ -98,3 +98,46 @@ async def test_a_swiss_event_shows_its_format_and_round(
     await expect(host.get_by_test_id("events-list")).to_contain_text("Swiss")
     await expect(host.get_by_test_id("events-list")).to_contain_text("round 1 of 1")
     await host.screenshot(path=screenshot_path("event-swiss"), full_page=True)
+
+
+async def test_an_arena_shows_its_format_time_left_and_standings(
+    start: StartStack, new_page: NewPage
+) -> None:
+    stack = await start()
+    host = await new_page(stack)
+    await sign_up(host, "dee")
+    await host.get_by_role("link", name="Events").click()
+    await host.get_by_test_id("event-name").fill("Lunch arena")
+    await host.get_by_test_id("event-format").select_option("arena")
+    await expect(host.get_by_test_id("event-boards")).to_be_hidden()
+    await host.get_by_test_id("event-minutes").fill("20")
+    await host.get_by_test_id("event-length").select_option("hand_cap=1")
+    await host.get_by_test_id("create-event").click()
+    await expect(host).to_have_url(EVENT)
+    event_id = EVENT.search(host.url).group(1)  # type: ignore[union-attr]
+    status = host.get_by_test_id("event-status")
+    await expect(status).to_contain_text("Arena")
+    await expect(status).to_contain_text("20 minutes")
+    await host.get_by_test_id("event-bot").check()
+    await host.get_by_test_id("join-event").click()
+    await expect(host.get_by_test_id("event-pairs")).to_contain_text("dee & a bot")
+    await host.get_by_test_id("start-event").click()  # a bot pair to meet
+    await expect(status).to_contain_text("under way")
+    await expect(status).to_contain_text(re.compile(r"(19|20) min \d+ s left"))
+    await expect(host.get_by_test_id("games-1")).to_have_text("0")
+    await expect(host.get_by_test_id("pause-arena")).to_be_visible()
+    await host.get_by_test_id("play-board").click()
+    await play_out(host)
+
+    await host.goto(f"/#/events/{event_id}")
+    # the standings moved: pair 1 has a game, its points are a win's, a draw's or a loss's
+    await expect(host.get_by_test_id("games-1")).to_have_text("1", timeout=60_000)
+    await expect(host.get_by_test_id("points-1")).to_have_text(re.compile(r"^[012]$"))
+    await expect(host.get_by_test_id("arena-games")).to_contain_text(re.compile(r"won|a draw"))
+    await host.get_by_test_id("pause-arena").click()
+    await expect(host.get_by_test_id("resume-arena")).to_be_visible()
+    await expect(host.get_by_test_id("standing-1")).to_contain_text("paused")
+    await host.get_by_role("link", name="Events").click()
+    await expect(host.get_by_test_id("events-list")).to_contain_text("Arena")
+    await expect(host.get_by_test_id("events-list")).to_contain_text(" s left")
+    await host.screenshot(path=screenshot_path("event-arena"), full_page=True)

@@ -34,6 +34,7 @@ APPLIED_HISTORY = {
     33: "a7f4d78beb1c173dd892299c8c5d4c852020bd26466ec5dbf02cc2f0a713e16b",
     41: "1050b140740becac567673e3d2078aa4218ed88f6c0ed32ab0cbe1853b14a3d4",
     42: "f7f1f0e13e2bc380e96c7646427f65ebdcd49d5e380fa7bc96d2d43d9f20cc1c",
+    43: "176cfaede03c67f79d9f04b76f6e3eeebc4c402e5a4da9ded1b7d76e37229184",
 }
 # The folder each migration lives in: its owner.
 OWNERS = {
@@ -56,6 +57,7 @@ OWNERS = {
     33: "services/rating/migrations",
     41: "services/gateway/migrations",
     42: "services/gateway/migrations",
+    43: "services/gateway/migrations",
 }
 
 

@@ -27,6 +27,7 @@ GATEWAY_ENV = {
     "SPADES_WS_PER_ACCOUNT": "10000",
     "SPADES_WS_ANONYMOUS_PER_ADDRESS": "10000",
     "SPADES_QUEUE_CHANGES_PER_MINUTE": "10000",
+    "SPADES_EVENT_CHANGES_PER_MINUTE": "10000",
 }
 """What a test's gateway runs with: any free ports, loopback, a fixed key, JSON logs."""
 

@@ -286,3 +286,109 @@ async def test_generated_crafted_input_gets_a_4xx_or_malformed_and_moves_nothing
     log = processes.log(gateway.proc)
     assert "Traceback" not in log
     assert "RecursionError" not in log
+
+
+EVENT_FIELDS = (
+    "name",
+    "format",
+    "minutes",
+    "rules",
+    "ladder",
+    "boards_per_round",
+    "rounds",
+    "max_pairs",
+    "starts_at",
+    "signup_minutes",
+    "command_id",
+    "partner",
+    "fill_with_bots",
+)
+event_bodies = st.one_of(
+    bodies,
+    st.dictionaries(st.sampled_from(EVENT_FIELDS), field_value(), min_size=1, max_size=4).map(
+        lambda f: body_of(f).encode("utf-8", "surrogatepass")
+    ),
+)
+
+
+async def test_crafted_input_to_the_events_routes_gets_a_4xx_and_changes_no_event(
+    processes: Processes,
+) -> None:
+    """Issue 31: the events' routes (create, list, show, log, join, leave, resume, start) under
+    the same fire, with bodies made of their own fields: every answer below 500 with a code
+    (never `internal`), and another host's event is as it was unless an answer said it
+    changed."""
+    gateway = await start_gateway(processes)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        host = {"authorization": f"Bearer {await register_and_login(http, 'evhost')}"}
+        token = await register_and_login(http, "evcrafter")
+        made = await http.post(
+            "/api/events", json={"name": "Target", "format": "arena", "minutes": 30}, headers=host
+        )
+        assert made.status_code == 201, made.text
+        event_id = made.json()["event"]["event_id"]
+        joined = await http.post(
+            f"/api/events/{event_id}/join", json={"partner": "bot"}, headers=host
+        )
+        assert joined.status_code == 200, joined.text
+        before = (await http.get(f"/api/events/{event_id}/log")).json()
+        schema = (await http.get("/schema/openapi.json")).json()
+    operations = [op for op in routes(schema) if op[1].startswith("/api/events")]
+    assert ("POST", "/api/events/{event_id}/resume") in operations
+    assert len(operations) >= 8
+    auth = {"authorization": f"Bearer {token}"}
+    said_changed: list[str] = []
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        # a NUL is text JSON carries and PostgreSQL's text and jsonb do not
+        for crafted in (
+            {"name": "a\u0000b"},
+            {"name": "x", "rules": {"a\u0000": 1}},
+            {"name": "x", "format": "arena", "minutes": 5, "rules": {"target": "\u0000"}},
+            {"name": "x", "ladder": "\u0000"},
+        ):
+            answer = await http.post("/api/events", json=crafted, headers=auth)
+            assert 400 <= answer.status_code < 500, (crafted, answer.text)
+            assert answer.json()["code"] != "internal", answer.text
+        listed = await http.get("/api/events", headers=auth)
+        assert listed.json() == [], listed.text
+
+    with httpx.Client(base_url=gateway.url, timeout=30) as client:
+
+        @settings(
+            max_examples=150,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        )
+        @given(
+            operation=st.sampled_from(operations),
+            body=event_bodies,
+            param=st.one_of(st.just(event_id), path_texts, uuid_spellings()),
+            content_type=st.sampled_from(["application/json", "text/plain", ""]),
+        )
+        def events_case(
+            operation: tuple[str, str], body: bytes, param: str, content_type: str
+        ) -> None:
+            method, template = operation
+            path = template.replace("{event_id}", urllib.parse.quote(param, safe=""))
+            sends_body = method == "POST"
+            answer = client.request(
+                method,
+                path,
+                content=body if sends_body else None,
+                headers={**auth, "content-type": content_type} if sends_body else auth,
+            )
+            assert answer.status_code < 500, (method, path, body[:80], answer.text)
+            if answer.status_code >= 400:
+                assert answer.json()["code"] != "internal", answer.text
+            elif method == "POST" and param == event_id and "{event_id}" in template:
+                said_changed.append(path)
+            if sends_body and not (body.startswith(b"{") and content_type == "application/json"):
+                assert 400 <= answer.status_code < 500, (path, body[:80], answer.text)
+
+        events_case()
+
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        after = (await http.get(f"/api/events/{event_id}/log")).json()
+    if not said_changed:
+        assert after == before
+    assert "Traceback" not in processes.log(gateway.proc)

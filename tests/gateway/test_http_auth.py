@@ -62,11 +62,12 @@ NEEDS_ACCOUNT = {
     ("PUT", "/api/social/mutes/{game_id}/{player_id}"),
     ("DELETE", "/api/social/mutes/{game_id}/{player_id}"),
     ("POST", "/api/social/reports"),
-    # duplicate events (#31): the page and log are public (anyone checks the commitments)
+    # events (#31): the page and log are public (anyone checks the commitments)
     ("GET", "/api/events"),
     ("POST", "/api/events"),
     ("POST", "/api/events/{event_id}/join"),
     ("POST", "/api/events/{event_id}/leave"),
+    ("POST", "/api/events/{event_id}/resume"),
     ("POST", "/api/events/{event_id}/start"),
 }
 

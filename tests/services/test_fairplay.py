@@ -11,17 +11,25 @@ import uuid
 
 import asyncpg
 import httpx
+import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nats.aio.client import Client as NATS
 
+import engine
 from events.contracts import game as wire
+from events.contracts import matchmaking as mm
+from events.contracts.game import game_id_of_match, stream_of
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
+from events.subjects import Subjects
 from services.gateway import fairplay
 from services.matchmaking.pairing import Waiting, pair
 from services.rating.model import Rating
 from tests.gateway.conftest import start_gateway
 from tests.infra import REPO, Processes, eventually
+from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn, play_together
 
 PASSWORD = "a good password"
 
@@ -206,3 +214,122 @@ async def test_the_record_names_partners_of_whom_one_keeps_abandoning(
     ]
     text = fairplay.render(got)
     assert "shield left saved to a bot in 3 of 4 rated games together" in text
+
+
+_QUEUE = asyncio.Lock()
+
+
+async def _play_rated(
+    store: PostgresEventStore,
+    nc: NATS,
+    subjects: Subjects,
+    seats: tuple[str, str, str, str],
+    overbid: int,
+) -> str:
+    """Play a rated game (a MatchFound the table opens) in which seat ``overbid`` overbids
+    on the first hand (nine tricks: its side is set, behind on score); once that hand is scored the
+    quitter at seat 0 leaves his partner (seat 2) to a bot, the opponents leave too (partners
+    both leaving shield nobody), and seat 2 plays the game out with three bots. Return the
+    game's id."""
+    match_id = str(uuid.uuid4())
+    found = mm.MatchFound(
+        match_id=match_id,
+        ladder="standard",
+        rules=engine.ranked_default().to_dict(),
+        seats=seats,
+        win_probability=0.5,
+    )
+    async with _QUEUE:  # one queue stream, appended at its version
+        version = len(await store.read("queue-standard"))
+        await store.append("queue-standard", version, [REGISTRY.new_event(found)])
+    game_id = game_id_of_match(match_id)
+    clients = [TableClient(nc, subjects, p) for p in seats]
+    await clients[0].wait_for_game(game_id, within=120)
+
+    async def first_hand(seat: int) -> None:
+        client = clients[seat]
+        while True:
+            view = await client.view(game_id)
+            if view.hand_number > 1 or view.phase == "over":
+                return
+            if not my_turn(view):
+                await asyncio.sleep(0.01)
+                continue
+            bids = [c for c in view.legal if isinstance(c, wire.PlaceBid) and not c.blind]
+            if seat == overbid and bids:
+                # nine: set for sure, short of a Boston or the mercy floor ending the game
+                await client.send(game_id, min(bids, key=lambda c: abs(c.tricks - 9)))
+            else:
+                await client.send(game_id, move(view))
+
+    await asyncio.gather(*(first_hand(s) for s in range(4)))
+    for seat in (0, 1, 3):
+        leave = wire.LeaveTable(game_id=game_id, player_id=seats[seat], command_id=uuid.uuid4())
+        reply = await clients[seat].request(
+            subjects.table_command(game_id, PARTITIONS), msgspec.json.encode(leave)
+        )
+        assert reply.ok, reply
+    await asyncio.wait_for(play_together([clients[2]], game_id), 600)
+    return game_id
+
+
+@pytest.mark.infra
+async def test_a_pair_that_keeps_abandoning_while_losing_is_named(
+    processes: Processes,
+    event_store: PostgresEventStore,
+    pg_pool: asyncpg.Pool,
+    nc: NATS,
+    subjects: Subjects,
+    service_env: dict[str, str],
+) -> None:
+    """Issue 31, quitters, second half: real rated games played through the table; the
+    quitter leaves behind on score twice (his side overbid and was set) and ahead once (the
+    opponents were); the record counts his abandonments while losing from the games' logs."""
+    for name in ("relay", "table", "bots"):
+        processes.start("-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
+    games = await asyncio.gather(
+        _play_rated(event_store, nc, subjects, ("quits", "oa1", "stays", "ob1"), overbid=0),
+        _play_rated(event_store, nc, subjects, ("quits", "oa2", "stays", "ob2"), overbid=2),
+        _play_rated(event_store, nc, subjects, ("quits", "oa3", "stays", "ob3"), overbid=1),
+    )
+    behind = []
+    for game_id in games:
+        events = [REGISTRY.decode(s) for s in await event_store.read(stream_of(game_id))]
+        first = next(e for e in events if isinstance(e, wire.HandScored))
+        assert any(isinstance(e, wire.SeatAbandoned) and e.seat == 0 for e in events)
+        finished = next(e for e in events if isinstance(e, wire.GameFinished))
+        assert finished.rated
+        assert 0 in finished.abandoned
+        assert 2 not in finished.abandoned
+        behind.append(first.scores[0] < first.scores[1])
+    assert behind == [True, True, False], behind  # the overbidding side was set
+
+    report = await fairplay.build_report(pg_pool, days=7, min_losing=2)
+    assert report.abandoning == [
+        fairplay.Abandoning(quitter="quits", partner="stays", games=3, abandoned=3, while_losing=2)
+    ]
+    assert report.abandoning_losing == report.abandoning
+    # the opponents left together: shielding nobody, named nowhere
+    assert not [a for a in report.abandoning if a.quitter.startswith("o")]
+    stricter = await fairplay.build_report(pg_pool, days=7)  # three while losing by default
+    assert stricter.abandoning_losing == []
+    assert stricter.abandoning[0].while_losing == 2
+
+    cli = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.tools.cli",
+        "fairplay",
+        "--min-losing",
+        "2",
+        cwd=REPO,
+        env={**os.environ, **service_env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(cli.communicate(), 60)
+    assert cli.returncode == 0, err.decode()
+    text = out.decode()
+    assert "quits left stays to a bot in 3 of 3 rated games together (2 while behind" in text
+    assert "partners of whom one keeps abandoning while losing: 1" in text
+    assert "quits left stays to a bot 2 times while behind on score" in text

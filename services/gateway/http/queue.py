@@ -25,13 +25,24 @@ MAX_TRACKED = 10_000
 """Accounts whose recent queue changes are remembered before the quiet ones are dropped."""
 
 
-def recent_changes(gateway: Gateway, player_id: str, now: float) -> deque[float]:
+def recent_changes(
+    gateway: Gateway,
+    player_id: str,
+    now: float,
+    *,
+    budget: tuple[int, dict[str, deque[float]], str] | None = None,
+) -> deque[float]:
     """Return when ``player_id`` joined or left a queue within the last minute; raise 429
     `rate_limited` (with Retry-After) when that is SPADES_QUEUE_CHANGES_PER_MINUTE already.
     Each change is an event of the ladder's stream, kept for good; a refused request reaches
-    no service and changes nothing. Counted per gateway replica, like the other budgets."""
-    limit = gateway.config.queue_changes_per_minute
-    changes = gateway.queue_changes
+    no service and changes nothing. Counted per gateway replica, like the other budgets.
+    Another budget kept the same way (the events' changes) passes ``budget``: its limit, its
+    record and what it counts in words."""
+    limit, changes, what = budget or (
+        gateway.config.queue_changes_per_minute,
+        gateway.queue_changes,
+        "queue joins and leaves",
+    )
     if len(changes) > MAX_TRACKED:
         for quiet in [p for p, times in changes.items() if times[-1] <= now - WINDOW_SECONDS]:
             del changes[quiet]
@@ -43,7 +54,7 @@ def recent_changes(gateway: Gateway, player_id: str, now: float) -> deque[float]
         raise ApiError(
             429,
             "rate_limited",
-            f"at most {limit} queue joins and leaves a minute: try again in {wait} s",
+            f"at most {limit} {what} a minute: try again in {wait} s",
             headers={"Retry-After": str(wait)},
         )
     return recent

@@ -1,5 +1,6 @@
-"""Duplicate events: create a private one, list, show (commitments, standings, boards), enter
-as a pair, withdraw, start.
+"""Events (duplicate, Swiss, arena): create a private one, list, show (commitments,
+standings, boards or an arena's games), enter as a pair, withdraw (an arena: pause), come
+back (an arena), start.
 
 The event's rows are the gateway's (`services.gateway.tourneys` says why); its board games are
 opened by the table service like a friends' table's. Every refusal has its own code and
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -23,25 +25,43 @@ from litestar.params import JSONBody, Parameter
 from events.contracts import game as wire
 from events.contracts import ladders
 from events.pgstore import Conn
-from services.gateway import auth, eventrun, social, tourneys
+from services.gateway import arena, auth, eventrun, eventsignup, social, tourneys
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import BEARER, gateway_of, strict_bools
+from services.gateway.http.queue import recent_changes
 from services.gateway.http.security import Caller, account_required
 from services.gateway.state import Gateway, Unavailable
 from services.gateway.tourneys import EventPage, EventRefusal, EventSummary, LogEntry
+from services.runtime.clock import clock_of
 
 EVENT_ID = Annotated[
     str,
     Parameter(pattern=r"^[0-9A-Fa-f-]{1,64}$", description="an event's id (a UUID)"),
 ]
 MAX_DAYS_AHEAD = 60
+EVENT_CHANGES: dict[str, deque[float]] = {}
+"""When each account created, entered, left or came back to an event in the last minute (per
+replica, as the queue's budget is)."""
+
+
+def spend_change(gateway: Gateway, player_id: str) -> deque[float]:
+    """Return the caller's recent event changes; 429 `rate_limited` (with Retry-After) when
+    that is SPADES_EVENT_CHANGES_PER_MINUTE already: the request reaches nothing. The caller
+    appends the time once its change happened."""
+    limit = gateway.config.event_changes_per_minute
+    words = "event creations, entries, withdrawals and returns"
+    return recent_changes(
+        gateway, player_id, time.monotonic(), budget=(limit, EVENT_CHANGES, words)
+    )
 
 
 class CreateEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A private event, ``format`` ``duplicate`` (a fixed movement) or ``swiss`` (each round
-    paired from the standings after the one before): its rules (a ``ladder``'s, or ``rules``
-    options over the ranked default; partnership Spades, four players), boards per round,
-    rounds (Swiss: at most ``max_pairs`` less one), how many pairs may enter, when it starts
+    """A private event, ``format`` ``duplicate`` (a fixed movement), ``swiss`` (each round
+    paired from the standings after the one before) or ``arena`` (for ``minutes``, any two
+    free pairs meet; a game's rules are the event's, so short games suit it: a low
+    ``target`` or a ``hand_cap``): its rules (a ``ladder``'s, or ``rules`` options over the
+    ranked default; partnership Spades, four players), boards per round and rounds (not an
+    arena; Swiss: at most ``max_pairs`` less one), how many pairs may enter, when it starts
     (unix seconds; its host may start it sooner) and how long before that sign-up opens (0:
     from now)."""
 
@@ -54,6 +74,8 @@ class CreateEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     max_pairs: Annotated[int, msgspec.Meta(ge=2, le=32)] = 8
     starts_at: float | None = None
     signup_minutes: Annotated[int, msgspec.Meta(ge=0, le=60 * 24 * 30)] = 0
+    minutes: int | None = None
+    """An arena's length (1 to 600); only an arena has one."""
     command_id: uuid.UUID | None = None
 
 
@@ -89,10 +111,22 @@ async def _locked(gateway: Gateway) -> AsyncIterator[Conn]:
 
 
 def rules_of(data: CreateEvent) -> dict[str, Any]:
-    """Return an event's rules (one hand a board); refuse rules that are no duplicate game,
-    an unknown format, and a Swiss event with more rounds than it has opponents to meet."""
+    """Return an event's rules (one hand a board; an arena's games as its rules say); refuse
+    rules that are no partnership game, an unknown format, a Swiss event with more rounds
+    than it has opponents to meet, an arena without a length in range (or a length for
+    another format)."""
     if data.format not in tourneys.FORMATS:
         raise ApiError(400, "unknown_format", "the formats are: " + ", ".join(tourneys.FORMATS))
+    arena_event = data.format == tourneys.ARENA
+    if arena_event != (data.minutes is not None) or (
+        data.minutes is not None and not arena.MIN_MINUTES <= data.minutes <= arena.MAX_MINUTES
+    ):
+        raise ApiError(
+            400,
+            "bad_duration",
+            f"an arena runs {arena.MIN_MINUTES} to {arena.MAX_MINUTES} minutes (`minutes`);"
+            " other formats have rounds, no length",
+        )
     if data.format == tourneys.SWISS and data.rounds > data.max_pairs - 1:
         raise ApiError(
             400,
@@ -114,7 +148,7 @@ def rules_of(data: CreateEvent) -> dict[str, Any]:
         base = {**ladders.rule_book()["defaults"], **data.rules}  # type: ignore[dict-item]
     if int(base["players"]) != 4:
         raise ApiError(400, "invalid_ruleset", "duplicate is partnership Spades: 4 players")
-    rules = {**base, "hand_cap": 1}  # a board is one hand
+    rules = base if arena_event else {**base, "hand_cap": 1}  # a board is one hand
     problem = ladders.rule_problem(rules)
     if problem:
         raise ApiError(400, "invalid_ruleset", problem)
@@ -136,14 +170,21 @@ class Events(Controller):
         security=BEARER,
     )
     async def create(self, data: JSONBody[CreateEvent], request: Caller, state: State) -> EventPage:
-        """Create a private event you host (`format`: duplicate or swiss); its boards' seeds
-        are drawn and their SHA-256 published at once (`boards[].commitment`). 400
-        `invalid_ruleset`, `unknown_format`, `bad_rounds` (a Swiss event's rounds past its
-        pairs less one), `malformed` (a start in the past or over 60 days ahead, a ladder and
-        rules both); 404 `unknown_ladder`. A retry with the same `command_id` answers the
-        event it created."""
+        """Create a private event you host (`format`: duplicate, swiss or arena); its boards'
+        seeds are drawn and their SHA-256 published at once (`boards[].commitment`; an arena
+        has no boards: each game is dealt as every game is). 400 `invalid_ruleset`,
+        `unknown_format`, `bad_rounds` (a Swiss event's rounds past its pairs less one),
+        `bad_duration` (an arena's `minutes` missing or outside 1 to 600, or `minutes` for
+        another format), `malformed` (a start in the past or over 60 days ahead, a ladder
+        and rules both, a name blank or with control characters); 404 `unknown_ladder`;
+        429 `rate_limited` (with Retry-After) past SPADES_EVENT_CHANGES_PER_MINUTE (10)
+        creations, entries, withdrawals and returns a minute. A retry with the same
+        `command_id` answers the event it created."""
         gateway = gateway_of(state)
         host = request.user.player_id
+        changes = spend_change(gateway, host)
+        if not data.name.strip() or not data.name.isprintable():
+            raise ApiError(400, "malformed", "an event's name is printable text, not blank")
         rules = rules_of(data)
         now = time.time()
         starts_at = data.starts_at if data.starts_at is not None else now + 3600
@@ -168,7 +209,9 @@ class Events(Controller):
                     starts_at=starts_at,
                     signup_opens_at=opens,
                     format=data.format,
+                    minutes=data.minutes,
                 )
+        changes.append(time.monotonic())
         return await _page(gateway, str(tourney_id))
 
     @get("/", responses=ERROR_RESPONSES, summary="Events", security=BEARER)
@@ -186,14 +229,17 @@ class Events(Controller):
     async def join(
         self, event_id: EVENT_ID, data: JSONBody[JoinEvent], request: Caller, state: State
     ) -> EventPage:
-        """Enter with a partner (again: answered as is). 404 `unknown_event`,
-        `unknown_player`; 400 `bots_not_allowed` (a bot partner in a public event),
-        `malformed` (yourself as partner); 403 `playban` (a queue ban for leaving rated games
-        still runs, you or your partner: `ends_at`); 409 `event_full`, `event_started`,
-        `event_cancelled`, `signup_not_open`, `already_entered` (you or the partner are in a
-        pair already: a pair plays each board once), `not_available` (a block)."""
+        """Enter with a partner (again: answered as is); a running arena takes pairs until
+        its end time. 404 `unknown_event`, `unknown_player`; 400 `bots_not_allowed` (a bot
+        partner in a public event), `malformed` (yourself as partner); 403 `playban` (a
+        queue ban for leaving rated games still runs, you or your partner: `ends_at`); 409
+        `event_full`, `event_started`, `event_cancelled`, `signup_not_open`, `event_over`
+        (an arena past its end time), `already_entered` (you or the partner are in a pair
+        already: a pair plays each board once), `not_available` (a block); 429
+        `rate_limited` (the events' budget, as for creating)."""
         gateway = gateway_of(state)
         player = request.user.player_id
+        changes = spend_change(gateway, player)
         partner = data.partner.strip().lower()
         partner = tourneys.BOT if partner == "bot" else partner
         if partner != tourneys.BOT:
@@ -206,19 +252,22 @@ class Events(Controller):
         for name in (player, partner):
             if name == tourneys.BOT:
                 continue
-            ban = await tourneys.running_ban(gateway, name, now)
+            ban = await eventsignup.running_ban(gateway, name, now)
             if ban is not None:
                 who = "you are" if name == player else f"{name} is"
                 raise ApiError(
                     403,
                     "playban",
-                    f"{who} banned from queues and events until {tourneys.when(ban.ends_at)}"
+                    f"{who} banned from queues and events until {eventsignup.when(ban.ends_at)}"
                     " for leaving rated games",
                     ends_at=ban.ends_at,
                 )
         async with _locked(gateway) as conn:
             row = await tourneys.by_id(conn, event_id, lock=True)
-            joined = await tourneys.join(conn, row, player, partner, now)
+            joined = await eventsignup.join(
+                conn, row, player, partner, now, clock_of(gateway).now()
+            )
+        changes.append(time.monotonic())
         if joined is not None:
             await eventrun.tell(gateway, event_id)
         return await _page(gateway, event_id)
@@ -231,12 +280,39 @@ class Events(Controller):
         security=BEARER,
     )
     async def leave(self, event_id: EVENT_ID, request: Caller, state: State) -> EventPage:
-        """Withdraw the pair you are in (player or partner) before the start. 404
-        `unknown_event`; 409 `not_entered`, `event_started`, `event_cancelled`."""
+        """Withdraw the pair you are in (player or partner) before the start; in a running
+        arena, pause it (no new game for it; a game it plays finishes and counts; again:
+        answered as is). 404 `unknown_event`; 409 `not_entered`, `event_started`,
+        `event_cancelled`, `event_over` (an arena past its end time); 429 `rate_limited` (the
+        events' budget)."""
         gateway = gateway_of(state)
+        changes = spend_change(gateway, request.user.player_id)
         async with _locked(gateway) as conn:
             row = await tourneys.by_id(conn, event_id, lock=True)
-            await tourneys.leave(conn, row, request.user.player_id, time.time())
+            await eventsignup.leave(
+                conn, row, request.user.player_id, time.time(), clock_of(gateway).now()
+            )
+        changes.append(time.monotonic())
+        await eventrun.tell(gateway, event_id)
+        return await _page(gateway, event_id)
+
+    @post(
+        "/{event_id:str}/resume",
+        responses=ERROR_RESPONSES,
+        status_code=200,
+        summary="Come back to a running arena",
+        security=BEARER,
+    )
+    async def resume(self, event_id: EVENT_ID, request: Caller, state: State) -> EventPage:
+        """Your paused pair is paired again in the running arena. 404 `unknown_event`; 409
+        `not_entered`, `not_paused`, `not_an_arena`, `event_over` (past its end time); 429
+        `rate_limited` (the events' budget)."""
+        gateway = gateway_of(state)
+        changes = spend_change(gateway, request.user.player_id)
+        async with _locked(gateway) as conn:
+            row = await tourneys.by_id(conn, event_id, lock=True)
+            await eventsignup.resume(conn, row, request.user.player_id, clock_of(gateway).now())
+        changes.append(time.monotonic())
         await eventrun.tell(gateway, event_id)
         return await _page(gateway, event_id)
 
@@ -251,7 +327,8 @@ class Events(Controller):
         self, event_id: EVENT_ID, data: JSONBody[StartEvent], request: Caller, state: State
     ) -> EventPage:
         """The host starts his private event now: the pairs are seated, round 1's first
-        boards open (`games[].game_id`; an `event_standings` message tells everyone in it).
+        boards open (`games[].game_id`; an arena's first games, `arena.games[]`, and its
+        clock runs; an `event_standings` message tells everyone in it).
         403 `not_host`; 409 `not_enough_pairs` (fewer than two, or, for duplicate, odd
         without `fill_with_bots`; an odd Swiss field gives a bye each round),
         `event_started`, `event_cancelled`; 503 `unavailable`."""
@@ -262,10 +339,11 @@ class Events(Controller):
             if row["host"] != request.user.player_id:
                 raise EventRefusal(403, "not_host", "only the event's host may start it")
             if row["status"] != tourneys.OPEN:
-                tourneys.check_signup(row, time.time())
+                eventsignup.check_signup(row, time.time())
             pairs = await tourneys.pairs_of(conn, row["tourney_id"])
             count = len(pairs) + (len(pairs) % 2 if data.fill_with_bots else 0)
-            odd_ok = row["format"] == tourneys.SWISS  # an odd Swiss field: a bye each round
+            # an odd Swiss field: a bye each round; an odd arena: one pair waits for the next
+            odd_ok = row["format"] in (tourneys.SWISS, tourneys.ARENA)
             if count < 2 or (count % 2 and not odd_ok):
                 raise EventRefusal(
                     409,
@@ -301,7 +379,8 @@ class EventPages(Controller):
     async def log(self, event_id: EVENT_ID, state: State) -> list[LogEntry]:
         """What happened, in order: EventCreated, BoardsCommitted, PairJoined, PairLeft,
         EventStarted, RoundStarted, BoardOpened, BoardResult, SeedsRevealed, EventFinished,
-        EventCancelled. 404 `unknown_event`."""
+        EventCancelled; an arena's ArenaGameOpened, ArenaGameResult, PairPaused,
+        PairResumed. 404 `unknown_event`."""
         try:
             return await tourneys.audit(gateway_of(state).pool, event_id)
         except EventRefusal as exc:
