@@ -62,18 +62,27 @@ CONSUMER = "bots-analysis"
 SCAN_SECONDS = 5.0
 RATED = Budget(worlds=24, dd_tricks=4, par_runs=3)
 ASKED = Budget(worlds=24, dd_tricks=4, par_runs=0)
+BUDGET_ENV = "SPADES_ANALYSIS_BUDGET"
+"""``worlds,dd_tricks,par_runs`` of a rated game's review (an asked one's: no par); tests
+set a small one. Recorded in each `AnalysisQueued`, so a stored review stays reproducible."""
 
 
-def budget_of(rated: bool) -> Budget:
-    """Return the review's budget: a rated game's includes its par (see the docstring)."""
-    return RATED if rated else ASKED
+def budget_of(rated: bool, spec: str = "") -> Budget:
+    """Return the review's budget: a rated game's includes its par (see the docstring);
+    ``spec`` (`BUDGET_ENV`'s form) overrides the default."""
+    if not spec:
+        return RATED if rated else ASKED
+    worlds, dd_tricks, par_runs = (int(part) for part in spec.split(","))
+    return Budget(worlds=worlds, dd_tricks=dd_tricks, par_runs=par_runs if rated else 0)
 
 
-def _queued(game_id: str, rated: bool, players: tuple[str, ...], asked_by: str) -> Any:
+def _queued(
+    game_id: str, rated: bool, players: tuple[str, ...], asked_by: str, spec: str = ""
+) -> Any:
     event = AnalysisQueued(
         game_id=game_id,
         rated=rated,
-        budget=budget_of(rated),
+        budget=budget_of(rated, spec),
         seed=game_id,
         players=players,
         asked_by=asked_by,
@@ -81,7 +90,7 @@ def _queued(game_id: str, rated: bool, players: tuple[str, ...], asked_by: str) 
     return REGISTRY.new_event(event, Metadata(actor="bots"))
 
 
-async def queue_finished_game(conn: Conn, received: Received) -> bool:
+async def queue_finished_game(conn: Conn, received: Received, spec: str = "") -> bool:
     """The consumer's handler: queue a rated game's review (in the consumer's transaction);
     return whether this call queued it."""
     finished = received.payload
@@ -94,7 +103,10 @@ async def queue_finished_game(conn: Conn, received: Received) -> bool:
         return False
     try:
         await append_with(
-            conn, analysis_stream(game_id), 0, [_queued(game_id, True, finished.players, "")]
+            conn,
+            analysis_stream(game_id),
+            0,
+            [_queued(game_id, True, finished.players, "", spec)],
         )
     except ConcurrencyConflict:
         return False  # asked for before the consumer came to it
@@ -105,9 +117,15 @@ class Analyst:
     """Queues reviews on request and works the queue (see the module docstring)."""
 
     def __init__(
-        self, store: PostgresEventStore, pool: asyncpg.Pool, log: Any, concurrency: int = 1
+        self,
+        store: PostgresEventStore,
+        pool: asyncpg.Pool,
+        log: Any,
+        concurrency: int = 1,
+        spec: str = "",
     ) -> None:
         self.store = store
+        self.spec = spec
         self.pool = pool
         self.log = log
         self.concurrency = max(1, concurrency)
@@ -132,7 +150,7 @@ class Analyst:
                 message="the game is still being played: it is reviewed once it is over",
             )
         opened = game.opened
-        event = _queued(request.game_id, opened.rated, opened.players, request.asked_by)
+        event = _queued(request.game_id, opened.rated, opened.players, request.asked_by, self.spec)
         with contextlib.suppress(ConcurrencyConflict):
             await self.store.append(analysis_stream(request.game_id), 0, [event])
         self.wake.set()

@@ -40,7 +40,7 @@ from events.contracts.bots import (
     decode_view,
 )
 from services.bots.analysis import analyse_transcript
-from services.bots.analyst import CONSUMER, Analyst, queue_finished_game
+from services.bots.analyst import BUDGET_ENV, CONSUMER, Analyst, queue_finished_game
 from services.records import transcript as transcripts
 from services.records.public import replay_of
 from services.runtime import logs, ops
@@ -200,15 +200,20 @@ async def main(rt: Runtime) -> None:
             ),
         )
 
+    spec = os.environ.get(BUDGET_ENV, "")
     analyst = Analyst(
-        rt.store, rt.pool, rt.log, concurrency=int(os.environ.get(CONCURRENCY_ENV, "1") or 1)
+        rt.store,
+        rt.pool,
+        rt.log,
+        concurrency=int(os.environ.get(CONCURRENCY_ENV, "1") or 1),
+        spec=spec,
     )
 
     async def on_queue(data: bytes) -> QueueReply:
         return await analyst.queue(_queue.decode(data))
 
     async def on_finished(conn: Any, received: Any) -> None:
-        if await queue_finished_game(conn, received):
+        if await queue_finished_game(conn, received, spec):
             analyst.wake.set()
 
     group = rt.subjects.bots_queue_group()

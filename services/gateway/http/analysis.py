@@ -45,7 +45,7 @@ _queued = msgspec.json.Decoder(QueueReply)
 _stored = msgspec.json.Decoder(StoredEvent)
 
 
-class Analysis(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Analysis(msgspec.Struct, frozen=True, kw_only=True):
     """``status``: "pending" (queued or under way: ``done`` of ``of`` steps, each hand graded
     and, for a rated game, each hand's par), "ready" (``analysis`` is `engine.review.Review`:
     graded decisions, each with ``at``, the replay step of its event; the hands' double-dummy
