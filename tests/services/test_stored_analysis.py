@@ -106,10 +106,13 @@ async def test_a_rated_game_is_analysed_when_it_finishes_reproducibly(
     assert finished.ok, finished
     stream = await analysis_of(event_store, game_id)
     queued, started = stream[0], stream[1]
-    assert isinstance(queued, AnalysisQueued) and queued.rated
-    assert queued.budget == budget_of(True, BUDGET) and queued.budget.par_runs == 1
+    assert isinstance(queued, AnalysisQueued)
+    assert queued.rated
+    assert queued.budget == budget_of(True, BUDGET)
+    assert queued.budget.par_runs == 1
     assert queued.players == ("a", "b", "c", "d")
-    assert isinstance(started, AnalysisStarted) and started.attempt == 1
+    assert isinstance(started, AnalysisStarted)
+    assert started.attempt == 1
     hands = [e.hand for e in events if isinstance(e, wire.HandScored)]
     assert started.hands == len(hands)
     progress = [e for e in stream if isinstance(e, HandAnalysed)]
@@ -118,7 +121,8 @@ async def test_a_rated_game_is_analysed_when_it_finishes_reproducibly(
     ]
     assert [p.done for p in progress] == list(range(1, 2 * len(hands) + 1))
     assert all(p.of == 2 * len(hands) for p in progress)
-    assert isinstance(stream[-1], AnalysisFinished) and len(stream) == 3 + len(progress)
+    assert isinstance(stream[-1], AnalysisFinished)
+    assert len(stream) == 3 + len(progress)
 
     # the same inputs and seed, analysed again: the stored review, byte for byte
     again = analyse_transcript(
