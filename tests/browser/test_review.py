@@ -78,3 +78,9 @@ async def test_a_rated_games_review_appears_without_a_reload_with_its_par_and_lu
     await expect(page.get_by_test_id("par").locator("tbody tr").first).to_be_visible()
     await expect(review).to_contain_text("Accuracy")
     await page.screenshot(path=screenshot_path("review-luck"), full_page=True)
+
+    # over his analysed games, the player page shows the luck-adjusted figure beside the rating
+    await page.goto(f"/#/player/{me}")
+    figure = page.get_by_test_id("luck-figure")
+    await expect(figure).to_contain_text("Over 1 analysed ranked game")
+    await expect(figure).to_contain_text("not used to rate")

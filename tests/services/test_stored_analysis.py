@@ -214,3 +214,46 @@ async def test_an_unrated_game_is_queued_once_on_request_and_served_by_any_gatew
     stream = await analysis_of(event_store, game_id)
     assert sum(isinstance(e, AnalysisQueued) for e in stream) == 1  # asked twice, queued once
     assert sum(isinstance(e, AnalysisFinished) for e in stream) == 1
+
+
+async def test_a_players_luck_figure_averages_his_sides_split_over_analysed_games(
+    processes: Processes, event_store: PostgresEventStore
+) -> None:
+    gateway = await start_gateway(processes)
+    me = f"lucky-{uuid.uuid4().hex[:6]}"
+    # his side's (result, cards) in each game: seat 0 (side 0), then seat 1 (side 1)
+    splits = {0: (120.0, 80.0), 1: (-40.0, -100.0)}
+    for seat, (result, cards) in splits.items():
+        players = tuple(me if s == seat else f"o{s}-{uuid.uuid4().hex[:4]}" for s in range(4))
+        game_id, _ = await store_game(event_store, rated=True, players=players)
+        luck = [
+            {"side": side, "result": r, "cards": c, "play": r - c}
+            for side, (r, c) in (
+                ((seat % 2), (result, cards)),
+                ((seat + 1) % 2, (-result, -cards)),
+            )
+        ]
+        luck.sort(key=lambda x: x["side"])
+        stream = [
+            AnalysisQueued(game_id=game_id, rated=True, budget=budget_of(True), seed=game_id),
+            AnalysisFinished(
+                game_id=game_id, ok=True, review=msgspec.Raw(msgspec.json.encode({"luck": luck}))
+            ),
+        ]
+        await event_store.append(
+            analysis_stream(game_id), 0, [REGISTRY.new_event(e) for e in stream]
+        )
+    # a game of his without a stored review counts for nothing
+    await store_game(event_store, rated=True, players=(me, "x", "y", "z"))
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        got = await http.get(f"/api/players/{me}/luck")
+        assert got.status_code == 200, got.text
+        assert got.json() == {
+            "player_id": me,
+            "games": 2,
+            "result": 40.0,  # (120 - 40) / 2
+            "cards": -10.0,  # (80 - 100) / 2
+            "play": 50.0,  # (40 + 60) / 2: the margin with the cards taken out
+        }
+        nobody = await http.get("/api/players/nobody-here/luck")
+        assert nobody.json()["games"] == 0

@@ -38,6 +38,7 @@ from services.gateway import auth
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import asked, gateway_of, refused
 from services.gateway.http.games import GAME_ID, load_game
+from services.gateway.http.ladders import PLAYER_ID
 from services.gateway.notices import AnalysisReady, publish
 from services.gateway.state import Gateway
 
@@ -112,6 +113,68 @@ class Analyses(Controller):
         )
 
 
+LUCK_GAMES = 200
+"""A player's most recent games (finished or not) the luck figure looks through."""
+
+_finished = msgspec.json.Decoder(AnalysisFinished)
+
+
+class PlayerLuck(msgspec.Struct, frozen=True, kw_only=True):
+    """Over ``games`` analysed rated games of the player's most recent `LUCK_GAMES`: his side's
+    margin per game (``result``), what the cards were worth to it (``cards``: the same
+    margin between the hands' pars, strong bots in every seat) and what the play made of
+    them (``play`` = result - cards), each a mean per game. ``play`` is the luck-adjusted
+    figure: the result with the cards taken out. Shown, never used to rate."""
+
+    player_id: str
+    games: int
+    result: float
+    cards: float
+    play: float
+
+
+class Luck(Controller):
+    """A player's results with the luck of the cards taken out."""
+
+    path = "/api/players/{player_id:str}/luck"
+    tags = ["ladders"]  # noqa: RUF012
+
+    @get("/", responses=ERROR_RESPONSES, summary="A player's luck-adjusted figure")
+    async def luck(self, player_id: PLAYER_ID, state: State) -> PlayerLuck:
+        """Over the player's analysed rated games (the stored reviews' ``luck``, one per
+        game): his side's mean margin a game, what the cards were worth, and the play's
+        share (result minus the cards). All zero with ``games`` 0 when none is analysed."""
+        gateway = gateway_of(state)
+        openings = await gateway.store.openings(
+            "TableOpened",
+            "GameFinished",
+            limit=LUCK_GAMES,
+            player=player_id,
+            related=("analysis", "AnalysisFinished"),
+        )
+        sums = [0.0, 0.0, 0.0]
+        games = 0
+        for opening in openings:
+            if opening.related is None:
+                continue
+            finished = _finished.decode(opening.related)
+            if not finished.ok:
+                continue
+            review = msgspec.json.decode(finished.review)
+            luck = review.get("luck") if isinstance(review, dict) else None
+            players = msgspec.json.decode(opening.event.data).get("players", [])
+            if not luck or player_id not in players:
+                continue
+            mine = luck[players.index(player_id) % len(luck)]
+            for i, key in enumerate(("result", "cards", "play")):
+                sums[i] += float(mine[key])
+            games += 1
+        mean = [round(x / games, 1) if games else 0.0 for x in sums]
+        return PlayerLuck(
+            player_id=player_id, games=games, result=mean[0], cards=mean[1], play=mean[2]
+        )
+
+
 async def _stored_state(gateway: Gateway, game_id: str) -> Any:
     stored = await gateway.store.read(analysis_stream(game_id))
     return fold(REGISTRY.decode(s) for s in stored) if stored else None
@@ -149,4 +212,4 @@ async def told_when_ready(gateway: Gateway) -> AsyncIterator[None]:
         await asyncio.sleep(0)
 
 
-__all__ = ["Analyses", "told_when_ready"]
+__all__ = ["Analyses", "Luck", "told_when_ready"]
