@@ -6,6 +6,7 @@ progress shown, served by any gateway from the store, and its players told when 
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 import uuid
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+import structlog
 
 import engine
 from engine.bot import play_game
@@ -23,12 +25,13 @@ from events.contracts.analysis import (
     AnalysisQueued,
     AnalysisStarted,
     HandAnalysed,
+    QueueAnalysis,
     analysis_stream,
 )
 from events.envelope import REGISTRY
-from events.pgstore import PostgresEventStore
+from events.pgstore import PostgresEventStore, create_pool
 from services.bots.analysis import analyse_transcript
-from services.bots.analyst import budget_of
+from services.bots.analyst import Analyst, budget_of
 from services.records import transcript as transcripts
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.wsclient import WsClient
@@ -257,3 +260,52 @@ async def test_a_players_luck_figure_averages_his_sides_split_over_analysed_game
         }
         nobody = await http.get("/api/players/nobody-here/luck")
         assert nobody.json()["games"] == 0
+
+
+async def test_two_workers_share_the_queue_one_review_each_at_a_time(
+    database_url: str, event_store: PostgresEventStore
+) -> None:
+    """Two analysts (two replicas' worth) on one database, one review at a time each: every
+    queued game is reviewed exactly once, and never more than two at once."""
+    pools = [await create_pool(database_url, min_size=1, max_size=4) for _ in range(2)]
+    stores = [PostgresEventStore(pool) for pool in pools]
+    log = structlog.get_logger("test")
+    workers = [
+        Analyst(s, p, log, concurrency=1, spec=BUDGET) for s, p in zip(stores, pools, strict=True)
+    ]
+    games = []
+    for seed in range(4):
+        game_id, _ = await store_game(event_store, rated=False, seed=seed)
+        await workers[seed % 2].queue(QueueAnalysis(game_id=game_id))
+        games.append(game_id)
+    stop = asyncio.Event()
+    running = [asyncio.create_task(w.run(stop)) for w in workers]
+    most = 0
+
+    async def all_done() -> bool:
+        nonlocal most
+        under_way = 0
+        finished = 0
+        for game_id in games:
+            stream = await analysis_of(event_store, game_id)
+            started = any(isinstance(e, AnalysisStarted) for e in stream)
+            ended = any(isinstance(e, AnalysisFinished) for e in stream)
+            under_way += started and not ended
+            finished += ended
+        most = max(most, under_way)
+        return finished == len(games)
+
+    try:
+        await eventually(all_done, within=900, interval=0.2, what="every queued game reviewed")
+    finally:
+        stop.set()
+        await asyncio.gather(*running)
+        for store in stores:
+            await store.aclose()
+        for pool in pools:
+            await pool.close()
+    assert most <= 2  # one review at a time per worker
+    for game_id in games:
+        stream = await analysis_of(event_store, game_id)
+        assert sum(isinstance(e, AnalysisStarted) for e in stream) == 1
+        assert sum(isinstance(e, AnalysisFinished) for e in stream) == 1
