@@ -12,10 +12,12 @@ The work: `Analyst.run` scans the open analysis streams (no `AnalysisFinished` y
 `SCAN_SECONDS`, and at once when this replica queued one. It claims a game with a PostgreSQL
 advisory lock held on one connection for the whole review (another replica skips it; a
 worker killed mid-review loses its connection, so the lock frees and the next scan of any
-worker starts it again: `AnalysisStarted.attempt` counts). At most ``concurrency`` reviews
-run at once per replica (`SPADES_ANALYSIS_CONCURRENCY`, default 1), each in a thread of
-their own pool, never the pool that answers bot moves. Progress is appended as it happens
-(`HandAnalysed`), the result last (`AnalysisFinished`, the review's canonical JSON).
+worker starts it again: `AnalysisStarted.attempt` counts; after `MAX_ATTEMPTS` starts it is
+given up, and a review that raises is stored as failed at once, since it would fail again).
+At most ``concurrency`` reviews run at once per replica (`SPADES_ANALYSIS_CONCURRENCY`,
+default 1), each in a thread of their own pool, never the pool that answers bot moves.
+Progress is appended as it happens (`HandAnalysed`, best effort), the result last
+(`AnalysisFinished`, the review's canonical JSON).
 
 Budget (`budget_of`): 24 sampled deals per decision, the last 4 tricks of each hand solved
 double-dummy; a rated game also gets its par, 3 runs of strong bots in every seat at 60
@@ -49,6 +51,7 @@ from events.contracts.analysis import (
     QueueReply,
     analysis_stream,
 )
+from events.contracts.bots import AnalysisReply
 from events.envelope import REGISTRY, Metadata, StoredEvent
 from events.pgstore import Conn, PostgresEventStore, append_with
 from events.store import ConcurrencyConflict
@@ -61,6 +64,8 @@ __all__ = ["CONSUMER", "SCAN_SECONDS", "Analyst", "budget_of", "queue_finished_g
 
 CONSUMER = "bots-analysis"
 SCAN_SECONDS = 5.0
+MAX_ATTEMPTS = 3
+"""Starts of one review (each by a worker that then died) before it is given up."""
 RATED = Budget(worlds=24, dd_tricks=4, par_runs=3)
 ASKED = Budget(worlds=24, dd_tricks=4, par_runs=0)
 BUDGET_ENV = "SPADES_ANALYSIS_BUDGET"
@@ -227,6 +232,18 @@ class Analyst:
         hands = sum(1 for e in game.decoded if isinstance(e, wire.HandScored))
         attempt = 1 + sum(1 for e in events if isinstance(e, AnalysisStarted))
         version = stored[-1].version
+        if attempt > MAX_ATTEMPTS:  # workers died in it again and again: give it up, said so
+            given_up = AnalysisFinished(
+                game_id=game_id,
+                ok=False,
+                code="given_up",
+                message=f"the review was started {MAX_ATTEMPTS} times and never finished",
+                players=queued.players,
+                asked_by=queued.asked_by,
+            )
+            await self._append(stream_id, version, given_up)
+            self.log.error("analysis given up", game_id=game_id, attempts=MAX_ATTEMPTS)
+            return
         version = await self._append(
             stream_id,
             version,
@@ -241,15 +258,25 @@ class Analyst:
             nonlocal done, version
             done = min(done + 1, of)
             step = HandAnalysed(game_id=game_id, hand=hand, stage=stage, done=done, of=of)
-            version = asyncio.run_coroutine_threadsafe(
-                self._append(stream_id, version, step), loop
-            ).result()
+            try:  # progress is a courtesy: a failed append costs the review nothing
+                version = asyncio.run_coroutine_threadsafe(
+                    self._append(stream_id, version, step), loop
+                ).result()
+            except Exception as exc:
+                self.log.warning("progress not stored", game_id=game_id, error=type(exc).__name__)
 
         text = game.transcript()
         budget = queued.budget
-        reply, cpu = await loop.run_in_executor(
-            self._threads, _timed(text, queued.seed, budget, progress)
-        )
+        try:
+            reply, cpu = await loop.run_in_executor(
+                self._threads, _timed(text, queued.seed, budget, progress)
+            )
+        except Exception as exc:  # deterministic: the same review would fail again
+            self.log.exception("analysis failed", game_id=game_id, error=type(exc).__name__)
+            reply = AnalysisReply(
+                ok=False, code="internal", message=f"the review failed ({type(exc).__name__})"
+            )
+            cpu = 0.0
         finished = AnalysisFinished(
             game_id=game_id,
             ok=reply.ok,

@@ -12,6 +12,7 @@ import subprocess
 import uuid
 from typing import Any
 
+import asyncpg
 import httpx
 import msgspec
 import pytest
@@ -309,3 +310,30 @@ async def test_two_workers_share_the_queue_one_review_each_at_a_time(
         stream = await analysis_of(event_store, game_id)
         assert sum(isinstance(e, AnalysisStarted) for e in stream) == 1
         assert sum(isinstance(e, AnalysisFinished) for e in stream) == 1
+
+
+async def test_a_review_whose_workers_kept_dying_is_given_up_and_says_so(
+    pg_pool: asyncpg.Pool, event_store: PostgresEventStore
+) -> None:
+    game_id, _ = await store_game(event_store, rated=False)
+    died = [
+        AnalysisQueued(game_id=game_id, rated=False, budget=budget_of(False, BUDGET), seed=game_id),
+        *(AnalysisStarted(game_id=game_id, attempt=n, hands=3) for n in range(1, 4)),
+    ]
+    await event_store.append(analysis_stream(game_id), 0, [REGISTRY.new_event(e) for e in died])
+    worker = Analyst(event_store, pg_pool, structlog.get_logger("test"), spec=BUDGET)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        finished = await eventually(
+            lambda: stored_review(event_store, game_id), within=120, what="given up"
+        )
+    finally:
+        stop.set()
+        await running
+    assert not finished.ok
+    assert finished.code == "given_up"
+    assert bytes(finished.review) == b"null"
+    # never started a fourth time
+    stream = await analysis_of(event_store, game_id)
+    assert sum(isinstance(e, AnalysisStarted) for e in stream) == 3
