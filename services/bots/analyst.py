@@ -183,7 +183,7 @@ class Analyst:
 
     async def _scan(self) -> None:
         open_streams = await self.store.open_streams("analysis", "AnalysisFinished")
-        for stream_id in sorted(open_streams):
+        for stream_id in open_streams:  # oldest queued first
             if len(self._running) >= self.concurrency:
                 return
             game_id = split_stream_id(stream_id)[1]
