@@ -34,7 +34,7 @@ from events.contracts.analysis import (
     fold,
 )
 from events.envelope import REGISTRY, StoredEvent
-from services.gateway import auth
+from services.gateway import auth, eventrun
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.http.common import asked, gateway_of, refused
 from services.gateway.http.games import GAME_ID, load_game
@@ -152,10 +152,15 @@ class Luck(Controller):
             player=player_id,
             related=("analysis", "AnalysisFinished"),
         )
+        # a duplicate event's board still played at other tables tells nothing of its cards
+        reviewed = [o for o in openings if o.related is not None]
+        sealed = await eventrun.sealed_among(
+            gateway.pool, [o.event.stream_id.removeprefix("game-") for o in reviewed]
+        )
         sums = [0.0, 0.0, 0.0]
         games = 0
-        for opening in openings:
-            if opening.related is None:
+        for opening in reviewed:
+            if opening.related is None or opening.event.stream_id.removeprefix("game-") in sealed:
                 continue
             finished = _finished.decode(opening.related)
             if not finished.ok:
