@@ -11,7 +11,7 @@ the state just after the deal.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.game import decide
@@ -50,9 +50,15 @@ def play_hand(state: GameState, rng: random.Random, playouts: int = PLAYOUTS) ->
 
 
 def game_par(
-    events: Sequence[Event], *, seed: str = "", runs: int = RUNS, playouts: int = PLAYOUTS
+    events: Sequence[Event],
+    *,
+    seed: str = "",
+    runs: int = RUNS,
+    playouts: int = PLAYOUTS,
+    on_hand: Callable[[int], None] | None = None,
 ) -> tuple[HandPar, ...]:
-    """Return the par of every hand of a game's events (played hands only)."""
+    """Return the par of every hand of a game's events (played hands only); ``on_hand`` is
+    told each hand's number once its par is known (progress)."""
     state = initial_state()
     out: list[HandPar] = []
     dealt: GameState | None = None
@@ -69,4 +75,6 @@ def game_par(
             par = tuple(round(t / runs, 2) for t in totals)
             out.append(HandPar(event.hand, par, event.points))
             dealt = None
+            if on_hand is not None:
+                on_hand(event.hand)
     return tuple(out)

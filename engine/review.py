@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from engine.cards import SPADES, card_str
@@ -217,12 +217,14 @@ def review_game(
     worlds: int = WORLDS,
     dd_tricks: int | None = None,
     steps: Sequence[int] | None = None,
+    on_hand: Callable[[int], None] | None = None,
 ) -> Review:
     """Return the review of a finished game's events.
 
     ``dd_tricks`` limits the double-dummy figures to the last that many tricks of each hand
     (None: the whole hand; 0: none), as a whole deal can take seconds to solve. ``steps``
-    gives each event's step in the replay (its index in the stored stream) for ``at``.
+    gives each event's step in the replay (its index in the stored stream) for ``at``;
+    ``on_hand(number)`` is told each hand once its decisions are graded (progress).
     """
     state = initial_state()
     decisions: list[Decision] = []
@@ -257,6 +259,8 @@ def review_game(
             and current.state_end is None
         ):
             current.state_end = state
+            if on_hand is not None:
+                on_hand(current.number)
     reviews = []
     for hand in hands:
         dd = _hand_dd(state.rules, hand, dd_tricks)

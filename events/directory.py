@@ -70,12 +70,15 @@ class LogDirectory:
     _pool: asyncpg.Pool
 
     async def open_streams(self, category: str, final_type: str) -> list[str]:
-        """Return the ids of the streams of ``category`` that hold no ``final_type`` event
-        (the games not finished, for a replica resuming the partitions it gained)."""
+        """Return the ids of the streams of ``category`` that hold no ``final_type`` event,
+        oldest first (the games not finished, for a replica resuming the partitions it
+        gained; the reviews queued, for the bot tier to work in order)."""
         rows = await self._pool.fetch(
             "SELECT s.stream_id FROM spades_streams s WHERE s.stream_id LIKE $1"
             " AND NOT EXISTS (SELECT 1 FROM spades_events e"
-            " WHERE e.stream_id = s.stream_id AND e.type = $2)",
+            " WHERE e.stream_id = s.stream_id AND e.type = $2)"
+            " ORDER BY (SELECT o.recorded_at FROM spades_events o"
+            " WHERE o.stream_id = s.stream_id AND o.version = 1), s.stream_id",
             f"{_like_escaped(category)}-%",
             final_type,
         )

@@ -14,7 +14,7 @@ Layout:
     {p}cmd.matchmaking.ladder.{ladder}.join|leave   request/reply: the ladder's owner only
     {p}cmd.rating.ladder|player|stats|season   request/reply: ladder, player, statistics and
                                                season reads
-    {p}cmd.bots.decide|hint|transcript   request/reply: the bot tier (any worker)
+    {p}cmd.bots.decide|hint|transcript|analyse|queue   request/reply: the bot tier (any worker)
     {p}parked.{consumer}            messages a consumer set aside (JetStream PARKED)
 
 Putting the event type in the subject lets a consumer filter server-side (rating only pulls
@@ -128,6 +128,10 @@ class Subjects:
         """RatingsUpdated of every player (matchmaking consumes it)."""
         return self.category_events("rating", "RatingsUpdated")
 
+    def analysis_finished(self) -> str:
+        """AnalysisFinished of every game (the gateways push it to the game's players)."""
+        return self.category_events("analysis", "AnalysisFinished")
+
     def season_ended(self) -> str:
         """SeasonEnded of every ladder (matchmaking consumes it: a soft reset of ratings)."""
         return self.category_events("season", "SeasonEnded")
@@ -230,6 +234,10 @@ class Subjects:
     def bots_analyse(self) -> str:
         """Request subject: review a finished game (its transcript) in the bot tier."""
         return f"{self._p}cmd.bots.analyse"
+
+    def bots_queue_analysis(self) -> str:
+        """Request subject: queue a finished game's stored review (`events.contracts.analysis`)."""
+        return f"{self._p}cmd.bots.queue"
 
     def bots_queue_group(self) -> str:
         """Queue group of the bot workers answering the requests above."""

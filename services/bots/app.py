@@ -28,6 +28,7 @@ import engine
 import engine.bot
 import engine.search
 from events.contracts import game as wire
+from events.contracts.analysis import QueueAnalysis, QueueReply
 from events.contracts.bots import (
     AnalyseTranscript,
     AnalysisReply,
@@ -39,6 +40,7 @@ from events.contracts.bots import (
     decode_view,
 )
 from services.bots.analysis import analyse_transcript
+from services.bots.analyst import BUDGET_ENV, CONSUMER, Analyst, queue_finished_game
 from services.records import transcript as transcripts
 from services.records.public import replay_of
 from services.runtime import logs, ops
@@ -50,7 +52,11 @@ _decide = msgspec.json.Decoder(Decide)
 _hint = msgspec.json.Decoder(Hint)
 _transcript = msgspec.json.Decoder(ReplayTranscript)
 _analyse = msgspec.json.Decoder(AnalyseTranscript)
+_queue = msgspec.json.Decoder(QueueAnalysis)
 _encoder = msgspec.json.Encoder()
+
+CONCURRENCY_ENV = "SPADES_ANALYSIS_CONCURRENCY"
+"""Stored reviews one replica works on at once (default 1: a core each)."""
 
 CRASH_ENV = "SPADES_BOTS_CRASH_LEVEL"
 """Test hook: a bot level named here raises on every decision (the fallback path is then
@@ -194,6 +200,22 @@ async def main(rt: Runtime) -> None:
             ),
         )
 
+    spec = os.environ.get(BUDGET_ENV, "")
+    analyst = Analyst(
+        rt.store,
+        rt.pool,
+        rt.log,
+        concurrency=int(os.environ.get(CONCURRENCY_ENV, "1") or 1),
+        spec=spec,
+    )
+
+    async def on_queue(data: bytes) -> QueueReply:
+        return await analyst.queue(_queue.decode(data))
+
+    async def on_finished(conn: Any, received: Any) -> None:
+        if await queue_finished_game(conn, received, spec):
+            analyst.wake.set()
+
     group = rt.subjects.bots_queue_group()
     subs = [
         await rt.nc.subscribe(subject, queue=group, cb=_answering(rt, work))
@@ -202,10 +224,16 @@ async def main(rt: Runtime) -> None:
             (rt.subjects.bots_hint(), on_hint),
             (rt.subjects.bots_transcript(), on_transcript),
             (rt.subjects.bots_analyse(), on_analyse),
+            (rt.subjects.bots_queue_analysis(), on_queue),
         )
+    ]
+    work = [
+        asyncio.create_task(analyst.run(rt.stop)),
+        asyncio.create_task(rt.consume(CONSUMER, rt.subjects.game_finished(), on_finished)),
     ]
     rt.log.info("bot worker answering", queue_group=group)
     await rt.stop.wait()
     for sub in subs:
         await sub.drain()  # type: ignore[no-untyped-call]
+    await asyncio.gather(*work, return_exceptions=True)
     pool.shutdown(wait=True)

@@ -26,6 +26,7 @@ from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.eventrun import driving
 from services.gateway.guards import GatewayRequest, refuse_control_paths
 from services.gateway.http import http_routes
+from services.gateway.http.analysis import told_when_ready
 from services.gateway.http.limits import UNLIMITED, rate_limits
 from services.gateway.http.openapi import StrictStructs, openapi_config
 from services.gateway.http.security import bearer_auth
@@ -45,7 +46,11 @@ def create_app(gateway: Gateway) -> Litestar:
     rooms = Rooms(gateway.nc, gateway.js, gateway.subjects, gateway.log)
     return Litestar(
         route_handlers=[*http_routes(), play],
-        lifespan=[lambda app: presence(gateway, rooms), lambda app: driving(gateway)],
+        lifespan=[
+            lambda app: presence(gateway, rooms),
+            lambda app: driving(gateway),
+            lambda app: told_when_ready(gateway),
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         request_class=GatewayRequest,
         # in this order: who is calling (request.user), then the budgets that count by it

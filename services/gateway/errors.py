@@ -49,6 +49,7 @@ _STATUS = {
     "season_closing": 503,
     "already_queued": 409,
     "game_over": 409,
+    "game_not_finished": 409,
     "seat_abandoned": 409,
     "in_game": 409,
     "not_queued": 409,

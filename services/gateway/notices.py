@@ -43,6 +43,15 @@ class RematchChanged(_Out, frozen=True, tag="rematch"):
     new_game_id: str | None = None
 
 
+class AnalysisReady(_Out, frozen=True, tag="analysis_ready"):
+    """The review of finished game ``game_id`` is stored: ``status`` "ready" (read it with
+    `GET /api/games/{game_id}/analysis`) or "failed". Sent to the game's players and to
+    the account that asked for the review."""
+
+    game_id: str
+    status: str
+
+
 _encoder = msgspec.json.Encoder()
 
 

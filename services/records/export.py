@@ -6,6 +6,10 @@ One month's files, like lichess's monthly dumps:
   players with their ratings before and after, rules, the result, and every event of the game
   as the public sees a finished one (every deal, the commitment, the contributions and the
   revealed seed; a legacy game's deck seed never leaves the server).
+  Each line also carries the game's stored review as ``analysis`` (`engine.review`: every
+  decision graded, the hands' double-dummy figures, each hand's par and the game's margin
+  split into the cards and the play; the bot tier's `AnalysisFinished`, byte for byte as
+  stored), or null when none is stored (yet, or it failed).
 - ``spades-transcripts-YYYY-MM.tar.gz``: each game's plain-text transcript
   (`engine.transcript`, through `services.records.transcript`).
 - ``SHA256SUMS-YYYY-MM``: the two files' SHA-256, in ``sha256sum -c`` format.
@@ -37,6 +41,7 @@ import msgspec
 
 import engine
 from events.contracts import game as wire
+from events.contracts.analysis import AnalysisFinished, analysis_stream
 from events.contracts.rating import RatingsUpdated, rating_stream
 from events.envelope import REGISTRY, StoredEvent
 from events.pgstore import PostgresEventStore
@@ -76,10 +81,14 @@ def public_event(event: wire.GameEvent) -> Any:
 
 
 def game_record(
-    game_id: str, stored: Sequence[StoredEvent], ratings: dict[str, dict[str, float]]
+    game_id: str,
+    stored: Sequence[StoredEvent],
+    ratings: dict[str, dict[str, float]],
+    analysis: msgspec.Raw | None = None,
 ) -> dict[str, Any]:
     """Return one finished game's line of the export (``ratings``: per player, from the
-    game's `RatingsUpdated`: mu/sigma/ordinal before and after)."""
+    game's `RatingsUpdated`: mu/sigma/ordinal before and after; ``analysis``: its stored
+    review's JSON, None without one)."""
     decoded = [REGISTRY.decode(s) for s in stored]
     opened = decoded[0]
     assert isinstance(opened, wire.TableOpened)
@@ -115,6 +124,7 @@ def game_record(
             {"seq": s.version, "type": s.type, "event": msgspec.to_builtins(public_event(e))}
             for s, e in zip(stored, decoded, strict=True)
         ],
+        "analysis": analysis,
     }
 
 
@@ -176,7 +186,16 @@ async def records(pool: asyncpg.Pool, game_ids: Sequence[str]) -> AsyncIterator[
                         for c in update.changes
                     }
                 )
-        yield game_record(game_id, stored, ratings)
+        yield game_record(game_id, stored, ratings, await stored_analysis(store, game_id))
+
+
+async def stored_analysis(store: PostgresEventStore, game_id: str) -> msgspec.Raw | None:
+    """Return a game's stored review (its canonical JSON as stored), None without one."""
+    for event in await store.read(analysis_stream(game_id)):
+        finished = REGISTRY.decode(event)
+        if isinstance(finished, AnalysisFinished) and finished.ok:
+            return finished.review
+    return None
 
 
 async def export_openspiel(pool: asyncpg.Pool, month: str, out: Path) -> dict[str, Any]:

@@ -93,3 +93,7 @@ async def test_open_streams_and_openings_answer_the_directory_reads(
     bobs = await event_store.openings("TableOpened", "GameFinished", limit=10, player="bob")
     assert [o.event.stream_id for o in bobs] == [live, done]
     assert len(await event_store.openings("TableOpened", "GameFinished", limit=1)) == 1
+    later = stream("game")  # opened after `live`, ids in either order: listed after it
+    await event_store.append(later, 0, [_event("TableOpened", players=["dee"])])
+    listed = await event_store.open_streams("game", "GameFinished")
+    assert listed.index(live) < listed.index(later)  # oldest first

@@ -10,10 +10,11 @@ from nats.aio.client import Client as NATS
 
 import engine
 from engine.bot import play_game
+from engine.par import HandPar
 from events.contracts import game as wire
 from events.contracts.bots import AnalyseTranscript, AnalysisReply
 from events.subjects import Subjects
-from services.bots.analysis import analyse_transcript
+from services.bots.analysis import analyse_transcript, luck_of
 from services.records import transcript as transcripts
 from tests.infra import Processes, eventually
 from tests.services.opskit import ops_port
@@ -88,3 +89,16 @@ async def test_a_bot_worker_answers_the_review_request(
     answer = msgspec.json.decode(refused.data, type=AnalysisReply)
     assert not answer.ok
     assert answer.code
+
+
+def test_the_margin_splits_into_the_cards_and_the_play_by_hand_worked_numbers() -> None:
+    pars = [
+        HandPar(1, par=(50.0, 20.0), scored=(-60, 40)),  # set: the cards gave +30, got -100
+        HandPar(2, par=(30.0, 70.0), scored=(71, 50)),
+    ]
+    # side 0: result (-60 + 71) - (40 + 50) = -79; cards (50 + 30) - (20 + 70) = -10
+    assert luck_of(pars) == [
+        {"side": 0, "result": -79.0, "cards": -10.0, "play": -69.0},
+        {"side": 1, "result": 79.0, "cards": 10.0, "play": 69.0},
+    ]
+    assert luck_of([]) == []

@@ -17,8 +17,10 @@ import pytest
 
 import engine
 from events.contracts import game as wire
+from events.contracts.analysis import AnalysisFinished, AnalysisQueued, Budget, analysis_stream
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
+from services.bots.analysis import analyse_transcript
 from services.records import export
 from services.records import transcript as transcripts
 from services.records.fairness import verify
@@ -112,3 +114,27 @@ def test_spades_export_refuses_the_running_month_as_the_http_route_does(tmp_path
     assert list(tmp_path.iterdir()) == []
     assert export.month_over("2001-02")
     assert not export.month_over(month)
+
+
+async def test_a_game_exports_with_its_stored_review_byte_for_byte(
+    pg_pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    reviewed, plain = await add_games(pg_pool, 2, seed=7, rules=engine.Ruleset(target=100))
+    store = PostgresEventStore(pg_pool)
+    game = [REGISTRY.decode(s) for s in await store.read(f"game-{reviewed}")]
+    made = analyse_transcript(transcripts.export(game), seed=reviewed, worlds=2, dd_tricks=1)
+    assert made.ok, made
+    # stored as the bot tier stores it (services/bots/analyst.py)
+    stream = [
+        AnalysisQueued(game_id=reviewed, rated=True, budget=Budget(worlds=2), seed=reviewed),
+        AnalysisFinished(game_id=reviewed, ok=True, review=made.body),
+    ]
+    await store.append(analysis_stream(reviewed), 0, [REGISTRY.new_event(e) for e in stream])
+    month = dt.datetime.now(dt.UTC).strftime("%Y-%m")
+    await export.export_month(pg_pool, month, tmp_path)
+    lines = gzip.decompress((tmp_path / f"spades-games-{month}.ndjson.gz").read_bytes())
+    by_id = {json.loads(line)["game_id"]: line for line in lines.splitlines()}
+    assert bytes(made.body) in by_id[reviewed]  # the stored bytes, not a re-encoding
+    assert json.loads(by_id[reviewed])["analysis"] == json.loads(bytes(made.body))
+    assert json.loads(by_id[reviewed])["analysis"]["decisions"]
+    assert json.loads(by_id[plain])["analysis"] is None  # none stored: null

@@ -13,6 +13,8 @@
 - `tourneys`: `/api/events`, duplicate events: create, list, show, enter, withdraw, start.
 - `games`: `/api/games/{game_id}/...` (summaries, events, states, transcripts, a seat's own
   view) and `/api/transcripts` (a transcript replayed).
+- `analysis`: `/api/games/{game_id}/analysis` (a finished game's stored review) and
+  `/api/players/{player_id}/luck` (the luck-adjusted figure over his analysed games).
 - `social`: `/api/social/...`: follows (with presence), blocks, mutes at a game, reports.
 - `exports`: the open database, a player's rated games and a finished month's.
 - `web`: the browser client's page and static files.
@@ -29,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.gateway.http.accounts import Accounts
-from services.gateway.http.analysis import Analyses
+from services.gateway.http.analysis import Analyses, Luck
 from services.gateway.http.compete import Compete
 from services.gateway.http.exports import Exports
 from services.gateway.http.friends import Friends
@@ -57,6 +59,7 @@ def http_routes() -> list[Any]:
         EventPages,
         Games,
         Analyses,
+        Luck,
         Rematches,
         Transcripts,
         Exports,

@@ -52,7 +52,17 @@ export function mountPlayer(root, playerId) {
   const ratingsBox = h("section", { class: "panel", "aria-labelledby": "ratings-title" });
   const chartBox = h("section", { class: "panel", "aria-labelledby": "chart-title" });
   const gamesBox = h("section", { class: "panel", "aria-labelledby": "recent-title" });
-  fill(root, h("div", { class: "profile" }, head, ratingsBox, chartBox, statsPanel(playerId), gamesBox));
+  const luckLine = h("p", { class: "muted", "data-testid": "luck-figure" });
+  fill(root, h("div", { class: "profile" }, head, ratingsBox, luckLine, chartBox, statsPanel(playerId), gamesBox));
+
+  // the luck-adjusted figure beside the rating: shown, never used to rate
+  const signed = (x) => `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(x)}`;
+  get(`/api/players/${encodeURIComponent(playerId)}/luck`)
+    .then((luck) => {
+      if (!luck.games) return;
+      fill(luckLine, `Over ${luck.games} analysed ranked game${luck.games === 1 ? "" : "s"}: a margin of ${signed(luck.result)} points a game; the cards were worth ${signed(luck.cards)}, the play ${signed(luck.play)} (luck-adjusted; not used to rate).`);
+    })
+    .catch(() => {});
 
   get(`/api/players/${encodeURIComponent(playerId)}?history=200`)
     .then((profile) => {

@@ -1,8 +1,15 @@
 // The review of a finished game beside its replay (GET /api/games/GAME/analysis): each seat's
 // accuracy, the verdict on the decision the current step shows, and every flagged decision
-// (an inaccuracy, mistake or blunder, or a named error) as a link to its own step.
+// (an inaccuracy, mistake or blunder, or a named error) as a link to its own step. A rated
+// game's review also has each hand's par (strong bots in every seat) and the game's margin
+// split into what the cards were worth and what the play made of them.
+//
+// While the bot tier works, the progress is shown ("3 of 14 steps"); the review appears
+// without a reload: a signed-in reader hears `analysis_ready` over the WebSocket, and the
+// panel asks again every few seconds as a fallback.
 
-import { get } from "../api.js";
+import { get, session } from "../api.js";
+import { GameSocket } from "../socket.js";
 import { h, fill } from "../ui.js";
 
 const RANKS = "23456789TJQKA";
@@ -15,17 +22,43 @@ export function reviewPanel(gameId, who) {
   const box = h("section", { class: "review", "aria-label": "Review", "data-testid": "review" });
   let review = null;
   let status = "loading";
+  let progress = { done: 0, of: 0 };
   let step = 0;
   let timer = null;
   let stopped = false;
+  let listener = null;
+
+  function listen() {
+    if (listener || !session()) return;
+    listener = new GameSocket(null, {
+      onMessage: (message) => {
+        if (message.type === "analysis_ready" && message.game_id === gameId && status !== "ready") {
+          clearTimeout(timer);
+          load();
+        }
+      },
+      onState: () => {},
+    }).start();
+  }
+
+  function quiet() {
+    if (listener) listener.stop();
+    listener = null;
+  }
 
   function load() {
     get(`/api/games/${encodeURIComponent(gameId)}/analysis`)
       .then((answer) => {
         if (stopped) return;
         status = answer.status;
+        progress = { done: answer.done || 0, of: answer.of || 0 };
         if (status === "ready") review = answer.analysis;
-        if (status === "pending") timer = setTimeout(load, 2000);
+        if (status === "pending") {
+          listen();
+          timer = setTimeout(load, listener ? 5000 : 2000);
+        } else {
+          quiet();
+        }
         render(step);
       })
       .catch((error) => {
@@ -53,8 +86,9 @@ export function reviewPanel(gameId, who) {
     step = now;
     if (status === "live") { fill(box); return; }
     if (status !== "ready") {
+      const working = progress.of ? `The bot tier is reviewing the game: ${progress.done} of ${progress.of} steps done…` : "The review is queued for the bot tier…";
       fill(box, h("h2", {}, "Review"),
-        h("p", { class: "muted", "aria-live": "polite" }, status === "failed" ? "The review could not be made: reload to try again." : "The bot tier is reviewing the game…"));
+        h("p", { class: "muted", "aria-live": "polite", "data-testid": "review-progress" }, status === "failed" ? "The review could not be made." : working));
       return;
     }
     const current = review.decisions.find((d) => d.at + 1 === step);
@@ -70,9 +104,32 @@ export function reviewPanel(gameId, who) {
       flagged.length
         ? h("ol", { class: "flagged", "aria-label": "Flagged decisions" },
           flagged.map((d) => h("li", {}, h("a", { href: `#/replay/${gameId}?at=${d.at + 1}`, "data-testid": "flagged", "data-at": String(d.at + 1) }, `Hand ${d.hand}: ${words(d)}`))))
-        : h("p", {}, "No decision was flagged."));
+        : h("p", {}, "No decision was flagged."),
+      ...luckBlock());
+  }
+
+  const signed = (x) => `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(Math.round(x))}`;
+
+  /** A rated game's par per hand and the cards/play split of each side's margin. */
+  function luckBlock() {
+    if (!review.par || !review.luck) return [];
+    const sides = review.luck.length;
+    const side = (s) => (sides === 2 ? (s === 0 ? `${who(0)} & ${who(2)}` : `${who(1)} & ${who(3)}`) : who(s));
+    return [
+      h("h3", {}, "The cards or the play"),
+      h("ul", { class: "luck", "data-testid": "luck" }, review.luck.map((l) => h("li", {},
+        `${side(l.side)}: ${l.result >= 0 ? "won" : "lost"} by ${Math.abs(Math.round(l.result))}; the cards were worth ${signed(l.cards)}, the play ${signed(l.play)}`))),
+      h("table", { class: "par", "data-testid": "par" },
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Hand"), h("th", { scope: "col" }, "Scored"), h("th", { scope: "col" }, "Par"), h("th", { scope: "col" }, "Play"))),
+        h("tbody", {}, review.par.map((p) => h("tr", {},
+          h("td", {}, String(p.hand)),
+          h("td", {}, p.scored.join(" / ")),
+          h("td", {}, p.par.map((x) => String(Math.round(x))).join(" / ")),
+          h("td", {}, p.play.map(signed).join(" / ")))))),
+      h("p", { class: "muted" }, "Par: what strong bots in every seat scored with the same cards (several seeded runs, averaged). Shown, never used to rate."),
+    ];
   }
 
   load();
-  return { box, render, stop: () => { stopped = true; clearTimeout(timer); } };
+  return { box, render, stop: () => { stopped = true; clearTimeout(timer); quiet(); } };
 }

@@ -1,0 +1,316 @@
+"""The bot tier's stored reviews: stream ``analysis-<game>`` (`events.contracts.analysis`).
+
+Queued two ways, each an `AnalysisQueued` at version 0 (so a game is queued once, however
+often and by whomever it is asked):
+
+- automatically, for every rated game, by the durable JetStream consumer ``bots-analysis`` of
+  GameFinished (exactly once, like rating's: a game finished while the tier was down is
+  queued when it comes back);
+- on request (`QueueAnalysis` from a gateway) for any finished game.
+
+The work: `Analyst.run` scans the open analysis streams (no `AnalysisFinished` yet) every
+`SCAN_SECONDS`, and at once when this replica queued one. It claims a game with a PostgreSQL
+advisory lock held on one connection for the whole review (another replica skips it; a
+worker killed mid-review loses its connection, so the lock frees and the next scan of any
+worker starts it again: `AnalysisStarted.attempt` counts; after `MAX_ATTEMPTS` starts it is
+given up, and a review that raises is stored as failed at once, since it would fail again).
+At most ``concurrency`` reviews run at once per replica (`SPADES_ANALYSIS_CONCURRENCY`,
+default 1), each in a thread of their own pool, never the pool that answers bot moves.
+Progress is appended as it happens (`HandAnalysed`, best effort), the result last
+(`AnalysisFinished`, the review's canonical JSON).
+
+Budget (`budget_of`): 24 sampled deals per decision, the last 4 tricks of each hand solved
+double-dummy; a rated game also gets its par, 3 runs of strong bots in every seat at 60
+playouts a decision (`engine.par`). Measured (`python -m benchmarks analysis`, three bot games
+to 500 of 9 to 14 hands, one core): 41 CPU s a game on average, 51 at most, of which the par
+is a little more than half: ready within a minute of the game's end with a core free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from events.consumer import Received, Unprocessable
+from events.contracts import game as wire
+from events.contracts.analysis import (
+    AnalysisFinished,
+    AnalysisQueued,
+    AnalysisStarted,
+    Budget,
+    HandAnalysed,
+    QueueAnalysis,
+    QueueReply,
+    analysis_stream,
+)
+from events.contracts.bots import AnalysisReply
+from events.envelope import REGISTRY, Metadata, StoredEvent
+from events.pgstore import Conn, PostgresEventStore, append_with
+from events.store import ConcurrencyConflict
+from events.subjects import split_stream_id
+from services.bots.analysis import analyse_transcript
+from services.records.public import Game
+from services.runtime import ops
+
+__all__ = ["CONSUMER", "SCAN_SECONDS", "Analyst", "budget_of", "queue_finished_game"]
+
+CONSUMER = "bots-analysis"
+SCAN_SECONDS = 5.0
+MAX_ATTEMPTS = 3
+"""Starts of one review (each by a worker that then died) before it is given up."""
+RATED = Budget(worlds=24, dd_tricks=4, par_runs=3)
+ASKED = Budget(worlds=24, dd_tricks=4, par_runs=0)
+BUDGET_ENV = "SPADES_ANALYSIS_BUDGET"
+"""``worlds,dd_tricks,par_runs`` of a rated game's review (an asked one's: no par); tests
+set a small one. Recorded in each `AnalysisQueued`, so a stored review stays reproducible."""
+
+
+def budget_of(rated: bool, spec: str = "") -> Budget:
+    """Return the review's budget: a rated game's includes its par (see the docstring);
+    ``spec`` (`BUDGET_ENV`'s form) overrides the default."""
+    if not spec:
+        return RATED if rated else ASKED
+    worlds, dd_tricks, par_runs = (int(part) for part in spec.split(","))
+    return Budget(worlds=worlds, dd_tricks=dd_tricks, par_runs=par_runs if rated else 0)
+
+
+def _queued(
+    game_id: str, rated: bool, players: tuple[str, ...], asked_by: str, spec: str = ""
+) -> Any:
+    event = AnalysisQueued(
+        game_id=game_id,
+        rated=rated,
+        budget=budget_of(rated, spec),
+        seed=game_id,
+        players=players,
+        asked_by=asked_by,
+    )
+    return REGISTRY.new_event(event, Metadata(actor="bots"))
+
+
+async def queue_finished_game(conn: Conn, received: Received, spec: str = "") -> bool:
+    """The consumer's handler: queue a rated game's review (in the consumer's transaction);
+    return whether this call queued it."""
+    finished = received.payload
+    if not isinstance(finished, wire.GameFinished):
+        raise Unprocessable(f"expected GameFinished, got {received.event.type}")
+    category, game_id = split_stream_id(received.event.stream_id)
+    if category != "game":
+        raise Unprocessable(f"GameFinished from stream {received.event.stream_id!r}")
+    if not finished.rated:
+        return False
+    try:
+        await append_with(
+            conn,
+            analysis_stream(game_id),
+            0,
+            [_queued(game_id, True, finished.players, "", spec)],
+        )
+    except ConcurrencyConflict:
+        return False  # asked for before the consumer came to it
+    return True
+
+
+class Analyst:
+    """Queues reviews on request and works the queue (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: PostgresEventStore,
+        pool: asyncpg.Pool,
+        log: Any,
+        concurrency: int = 1,
+        spec: str = "",
+    ) -> None:
+        self.store = store
+        self.spec = spec
+        self.pool = pool
+        self.log = log
+        self.concurrency = max(1, concurrency)
+        self.wake = asyncio.Event()
+        self._threads = ThreadPoolExecutor(self.concurrency, thread_name_prefix="analysis")
+        self._running: dict[str, asyncio.Task[None]] = {}
+
+    async def queue(self, request: QueueAnalysis) -> QueueReply:
+        """Queue a finished game's review once; refuse a game in play or unknown."""
+        try:
+            uuid.UUID(request.game_id)
+        except ValueError:
+            return QueueReply(ok=False, code="unknown_game", message="no such game")
+        stored = await self.store.read(wire.stream_of(request.game_id))
+        if not stored:
+            return QueueReply(ok=False, code="unknown_game", message="no such game")
+        game = Game(request.game_id, stored)
+        if not game.finished:
+            return QueueReply(
+                ok=False,
+                code="game_not_finished",
+                message="the game is still being played: it is reviewed once it is over",
+            )
+        opened = game.opened
+        event = _queued(request.game_id, opened.rated, opened.players, request.asked_by, self.spec)
+        with contextlib.suppress(ConcurrencyConflict):
+            await self.store.append(analysis_stream(request.game_id), 0, [event])
+        self.wake.set()
+        return QueueReply(ok=True)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Work the queue until ``stop``; then let the reviews in hand finish."""
+        while not stop.is_set():
+            try:
+                await self._scan()
+            except Exception as exc:  # the store away: the next scan tries again
+                self.log.warning("analysis scan failed", error=type(exc).__name__)
+            self.wake.clear()
+            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.wake.wait())]
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED), SCAN_SECONDS
+                )
+            for waiter in waiters:
+                waiter.cancel()
+        if self._running:
+            await asyncio.gather(*self._running.values(), return_exceptions=True)
+        self._threads.shutdown(wait=True)
+
+    async def _scan(self) -> None:
+        open_streams = await self.store.open_streams("analysis", "AnalysisFinished")
+        for stream_id in open_streams:  # oldest queued first
+            if len(self._running) >= self.concurrency:
+                return
+            game_id = split_stream_id(stream_id)[1]
+            if game_id in self._running:
+                continue
+            conn = await self.pool.acquire()
+            try:
+                claimed = await conn.fetchval(
+                    "SELECT pg_try_advisory_lock(hashtext($1))", stream_id
+                )
+            except BaseException:
+                await self.pool.release(conn)
+                raise
+            if not claimed:
+                await self.pool.release(conn)
+                continue
+            task = asyncio.create_task(self._review(game_id, conn))
+            self._running[game_id] = task
+            task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        for game_id, running in list(self._running.items()):
+            if running is task:
+                del self._running[game_id]
+        self.wake.set()  # a slot is free
+
+    async def _review(self, game_id: str, conn: Any) -> None:
+        stream_id = analysis_stream(game_id)
+        try:
+            await self._work(game_id, stream_id)
+        except Exception as exc:  # the store away mid-review: it stays queued, tried again
+            self.log.error("analysis interrupted", game_id=game_id, error=type(exc).__name__)
+        finally:
+            with contextlib.suppress(Exception):
+                await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", stream_id)
+            await self.pool.release(conn)
+
+    async def _work(self, game_id: str, stream_id: str) -> None:
+        stored = await self.store.read(stream_id)
+        events = [REGISTRY.decode(s) for s in stored]
+        if not events or any(isinstance(e, AnalysisFinished) for e in events):
+            return
+        queued = events[0]
+        assert isinstance(queued, AnalysisQueued)
+        game = Game(game_id, await self.store.read(wire.stream_of(game_id)))
+        hands = sum(1 for e in game.decoded if isinstance(e, wire.HandScored))
+        attempt = 1 + sum(1 for e in events if isinstance(e, AnalysisStarted))
+        version = stored[-1].version
+        if attempt > MAX_ATTEMPTS:  # workers died in it again and again: give it up, said so
+            given_up = AnalysisFinished(
+                game_id=game_id,
+                ok=False,
+                code="given_up",
+                message=f"the review was started {MAX_ATTEMPTS} times and never finished",
+                players=queued.players,
+                asked_by=queued.asked_by,
+            )
+            await self._append(stream_id, version, given_up)
+            self.log.error("analysis given up", game_id=game_id, attempts=MAX_ATTEMPTS)
+            return
+        version = await self._append(
+            stream_id,
+            version,
+            AnalysisStarted(game_id=game_id, attempt=attempt, hands=hands),
+        )
+        self.log.info("analysis started", game_id=game_id, attempt=attempt, hands=hands)
+        loop = asyncio.get_running_loop()
+        of = hands * (2 if queued.budget.par_runs > 0 else 1)
+        done = 0
+
+        def progress(stage: str, hand: int) -> None:  # in the review's thread
+            nonlocal done, version
+            done = min(done + 1, of)
+            step = HandAnalysed(game_id=game_id, hand=hand, stage=stage, done=done, of=of)
+            try:  # progress is a courtesy: a failed append costs the review nothing
+                version = asyncio.run_coroutine_threadsafe(
+                    self._append(stream_id, version, step), loop
+                ).result()
+            except Exception as exc:
+                self.log.warning("progress not stored", game_id=game_id, error=type(exc).__name__)
+
+        text = game.transcript()
+        budget = queued.budget
+        try:
+            reply, cpu = await loop.run_in_executor(
+                self._threads, _timed(text, queued.seed, budget, progress)
+            )
+        except Exception as exc:  # deterministic: the same review would fail again
+            self.log.exception("analysis failed", game_id=game_id, error=type(exc).__name__)
+            reply = AnalysisReply(
+                ok=False, code="internal", message=f"the review failed ({type(exc).__name__})"
+            )
+            cpu = 0.0
+        finished = AnalysisFinished(
+            game_id=game_id,
+            ok=reply.ok,
+            review=reply.body if reply.ok else msgspec.Raw(b"null"),
+            code=reply.code,
+            message=reply.message,
+            players=queued.players,
+            asked_by=queued.asked_by,
+            cpu_seconds=round(cpu, 3),
+        )
+        await self._append(stream_id, version, finished)
+        ops.BOT_DECISION_SECONDS.labels("stored-analysis", "-").observe(cpu)
+        self.log.info("analysis finished", game_id=game_id, ok=reply.ok, cpu_seconds=cpu)
+
+    async def _append(self, stream_id: str, version: int, event: msgspec.Struct) -> int:
+        stored: list[StoredEvent] = await self.store.append(
+            stream_id, version, [REGISTRY.new_event(event, Metadata(actor="bots"))]
+        )
+        return stored[-1].version
+
+
+def _timed(
+    text: str, seed: str, budget: Budget, progress: Callable[[str, int], None]
+) -> Callable[[], tuple[Any, float]]:
+    def work() -> tuple[Any, float]:
+        started = time.thread_time()
+        reply = analyse_transcript(
+            text,
+            seed=seed,
+            worlds=budget.worlds,
+            dd_tricks=budget.dd_tricks,
+            par_runs=budget.par_runs,
+            progress=progress,
+        )
+        return reply, time.thread_time() - started
+
+    return work
