@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import math
 import os
@@ -92,7 +93,10 @@ def member_id(service: str) -> str:
     return f"{service}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def _score(name: str, member: str) -> int:
+    # Cached: a group of 1,024 slot leases scores every (lease, member) pair once per member
+    # that joins, not once a tick (a tick of 100 members would hash 100,000 pairs).
     digest = hashlib.blake2b(f"{name}\0{member}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
@@ -111,6 +115,14 @@ def assign(names: Sequence[str], members: Iterable[str]) -> dict[str, str]:
     count = dict.fromkeys(live, 0)
     owners: dict[str, str] = {}
     for name in sorted(names):
+        # The first choice has room for most leases: find it in one pass, and sort the
+        # members only for a lease whose first choice is full. (max keeps the first of equal
+        # scores, as the stable sort below does: the same answer either way.)
+        best = max(live, key=lambda m: _score(name, m))
+        if count[best] < room:
+            owners[name] = best
+            count[best] += 1
+            continue
         for member in sorted(live, key=lambda m: _score(name, m), reverse=True):
             if count[member] < room:
                 owners[name] = member
@@ -137,6 +149,16 @@ UPDATE spades_leases l SET expires_at = now() + make_interval(secs => $3)
 FROM unnest($4::text[], $5::int8[]) AS h(name, epoch)
 WHERE l.name = h.name AND l.epoch = h.epoch AND l.owner = $2 AND l.expires_at > now()
 RETURNING l.name
+"""
+
+# A lease row created after its siblings (a group regrouped into more leases: the table's 16
+# partitions became 1,024 slots) starts at their highest epoch, so work that moves from an
+# old lease to a new one never sees its epochs go back (they only grow, per piece of work).
+_ENSURE_ROWS = """
+INSERT INTO spades_leases (name, epoch)
+SELECT n, (SELECT coalesce(max(epoch), 0) FROM spades_leases WHERE name = ANY($1::text[]))
+FROM unnest($1::text[]) AS n
+ON CONFLICT (name) DO NOTHING
 """
 
 _LIVE_MEMBERS = """
@@ -211,6 +233,8 @@ class LeaseGroup:
         self.held: dict[str, _Held] = {}
         self.last_sync = -math.inf
         self._changed = asyncio.Event()
+        self._assigned: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        """(the live members, this member's share among them): recomputed when they change."""
 
     # -- what the service asks ------------------------------------------------------------------
 
@@ -229,6 +253,15 @@ class LeaseGroup:
     async def give_up(self, names: set[str], why: str) -> None:
         """Stop serving ``names`` now (the store fenced us off: someone else holds them)."""
         await self._drop(names, why)
+
+    def share(self, members: Iterable[str]) -> frozenset[str]:
+        """Return this member's leases among ``members`` (cached until the members change)."""
+        key = frozenset(members)
+        if key != self._assigned[0]:
+            owners = assign(self.names, key)
+            mine = frozenset(name for name, owner in owners.items() if owner == self.member)
+            self._assigned = (key, mine)
+        return self._assigned[1]
 
     async def check(self) -> bool:
         """A /readyz check: the replica can reach the database to keep its leases."""
@@ -294,11 +327,7 @@ class LeaseGroup:
     async def _ensure_rows(self, stop: asyncio.Event) -> None:
         async for _attempt in _ROWS_BACKOFF.attempts(stop=stop):
             try:
-                await self.pool.execute(
-                    "INSERT INTO spades_leases (name) SELECT unnest($1::text[])"
-                    " ON CONFLICT (name) DO NOTHING",
-                    list(self.names),
-                )
+                await self.pool.execute(_ENSURE_ROWS, list(self.names))
                 return
             except Exception as exc:
                 self.log.warning("lease rows not ready", error=type(exc).__name__)
@@ -332,8 +361,7 @@ class LeaseGroup:
             if lost:
                 await self._drop(lost, "lost")
             live = [row["member"] for row in await conn.fetch(_LIVE_MEMBERS, self.group, self.ttl)]
-            owners = assign(self.names, {*live, self.member})
-            mine = {name for name, owner in owners.items() if owner == self.member}
+            mine = set(self.share({*live, self.member}))
             surplus = set(self.held) - mine
             if surplus:
                 epochs = [self.held[name].epoch for name in surplus]

@@ -296,7 +296,7 @@ async def _ask_owner(
     been paused or cut off and the partition be changing hands (issue 25: the gateway gave up
     at its first timeout, and a player saw ``unavailable`` during a 5 s take-over).
     """
-    subject = _table_subject(gateway.subjects, game_id, gateway.settings.table_partitions)
+    subject = _table_subject(gateway.subjects, game_id)
     reply, _ = await _until_answered(gateway, subject, request, decode)
     return reply
 
@@ -330,9 +330,9 @@ async def ask_catchup(gateway: Gateway, request: Catchup) -> CatchupReply:
 
 
 @functools.lru_cache(maxsize=65536)
-def _table_subject(subjects: Subjects, game_id: str, partitions: int) -> str:
+def _table_subject(subjects: Subjects, game_id: str) -> str:
     """Return a game's command subject (checked and hashed once per game, not per command)."""
-    return subjects.table_command(game_id, partitions)
+    return subjects.table_command(game_id)
 
 
 _encoder = msgspec.json.Encoder()
