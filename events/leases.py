@@ -82,7 +82,7 @@ from events.logs import bind_ids
 from events.retry import Backoff
 from events.store import Fence
 
-__all__ = ["LeaseGroup", "assign", "member_id"]
+__all__ = ["LeaseGroup", "assign", "compact", "member_id"]
 
 GainCallback = Callable[[Mapping[str, Fence]], Awaitable[None]]
 LoseCallback = Callable[[set[str], str], Awaitable[None]]
@@ -91,6 +91,29 @@ LoseCallback = Callable[[set[str], str], Awaitable[None]]
 def member_id(service: str) -> str:
     """Return a name for this process in a lease group: host (pod), pid and a random tag."""
     return f"{service}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def compact(names: Iterable[str]) -> str:
+    """Return lease names for a log line, numbered runs as ranges: ``table/0-511,matchmaking``
+    (a replica holding 1,024 slot leases would otherwise log 1,024 names a claim)."""
+    runs: dict[str, list[list[int]]] = {}
+    plain: list[str] = []
+    for name in names:
+        prefix, _, number = name.rpartition("/")
+        if prefix and number.isdigit():
+            runs.setdefault(prefix, []).append([int(number), int(number)])
+        else:
+            plain.append(name)
+    parts = sorted(plain)
+    for prefix, singles in sorted(runs.items()):
+        merged: list[list[int]] = []
+        for first, _ in sorted(singles):
+            if merged and first == merged[-1][1] + 1:
+                merged[-1][1] = first
+            else:
+                merged.append([first, first])
+        parts.append(prefix + "/" + ",".join(str(a) if a == b else f"{a}-{b}" for a, b in merged))
+    return ",".join(parts)
 
 
 def _score(name: str, member: str) -> int:
@@ -265,6 +288,14 @@ class LeaseGroup:
             self._assigned = (key, mine)
         return self._assigned[1]
 
+    async def _share(self, members: Iterable[str]) -> frozenset[str]:
+        """`share`, computed in a thread when the members changed: among hundreds of members
+        it takes tens of milliseconds (a new member's scores hashed), which the event loop
+        serving games must not wait for."""
+        if frozenset(members) == self._assigned[0]:
+            return self._assigned[1]
+        return await asyncio.to_thread(self.share, members)
+
     async def check(self) -> bool:
         """A /readyz check: the replica can reach the database to keep its leases."""
         return self.healthy
@@ -363,7 +394,7 @@ class LeaseGroup:
             if lost:
                 await self._drop(lost, "lost")
             live = [row["member"] for row in await conn.fetch(_LIVE_MEMBERS, self.group, self.ttl)]
-            mine = set(self.share({*live, self.member}))
+            mine = set(await self._share({*live, self.member}))
             surplus = set(self.held) - mine
             if surplus:
                 epochs = [self.held[name].epoch for name in surplus]
@@ -385,7 +416,7 @@ class LeaseGroup:
             self.log.info(
                 "leases claimed",
                 group=self.group,
-                leases=sorted(gained),
+                leases=compact(gained),
                 epochs=sorted({f.epoch for f in gained.values()}),
             )
         return gained
@@ -421,11 +452,11 @@ class LeaseGroup:
         if not names:
             return
         log = self.log.warning if why in ("lost", "expired", "withdrawn") else self.log.info
-        log("leases given up", group=self.group, leases=sorted(names), why=why)
+        log("leases given up", group=self.group, leases=compact(names), why=why)
         try:
             await self._on_lose(names, why)
         except Exception:
-            self.log.exception("stopping leased work failed", leases=sorted(names))
+            self.log.exception("stopping leased work failed", leases=compact(names))
 
     async def _release(self, names: set[str], why: str = "released") -> None:
         """Stop serving ``names``, then free their rows so the next owner claims at once."""
@@ -443,7 +474,7 @@ class LeaseGroup:
         self.log.warning(
             "cannot serve: withdrawing from the lease group",
             group=self.group,
-            leases=sorted(self.held),
+            leases=compact(self.held),
         )
         # stop serving first (on_lose: timers, subscriptions), then free the rows
         await self._release(set(self.held), why="withdrawn")
