@@ -1,9 +1,9 @@
-"""Leases with fencing epochs: which replica owns which partition, across replicas and failovers.
+"""Leases with fencing epochs: which replica owns which slot, across replicas and failovers.
 
 A group of replicas (the table service's, matchmaking's) shares a fixed set of named leases
-(`table/0` ... `table/15`, `matchmaking`). Each lease is a row of `spades_leases`:
-``owner``, ``epoch``, ``expires_at`` (the database's clock). A `LeaseGroup` runs in every
-replica and, once a second (``interval``):
+(the table's 1,024 hash slots `table/0` ... `table/1023`, matchmaking's `matchmaking/<ladder>`).
+Each lease is a row of `spades_leases`: ``owner``, ``epoch``, ``expires_at`` (the database's
+clock). A `LeaseGroup` runs in every replica and, once a second (``interval``):
 
 1. heartbeats its member row and renews the leases it holds (``expires_at = now() + ttl``,
    only where ``owner`` and ``epoch`` are still its own);
@@ -15,14 +15,19 @@ replica and, once a second (``interval``):
    bumping the epoch. A member that dies stops heartbeating, drops out of the live set after
    ``ttl``, and its share is assigned to the others, who claim it as its rows expire.
 
-**Why two replicas never both apply commands to one partition.** Two independent fences:
+At 1,024 leases a tick stays cheap: the renewal is one statement over the rows held, the
+share is computed again only when the live members change (each member's scores hashed once,
+in a thread: `assign`), and the service hears of a claim or a loss only for what moved
+(`python -m benchmarks slots` measures it; the operator guide has the figures).
 
-- *The store refuses a stale writer.* Every append of a partition's game carries the
+**Why two replicas never both apply commands to one slot.** Two independent fences:
+
+- *The store refuses a stale writer.* Every append of a slot's game carries the
   writer's `Fence` (lease name, epoch). The append statement share-locks the lease row and
   commits only if the epoch is still the writer's (`events.pgstore`). A claim updates that row
   (epoch + 1), so it waits for every in-flight fenced append to commit, and every append that
   starts after the claim sees the new epoch and is refused with `Fenced`. Epochs only grow,
-  so at any instant at most one epoch can commit, and in commit order a partition's events
+  so at any instant at most one epoch can commit, and in commit order a slot's events
   carry non-decreasing epochs (`Metadata.epoch`, which the tests check). This holds whatever
   the clocks, pauses or lost connections: it is the safety argument.
 - *A replica stops answering before anyone else may claim.* A replica counts its lease valid
@@ -36,8 +41,8 @@ replica and, once a second (``interval``):
   whole, and the paused replica's append fails with `Fenced` instead of applying.
 
 **Why a replica cut off from NATS gives its leases up (ownership needs both halves).** Leases
-are renewed through PostgreSQL, but a partition is served through NATS: its commands arrive
-on the partition's subject and its answers and frames leave on NATS. A replica that reaches
+are renewed through PostgreSQL, but a slot is served through NATS: its commands arrive
+on the slot's subject and its answers and frames leave on NATS. A replica that reaches
 the database and not NATS would keep its leases and its turn timers, time out players whose
 commands cannot reach it, and finally hand their seats to bots (a fault test saw all six games
 of such a replica closed as abandoned within 30 s). So a group may be given ``able()``, the
@@ -50,7 +55,7 @@ the rows and deletes its member row, so the others count it out of the live set 
 tick and claim its share at once instead of after a ``ttl``. While ``able()`` stays false it neither
 heartbeats nor claims; when it turns true it heartbeats again (one settling tick), the others
 see a new member and release its share, and it claims it back. Safety does not depend on
-any of this (the fence still refuses a stale writer); it is liveness: a partition is owned by
+any of this (the fence still refuses a stale writer); it is liveness: a slot is owned by
 a replica that both halves of the platform can reach. When the database is away too, the
 rows cannot be freed: the validity runs out as above, and the others claim after the ``ttl``.
 
@@ -336,7 +341,7 @@ class LeaseGroup:
                         gained = await self._tick(claim=not settle)
                     settle = False
                     # Outside the tick's timeout: a slow take-over (the service loading the
-                    # partitions' work on a busy machine) must not be cancelled half-done
+                    # slots' work on a busy machine) must not be cancelled half-done
                     # while the leases stay held, or that work is never picked up again.
                     if gained:
                         await self._take_on(gained)
