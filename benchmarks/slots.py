@@ -32,10 +32,11 @@ import asyncpg
 from benchmarks import artifact
 from benchmarks.store import _servers
 from events.bus import close_nats, connect
-from events.leases import LeaseGroup, _scores, assign
+from events.leases import LeaseGroup
 from events.logs import get_logger
 from events.migrations import migrate
 from events.pgstore import create_pool
+from events.sharing import _scores, assign
 from events.subjects import SLOTS, Subjects
 
 TICKS = 40

@@ -7,7 +7,7 @@ import asyncpg
 import pytest
 
 from benchmarks import slots
-from events.leases import compact
+from events.sharing import compact
 
 
 async def test_a_tick_is_measured_holding_every_slot_then_a_fifth(

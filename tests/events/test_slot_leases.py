@@ -13,7 +13,8 @@ import asyncpg
 from hypothesis import given
 from hypothesis import strategies as st
 
-from events.leases import LeaseGroup, assign
+from events.leases import LeaseGroup
+from events.sharing import assign
 from events.subjects import SLOTS, slot_of
 from tests.events.test_fencing import LOG, Member, claim
 
