@@ -113,7 +113,7 @@ async def test_two_then_five_then_three_replicas_move_slots_and_lose_fork_or_sta
     event_store: PostgresEventStore,
 ) -> None:
     first = [start_table(processes) for _ in range(2)]
-    await eventually(
+    held2 = await eventually(
         lambda: shared_by(pg_pool, {p.pid for p in first}),
         within=90,
         what="two replicas to share the slots",
@@ -137,6 +137,7 @@ async def test_two_then_five_then_three_replicas_move_slots_and_lose_fork_or_sta
     live = await unfinished(event_store, game_ids)
     assert live, "every game finished before the replicas joined: nothing was moved"
     movers = {held5[slot_of(g)] for g in live}
+    moved_up = sum(1 for g in live if held5[slot_of(g)] != held2[slot_of(g)])
     await moves_again(event_store, game_ids, "the games to move again under five replicas")
 
     # 5 -> 3: one replica stops gracefully (SIGTERM, as a scale-down does), one is killed
@@ -146,10 +147,12 @@ async def test_two_then_five_then_three_replicas_move_slots_and_lose_fork_or_sta
     assert leaving.wait(60) == 0, processes.log(leaving)[-2000:]
     killed.wait()
     three = five - {leaving.pid, killed.pid}
-    await eventually(
+    held3 = await eventually(
         lambda: shared_by(pg_pool, three), within=120, what="three replicas to share the slots"
     )
-    assert await unfinished(event_store, game_ids), "every game finished before the scale-down"
+    live = await unfinished(event_store, game_ids)
+    assert live, "every game finished before the scale-down"
+    moved_down = sum(1 for g in live if held3[slot_of(g)] != held5[slot_of(g)])
     await moves_again(event_store, game_ids, "the games to move again under three replicas")
 
     await asyncio.wait_for(playing, 840)
@@ -160,7 +163,8 @@ async def test_two_then_five_then_three_replicas_move_slots_and_lose_fork_or_sta
     for proc in (first[1], *joined[1:]):
         assert proc.poll() is None, processes.log(proc)[-2000:]
     print(
-        f"\n{GAMES} games over {len({slot_of(g) for g in game_ids})} slots; under five replicas"
-        f" the live ones were served by {len(movers)}; last version sum"
+        f"\n{GAMES} games over {len({slot_of(g) for g in game_ids})} slots; live games that"
+        f" changed owner: {moved_up} at 2 -> 5, {moved_down} at 5 -> 3; under five replicas"
+        f" they were served by {len(movers)}; last version sum"
         f" {await last_version_change(event_store, game_ids)}"
     )
