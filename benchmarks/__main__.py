@@ -5,7 +5,18 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ("engine", "table", "store", "e2e", "gateway", "wsrelay", "export", "tier", "scale")
+SUITES = (
+    "engine",
+    "table",
+    "store",
+    "e2e",
+    "gateway",
+    "wsrelay",
+    "export",
+    "tier",
+    "scale",
+    "slots",
+)
 """What `make bench` runs; `bots` and `suicide` measure play, not speed: run them by name."""
 
 

@@ -39,13 +39,11 @@ from events.envelope import REGISTRY, Metadata, StoredEvent
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
-from services.runtime.config import Settings
 from services.tools.infra import embedded_stack
 
 WINDOW = float(os.environ.get("SPADES_BENCH_SECONDS", "15"))
 CONCURRENCY = (10, 100)
 REPO = Path(__file__).resolve().parent.parent
-PARTITIONS = Settings().table_partitions
 _reply = msgspec.json.Decoder(wire.TableReply)
 _stored = msgspec.json.Decoder(StoredEvent)
 
@@ -97,7 +95,7 @@ class Seat:
         self.run, self.game_id, self.player, self.seat = run, game_id, player, seat
 
     async def play(self) -> None:
-        subject = self.run.subjects.table_command(self.game_id, PARTITIONS)
+        subject = self.run.subjects.table_command(self.game_id)
         rng = random.Random(self.player)
         while not self.run.done.is_set():
             state = self.run.states.get(self.game_id)

@@ -4,7 +4,7 @@ clients in processes of their own, per shape the table of issue #32.
 For each shape in SPADES_BENCH_SHAPES (``GxT``, comma-separated; default ``1x1,2x2`` on a
 machine under 16 cores, ``1x1,2x2,4x4,6x6`` on a bigger one) the bench starts a relay, T table
 replicas and G gateways on a fresh database and NATS prefix, waits until every table replica
-holds partitions, and opens SPADES_BENCH_SCALE_TABLES (default 8) casual tables per table
+holds slots, and opens SPADES_BENCH_SCALE_TABLES (default 8) casual tables per table
 replica, each of four WebSocket seats that play as fast as the stack answers. The seats run in
 SPADES_BENCH_CLIENTS (default 1 on a small machine, a quarter of the cores on a big one)
 client processes; on a machine of 8 cores or more they are pinned to the last quarter of the
@@ -166,7 +166,7 @@ async def start_shape(urls: Mapping[str, str], nc: Any, gateways: int, tables: i
 
 
 async def holders(db_url: str, tables: int, within: float = 120) -> None:
-    """Wait until ``tables`` replicas hold partitions (leases are shared out as they join)."""
+    """Wait until ``tables`` replicas hold slots (leases are shared out as they join)."""
     conn = await asyncpg.connect(db_url)
     try:
         deadline = time.monotonic() + within

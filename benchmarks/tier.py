@@ -58,7 +58,6 @@ from tests.moves import choose
 
 VIEWS = int(os.environ.get("SPADES_BENCH_TIER_VIEWS", "400"))
 WINDOW = float(os.environ.get("SPADES_BENCH_TIER_WINDOW", "20"))
-PARTITIONS = 16
 GATEWAY_PACE = 50
 """Requests a second one WebSocket connection may send (SPADES_WS_MESSAGES_PER_SECOND's
 default): the most any client reaches the table with."""
@@ -129,7 +128,7 @@ async def play_other(
 ) -> list[float]:
     """Play a casual game of four people as fast as they answer; return command latencies."""
     latencies: list[float] = []
-    subject = subjects.table_command(game_id, PARTITIONS)
+    subject = subjects.table_command(game_id)
     while time.monotonic() < until:
         progressed = False
         for player in players:
@@ -164,7 +163,7 @@ async def spam(
     """Ask for a practice seat's view and hints until ``until``, ``rate`` requests a second
     (0: as fast as the table answers); return how many."""
     asked = 0
-    subject = subjects.table_command(game_id, PARTITIONS)
+    subject = subjects.table_command(game_id)
     started = time.monotonic()
     while time.monotonic() < until:
         for body in (

@@ -1,9 +1,9 @@
-"""Leases with fencing epochs: which replica owns which partition, across replicas and failovers.
+"""Leases with fencing epochs: which replica owns which slot, across replicas and failovers.
 
 A group of replicas (the table service's, matchmaking's) shares a fixed set of named leases
-(`table/0` ... `table/15`, `matchmaking`). Each lease is a row of `spades_leases`:
-``owner``, ``epoch``, ``expires_at`` (the database's clock). A `LeaseGroup` runs in every
-replica and, once a second (``interval``):
+(the table's 1,024 hash slots `table/0` ... `table/1023`, matchmaking's `matchmaking/<ladder>`).
+Each lease is a row of `spades_leases`: ``owner``, ``epoch``, ``expires_at`` (the database's
+clock). A `LeaseGroup` runs in every replica and, once a second (``interval``):
 
 1. heartbeats its member row and renews the leases it holds (``expires_at = now() + ttl``,
    only where ``owner`` and ``epoch`` are still its own);
@@ -15,14 +15,19 @@ replica and, once a second (``interval``):
    bumping the epoch. A member that dies stops heartbeating, drops out of the live set after
    ``ttl``, and its share is assigned to the others, who claim it as its rows expire.
 
-**Why two replicas never both apply commands to one partition.** Two independent fences:
+At 1,024 leases a tick stays cheap: the renewal is one statement over the rows held, the
+share is computed again only when the live members change (each member's scores hashed once,
+in a thread: `assign`), and the service hears of a claim or a loss only for what moved
+(`python -m benchmarks slots` measures it; the operator guide has the figures).
 
-- *The store refuses a stale writer.* Every append of a partition's game carries the
+**Why two replicas never both apply commands to one slot.** Two independent fences:
+
+- *The store refuses a stale writer.* Every append of a slot's game carries the
   writer's `Fence` (lease name, epoch). The append statement share-locks the lease row and
   commits only if the epoch is still the writer's (`events.pgstore`). A claim updates that row
   (epoch + 1), so it waits for every in-flight fenced append to commit, and every append that
   starts after the claim sees the new epoch and is refused with `Fenced`. Epochs only grow,
-  so at any instant at most one epoch can commit, and in commit order a partition's events
+  so at any instant at most one epoch can commit, and in commit order a slot's events
   carry non-decreasing epochs (`Metadata.epoch`, which the tests check). This holds whatever
   the clocks, pauses or lost connections: it is the safety argument.
 - *A replica stops answering before anyone else may claim.* A replica counts its lease valid
@@ -36,8 +41,8 @@ replica and, once a second (``interval``):
   whole, and the paused replica's append fails with `Fenced` instead of applying.
 
 **Why a replica cut off from NATS gives its leases up (ownership needs both halves).** Leases
-are renewed through PostgreSQL, but a partition is served through NATS: its commands arrive
-on the partition's subject and its answers and frames leave on NATS. A replica that reaches
+are renewed through PostgreSQL, but a slot is served through NATS: its commands arrive
+on the slot's subject and its answers and frames leave on NATS. A replica that reaches
 the database and not NATS would keep its leases and its turn timers, time out players whose
 commands cannot reach it, and finally hand their seats to bots (a fault test saw all six games
 of such a replica closed as abandoned within 30 s). So a group may be given ``able()``, the
@@ -50,7 +55,7 @@ the rows and deletes its member row, so the others count it out of the live set 
 tick and claim its share at once instead of after a ``ttl``. While ``able()`` stays false it neither
 heartbeats nor claims; when it turns true it heartbeats again (one settling tick), the others
 see a new member and release its share, and it claims it back. Safety does not depend on
-any of this (the fence still refuses a stale writer); it is liveness: a partition is owned by
+any of this (the fence still refuses a stale writer); it is liveness: a slot is owned by
 a replica that both halves of the platform can reach. When the database is away too, the
 rows cannot be freed: the validity runs out as above, and the others claim after the ``ttl``.
 
@@ -65,7 +70,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import math
 import os
 import socket
@@ -79,9 +83,10 @@ import asyncpg
 
 from events.logs import bind_ids
 from events.retry import Backoff
+from events.sharing import assign, compact
 from events.store import Fence
 
-__all__ = ["LeaseGroup", "assign", "member_id"]
+__all__ = ["LeaseGroup", "assign", "compact", "member_id"]
 
 GainCallback = Callable[[Mapping[str, Fence]], Awaitable[None]]
 LoseCallback = Callable[[set[str], str], Awaitable[None]]
@@ -90,33 +95,6 @@ LoseCallback = Callable[[set[str], str], Awaitable[None]]
 def member_id(service: str) -> str:
     """Return a name for this process in a lease group: host (pod), pid and a random tag."""
     return f"{service}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-
-
-def _score(name: str, member: str) -> int:
-    digest = hashlib.blake2b(f"{name}\0{member}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
-
-
-def assign(names: Sequence[str], members: Iterable[str]) -> dict[str, str]:
-    """Return the owner of every lease among ``members``: balanced rendezvous hashing.
-
-    Each member gets at most ceil(len(names) / len(members)) leases; each lease goes to the
-    highest-scoring member that still has room. Every replica computes the same answer for the
-    same members, and a member joining or leaving moves few leases.
-    """
-    live = sorted(set(members))
-    if not live:
-        return {}
-    room = math.ceil(len(names) / len(live))
-    count = dict.fromkeys(live, 0)
-    owners: dict[str, str] = {}
-    for name in sorted(names):
-        for member in sorted(live, key=lambda m: _score(name, m), reverse=True):
-            if count[member] < room:
-                owners[name] = member
-                count[member] += 1
-                break
-    return owners
 
 
 @dataclass
@@ -137,6 +115,16 @@ UPDATE spades_leases l SET expires_at = now() + make_interval(secs => $3)
 FROM unnest($4::text[], $5::int8[]) AS h(name, epoch)
 WHERE l.name = h.name AND l.epoch = h.epoch AND l.owner = $2 AND l.expires_at > now()
 RETURNING l.name
+"""
+
+# A lease row created after its siblings (a group regrouped into more leases: the table's 16
+# partitions became 1,024 slots) starts at their highest epoch, so work that moves from an
+# old lease to a new one never sees its epochs go back (they only grow, per piece of work).
+_ENSURE_ROWS = """
+INSERT INTO spades_leases (name, epoch)
+SELECT n, (SELECT coalesce(max(epoch), 0) FROM spades_leases WHERE name = ANY($1::text[]))
+FROM unnest($1::text[]) AS n
+ON CONFLICT (name) DO NOTHING
 """
 
 _LIVE_MEMBERS = """
@@ -211,6 +199,8 @@ class LeaseGroup:
         self.held: dict[str, _Held] = {}
         self.last_sync = -math.inf
         self._changed = asyncio.Event()
+        self._assigned: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        """(the live members, this member's share among them): recomputed when they change."""
 
     # -- what the service asks ------------------------------------------------------------------
 
@@ -229,6 +219,23 @@ class LeaseGroup:
     async def give_up(self, names: set[str], why: str) -> None:
         """Stop serving ``names`` now (the store fenced us off: someone else holds them)."""
         await self._drop(names, why)
+
+    def share(self, members: Iterable[str]) -> frozenset[str]:
+        """Return this member's leases among ``members`` (cached until the members change)."""
+        key = frozenset(members)
+        if key != self._assigned[0]:
+            owners = assign(self.names, key)
+            mine = frozenset(name for name, owner in owners.items() if owner == self.member)
+            self._assigned = (key, mine)
+        return self._assigned[1]
+
+    async def _share(self, members: Iterable[str]) -> frozenset[str]:
+        """`share`, computed in a thread when the members changed: among hundreds of members
+        it takes tens of milliseconds (a new member's scores hashed), which the event loop
+        serving games must not wait for."""
+        if frozenset(members) == self._assigned[0]:
+            return self._assigned[1]
+        return await asyncio.to_thread(self.share, members)
 
     async def check(self) -> bool:
         """A /readyz check: the replica can reach the database to keep its leases."""
@@ -270,7 +277,7 @@ class LeaseGroup:
                         gained = await self._tick(claim=not settle)
                     settle = False
                     # Outside the tick's timeout: a slow take-over (the service loading the
-                    # partitions' work on a busy machine) must not be cancelled half-done
+                    # slots' work on a busy machine) must not be cancelled half-done
                     # while the leases stay held, or that work is never picked up again.
                     if gained:
                         await self._take_on(gained)
@@ -294,11 +301,7 @@ class LeaseGroup:
     async def _ensure_rows(self, stop: asyncio.Event) -> None:
         async for _attempt in _ROWS_BACKOFF.attempts(stop=stop):
             try:
-                await self.pool.execute(
-                    "INSERT INTO spades_leases (name) SELECT unnest($1::text[])"
-                    " ON CONFLICT (name) DO NOTHING",
-                    list(self.names),
-                )
+                await self.pool.execute(_ENSURE_ROWS, list(self.names))
                 return
             except Exception as exc:
                 self.log.warning("lease rows not ready", error=type(exc).__name__)
@@ -332,8 +335,7 @@ class LeaseGroup:
             if lost:
                 await self._drop(lost, "lost")
             live = [row["member"] for row in await conn.fetch(_LIVE_MEMBERS, self.group, self.ttl)]
-            owners = assign(self.names, {*live, self.member})
-            mine = {name for name, owner in owners.items() if owner == self.member}
+            mine = set(await self._share({*live, self.member}))
             surplus = set(self.held) - mine
             if surplus:
                 epochs = [self.held[name].epoch for name in surplus]
@@ -355,7 +357,7 @@ class LeaseGroup:
             self.log.info(
                 "leases claimed",
                 group=self.group,
-                leases=sorted(gained),
+                leases=compact(gained),
                 epochs=sorted({f.epoch for f in gained.values()}),
             )
         return gained
@@ -391,11 +393,11 @@ class LeaseGroup:
         if not names:
             return
         log = self.log.warning if why in ("lost", "expired", "withdrawn") else self.log.info
-        log("leases given up", group=self.group, leases=sorted(names), why=why)
+        log("leases given up", group=self.group, leases=compact(names), why=why)
         try:
             await self._on_lose(names, why)
         except Exception:
-            self.log.exception("stopping leased work failed", leases=sorted(names))
+            self.log.exception("stopping leased work failed", leases=compact(names))
 
     async def _release(self, names: set[str], why: str = "released") -> None:
         """Stop serving ``names``, then free their rows so the next owner claims at once."""
@@ -413,7 +415,7 @@ class LeaseGroup:
         self.log.warning(
             "cannot serve: withdrawing from the lease group",
             group=self.group,
-            leases=sorted(self.held),
+            leases=compact(self.held),
         )
         # stop serving first (on_lose: timers, subscriptions), then free the rows
         await self._release(set(self.held), why="withdrawn")

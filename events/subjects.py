@@ -7,8 +7,8 @@ traffic; the default prefix comes from `$SPADES_NATS_PREFIX` (empty in productio
 Layout:
 
     {p}ev.{category}.{id}.{Type}    an event of stream `{category}-{id}` (JetStream EVENTS)
-    {p}aud.{part}.{game_id}         what each audience of a game is sent (core NATS, by its owner)
-    {p}cmd.table.{part}.{game_id}   request/reply: a command for the replica owning that partition
+    {p}aud.{slot}.{game_id}         what each audience of a game is sent (core NATS, by its owner)
+    {p}cmd.table.{slot}.{game_id}   request/reply: a command for the replica owning that slot
     {p}cmd.table.open               request/reply: open a practice table (any replica)
     {p}cmd.matchmaking.join|leave|status   request/reply: queue requests (any replica)
     {p}cmd.matchmaking.ladder.{ladder}.join|leave   request/reply: the ladder's owner only
@@ -28,14 +28,26 @@ import re
 import zlib
 from dataclasses import dataclass
 
-__all__ = ["Subjects", "current", "partition_of", "split_stream_id"]
+__all__ = ["SLOTS", "Subjects", "current", "slot_of", "split_stream_id"]
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_\-]+$")
 
+SLOTS = 1024
+"""How many hash slots games fall into: a constant of the platform, never a setting.
 
-def partition_of(game_id: str, partitions: int) -> int:
-    """Return the partition of a game: table replicas own partitions, not single games."""
-    return zlib.crc32(game_id.encode()) % partitions
+Table replicas own slots (each a fenced lease), not single games, and a game's slot never
+changes, so adding or removing replicas moves whole slots and never remaps a game. 1,024 is
+enough for hundreds of replicas to each hold a few slots (the balance is within one slot:
+at 200 replicas, 5 or 6 each) and few enough that one replica holding all of them renews
+them in one statement a tick. Changing it would move every live game to another slot: it is
+not a knob (the operator guide, "Table ownership", says why). It is a multiple of the 16
+partitions before it, so a game's old partition is its slot modulo 16.
+"""
+
+
+def slot_of(game_id: str) -> int:
+    """Return the hash slot of a game (0 .. SLOTS - 1): its owner is the slot's lease holder."""
+    return zlib.crc32(game_id.encode()) % SLOTS
 
 
 def split_stream_id(stream_id: str) -> tuple[str, str]:
@@ -138,17 +150,16 @@ class Subjects:
 
     # -- what each audience of a game is sent (core NATS, from the game's owner) ---------------
 
-    def audiences(self, game_id: str, partitions: int) -> str:
-        """Subject of a game's `events.contracts.audience.Frame`s, under its partition."""
-        partition = partition_of(game_id, partitions)
-        return f"{self._p}aud.{partition}.{_token(game_id, 'game id')}"
+    def audiences(self, game_id: str) -> str:
+        """Subject of a game's `events.contracts.audience.Frame`s, under its slot."""
+        return f"{self._p}aud.{slot_of(game_id)}.{_token(game_id, 'game id')}"
 
-    def partition_audiences(self, partition: int) -> str:
-        """The frames of every game of one partition."""
-        return f"{self._p}aud.{int(partition)}.*"
+    def slot_audiences(self, slot: int) -> str:
+        """The frames of every game of one slot."""
+        return f"{self._p}aud.{int(slot)}.*"
 
     def game_audiences(self, game_id: str) -> str:
-        """The frames of one game, whatever its partition (a gateway takes those it serves)."""
+        """The frames of one game, whatever its slot (a gateway takes those it serves)."""
         return f"{self._p}aud.*.{_token(game_id, 'game id')}"
 
     def all_audiences(self) -> str:
@@ -157,14 +168,13 @@ class Subjects:
 
     # -- commands (core NATS request/reply) ----------------------------------------------------
 
-    def table_command(self, game_id: str, partitions: int) -> str:
-        """Request subject of the table replica that owns `game_id`'s partition."""
-        partition = partition_of(game_id, partitions)
-        return f"{self._p}cmd.table.{partition}.{_token(game_id, 'game id')}"
+    def table_command(self, game_id: str) -> str:
+        """Request subject of the table replica that owns `game_id`'s slot."""
+        return f"{self._p}cmd.table.{slot_of(game_id)}.{_token(game_id, 'game id')}"
 
-    def table_partition_commands(self, partition: int) -> str:
-        """Every command for the games of one partition (only its owner subscribes)."""
-        return f"{self._p}cmd.table.{int(partition)}.*"
+    def table_slot_commands(self, slot: int) -> str:
+        """Every command for the games of one slot (only its owner subscribes)."""
+        return f"{self._p}cmd.table.{int(slot)}.*"
 
     def player_notices(self) -> str:
         """Gateway to every gateway replica (core NATS): a message for some players' sockets

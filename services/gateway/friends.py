@@ -2,7 +2,7 @@
 
 Where this state lives, and why here. A friends' table is a meeting of accounts before there is
 any game: who is invited, who has come, which seat is a bot. No rule of the game is decided and
-nothing is hidden, so the table service (which owns games by partition and folds streams) has
+nothing is hidden, so the table service (which owns games by hash slot and folds streams) has
 no part in it until the host starts; then the gateway asks the table service to open the game
 (`events.contracts.game.OpenCasual`) and from there on it is a game like any other, in the event
 log. Until then it is the gateway's, like the accounts and sessions it already keeps: one row of

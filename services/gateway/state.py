@@ -184,11 +184,11 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
     return msg.data
 
 
-# How long a table request keeps being sent while the game's partition changes hands (a
+# How long a table request keeps being sent while the game's slot changes hands (a
 # replica died, was paused or cut off from NATS, or the database restarted): nobody listens,
 # the replica answers ``unavailable``, or it does not answer at all (a paused or cut-off owner
 # whose subscription the server still holds swallows the request). The take-over of such a
-# partition takes a lease's time to live (SPADES_LEASE_SECONDS, 5 s) and a tick, or the NATS
+# slot takes a lease's time to live (SPADES_LEASE_SECONDS, 5 s) and a tick, or the NATS
 # grace (SPADES_NATS_GRACE_SECONDS, 3 s) and a tick; this covers either with room to spare.
 # Safe to resend: a command carries its id, and a retried id is not applied twice. Past this
 # the player gets ``unavailable`` and resends himself. (SPADES_FAILOVER_SECONDS, 12 by default:
@@ -199,7 +199,7 @@ async def ask(gateway: Gateway, subject: str, body: msgspec.Struct) -> bytes:
 OWNER_TIMEOUT = 3.0
 
 
-# The pauses between two sends of a table request while its partition changes hands.
+# The pauses between two sends of a table request while its slot changes hands.
 OWNER_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0)
 STATUS_HEADER, NO_RESPONDERS = "Status", "503"
 """How the NATS server tells a request's inbox that nobody listens on its subject."""
@@ -293,10 +293,10 @@ async def _ask_owner(
     last try found no replica listening or went unanswered.
 
     A send left unanswered is sent again, to whoever owns the game by then: the owner may have
-    been paused or cut off and the partition be changing hands (issue 25: the gateway gave up
+    been paused or cut off and the slot be changing hands (issue 25: the gateway gave up
     at its first timeout, and a player saw ``unavailable`` during a 5 s take-over).
     """
-    subject = _table_subject(gateway.subjects, game_id, gateway.settings.table_partitions)
+    subject = _table_subject(gateway.subjects, game_id)
     reply, _ = await _until_answered(gateway, subject, request, decode)
     return reply
 
@@ -330,9 +330,9 @@ async def ask_catchup(gateway: Gateway, request: Catchup) -> CatchupReply:
 
 
 @functools.lru_cache(maxsize=65536)
-def _table_subject(subjects: Subjects, game_id: str, partitions: int) -> str:
+def _table_subject(subjects: Subjects, game_id: str) -> str:
     """Return a game's command subject (checked and hashed once per game, not per command)."""
-    return subjects.table_command(game_id, partitions)
+    return subjects.table_command(game_id)
 
 
 _encoder = msgspec.json.Encoder()

@@ -8,7 +8,7 @@ the table, and every message about the game is bytes the table encoded
   table's answer arrives in its queue; frames at or below what it has are dropped, so
   nothing is sent twice.
 - A frame that does not follow what it has (the bus lost one, the owner died between commit
-  and publish, the partition moved: a new owner sends an empty "nudge") makes it ask the
+  and publish, the slot moved: a new owner sends an empty "nudge") makes it ask the
   table for the messages after its last seq: nothing is skipped.
 - A ``last_seq`` resume is served from the room's history when it reaches back that far,
   and from the table (which reads its log if need be) when it does not.

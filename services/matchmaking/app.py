@@ -15,7 +15,7 @@ player is never both queued and seated, nor seated twice.
 
 Partitioned by ladder: each ladder's queue is served by the replica holding the lease
 ``matchmaking/<ladder>`` (`events.leases`, shared out among the live replicas like the table's
-partitions). Only that owner subscribes to the ladder's own subjects
+slots). Only that owner subscribes to the ladder's own subjects
 (`Subjects.ladder_join`/`ladder_leave`), keeps its queue in memory and pairs it. Every replica
 answers the public subjects in one queue group: a join is forwarded to its ladder's owner, a leave
 to the owner of the ladder the player waits in, and a status is answered from the database by

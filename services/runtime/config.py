@@ -13,7 +13,6 @@
 | SPADES_CONTRIBUTION_SECONDS | 5 | hand 1 waits this long for the clients' deal contributions |
 | SPADES_ABANDON_STREAK | 3 | consecutive timeouts after which a bot takes the seat over |
 | SPADES_BOT_SECONDS | 0.15 | the strong bot's time budget per decision, in the bot tier |
-| SPADES_TABLE_PARTITIONS | 16 | game partitions shared out among table replicas |
 | SPADES_LEASE_SECONDS | 5 | lease time to live: a dead replica's games move within about this |
 | SPADES_NATS_GRACE_SECONDS | 3 | a table or matchmaking replica unheard on NATS this long lets go |
 | SPADES_NATS_DEAD_SECONDS | 120 | a service unheard on NATS this long exits (70) to be restarted |
@@ -62,7 +61,6 @@ class Settings:
     contribution_seconds: NonNegative = 5.0
     abandon_streak: AtLeastOne = 3
     bot_seconds: Positive = 0.15
-    table_partitions: AtLeastOne = 16
     lease_seconds: Positive = 5.0
     nats_grace_seconds: Positive = 3.0
     nats_dead_seconds: Positive = 120.0

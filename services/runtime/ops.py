@@ -123,10 +123,10 @@ FINISHED_CACHE_EVICTIONS = Counter(
     "spades_table_finished_cache_evictions",
     "Finished games a table replica dropped from its cache to stay within its byte limit.",
 )
-PARTITIONS_OWNED = Gauge(
-    "spades_partitions_owned",
-    "Table partitions whose lease this replica holds (serves); summed over replicas it is the"
-    " partition count, except for the seconds of a failover.",
+SLOTS_OWNED = Gauge(
+    "spades_slots_owned",
+    "Table hash slots whose lease this replica holds (serves); summed over replicas it is the"
+    " slot count (1024), except for the seconds of a failover.",
 )
 LEASE_CHANGES = Counter(
     "spades_lease_changes_total",

@@ -1,8 +1,8 @@
 """The table's load -> decide -> append -> publish path: the games one replica serves.
 
-`Games` keeps the live games of the partitions this replica owns in memory (and finished games
+`Games` keeps the live games of the slots this replica owns in memory (and finished games
 read again, within a byte limit), loads a game from its stream when it is not there, appends
-what a `services.table.tables.Table` decided under the partition's lease (the store refuses a
+what a `services.table.tables.Table` decided under the slot's lease (the store refuses a
 replica whose epoch is past), folds the states that deciding computed (`Decided`: never the
 wire events back through the engine) and publishes every audience's messages in one `Frame`.
 The requests (`services.table.handlers`), the timers (`services.table.timers`) and the
@@ -21,7 +21,7 @@ from events.contracts.game import stream_of
 from events.envelope import REGISTRY
 from events.leases import LeaseGroup
 from events.store import ConcurrencyConflict, Fence, Fenced
-from events.subjects import partition_of
+from events.subjects import slot_of
 from services.runtime import ops
 from services.runtime.service import Runtime
 from services.table import commit
@@ -36,13 +36,13 @@ LEASE_GROUP = "table"
 APPEND_DELAY = float(os.environ.get("SPADES_TABLE_APPEND_DELAY") or 0)
 
 
-def lease_name(partition: int) -> str:
-    """Return the lease of a table partition."""
-    return f"{LEASE_GROUP}/{partition}"
+def lease_name(slot: int) -> str:
+    """Return the lease of a table hash slot (`events.subjects.SLOTS` of them)."""
+    return f"{LEASE_GROUP}/{slot}"
 
 
 class Games:
-    """The games of the partitions this replica owns: loaded, appended to, published."""
+    """The games of the slots this replica owns: loaded, appended to, published."""
 
     def __init__(self, rt: Runtime, leases: LeaseGroup) -> None:
         self.rt = rt
@@ -50,18 +50,18 @@ class Games:
         self.log = rt.log
         self.leases = leases
         self.tables: dict[str, Table] = {}
-        """The live games of the owned partitions."""
+        """The live games of the owned slots."""
         self.finished = FinishedTables(self.settings.table_finished_cache_bytes)
         """Finished games read again, within a byte limit (SPADES_TABLE_FINISHED_CACHE_BYTES)."""
         self.locks: dict[str, asyncio.Lock] = {}
 
-    def partition(self, game_id: str) -> int:
-        """Return the partition of a game."""
-        return partition_of(game_id, self.settings.table_partitions)
+    def slot(self, game_id: str) -> int:
+        """Return the hash slot of a game."""
+        return slot_of(game_id)
 
     def fence(self, game_id: str) -> Fence | None:
         """Return the fence to append to ``game_id`` under, None if this replica may not."""
-        return self.leases.fence(lease_name(self.partition(game_id)))
+        return self.leases.fence(lease_name(self.slot(game_id)))
 
     def owner_fence(self, game_id: str) -> Fence:
         """Return the fence for ``game_id``; raise `Rejected` ``unavailable`` if not the owner."""
@@ -74,9 +74,9 @@ class Games:
         return fence
 
     async def fenced_off(self, game_id: str) -> None:
-        """The store refused our epoch: someone else owns the partition now; stop serving it."""
-        name = lease_name(self.partition(game_id))
-        self.log.warning("append fenced off: the partition has a new owner", lease=name)
+        """The store refused our epoch: someone else owns the slot now; stop serving it."""
+        name = lease_name(self.slot(game_id))
+        self.log.warning("append fenced off: the slot has a new owner", lease=name)
         await self.leases.give_up({name}, "fenced")
 
     def lock(self, game_id: str) -> asyncio.Lock:
@@ -129,7 +129,7 @@ class Games:
         actor: str,
         command_id: uuid.UUID | None = None,
     ) -> None:
-        """Append ``events`` after the table's version, fenced by the partition's lease, then
+        """Append ``events`` after the table's version, fenced by the slot's lease, then
         fold the states their deciding computed (never the wire events back through the engine)
         and publish every audience's messages."""
         fence = self.owner_fence(table.game_id)
@@ -174,7 +174,7 @@ class Games:
         next one (or the nudge of a new owner) and asks for the rest."""
         if frame.last >= frame.first:
             table.recent.append(frame)
-        subject = self.rt.subjects.audiences(table.game_id, self.settings.table_partitions)
+        subject = self.rt.subjects.audiences(table.game_id)
         try:
             await self.rt.nc.publish(subject, FRAMES.encode(frame))
         except Exception as exc:  # NATS away: the frame is lost, the log is not

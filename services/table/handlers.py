@@ -1,4 +1,4 @@
-"""The table's requests on a partition's subject: a seat's command, a view, a catch-up, an open.
+"""The table's requests on a slot's subject: a seat's command, a view, a catch-up, an open.
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append (`services.table.games`),
 answer. A command that lost the race for the game's next version is judged again on the new
@@ -42,7 +42,7 @@ CONFLICT_ATTEMPTS = 3
 
 
 class Handlers:
-    """Answers the requests on the subjects of the partitions this replica owns."""
+    """Answers the requests on the subjects of the slots this replica owns."""
 
     def __init__(
         self, rt: Runtime, games: Games, timers: Timers, opener: Opener, bots: BotTier
@@ -56,7 +56,7 @@ class Handlers:
         self.catchups = Catchups()
 
     async def on_command(self, msg: Msg) -> None:
-        """Answer a request on a partition's subject: a seat's command, a view, or an open."""
+        """Answer a request on a slot's subject: a seat's command, a view, or an open."""
         try:
             request = replies.REQUESTS.decode(msg.data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

@@ -1,8 +1,8 @@
-"""Opening a table on the replica that owns its partition, forwarding when it is another.
+"""Opening a table on the replica that owns its slot, forwarding when it is another.
 
 An open (practice, casual, or a MatchFound's rated game) reaches any replica, which picks the
 game id first (`services.table.openings`) and then opens it itself if it owns the game's
-partition, or forwards the request to the owner on the partition's subject, asking again while
+slot, or forwards the request to the owner on the slot's subject, asking again while
 nobody owns it (a failover). So a standby never holds a game it cannot drive. Opening is
 idempotent: the game id comes from the request (a retry, a redelivered MatchFound).
 """
@@ -35,13 +35,13 @@ from services.table.refusals import Rejected
 from services.table.tables import Table, event_ids
 from services.table.timers import Timers
 
-FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its partition's owner, 3 s a send
-# An open forwarded while nobody owns its partition (a failover): ask again, less often.
+FORWARD_WITHIN = 15.0  # seconds an open keeps looking for its slot's owner, 3 s a send
+# An open forwarded while nobody owns its slot (a failover): ask again, less often.
 FORWARD_BACKOFF = Backoff(first=0.05, factor=2.0, most=1.0)
 
 
 class Opener:
-    """Opens tables: here when this replica owns the partition, else at its owner."""
+    """Opens tables: here when this replica owns the slot, else at its owner."""
 
     def __init__(self, rt: Runtime, games: Games, timers: Timers) -> None:
         self.rt = rt
@@ -51,7 +51,7 @@ class Opener:
         self.timers = timers
 
     async def on_open(self, msg: Msg) -> None:
-        """Open an unrated table (practice or casual) on the replica owning its partition."""
+        """Open an unrated table (practice or casual) on the replica owning its slot."""
         try:
             request = replies.REQUESTS.decode(msg.data)
             if not isinstance(request, wire.OpenPractice | wire.OpenCasual):
@@ -76,18 +76,18 @@ class Opener:
             raise RuntimeError(f"could not open the match's game: {reply.code}")
 
     async def at_owner(self, request: OpenRequest) -> wire.TableReply:
-        """Open here if this replica owns the game's partition, else ask the owner to."""
+        """Open here if this replica owns the game's slot, else ask the owner to."""
         try:
             game_id, _how = opening_of(request)
         except Rejected as exc:
             return wire.TableReply(ok=False, code=exc.code, message=str(exc))
         if self.games.fence(game_id) is not None:
             return await self.here(request)
-        subject = self.rt.subjects.table_command(game_id, self.settings.table_partitions)
+        subject = self.rt.subjects.table_command(game_id)
         body = replies.ENCODER.encode(request)
         reply: wire.TableReply | None = None
         async for attempt in FORWARD_BACKOFF.attempts(within=FORWARD_WITHIN):
-            if attempt > 1 and self.games.fence(game_id) is not None:  # the partition came to us
+            if attempt > 1 and self.games.fence(game_id) is not None:  # the slot came to us
                 return await self.here(request)
             try:
                 answer = await self.rt.nc.request(subject, body, timeout=3)
@@ -100,7 +100,7 @@ class Opener:
         return reply
 
     async def here(self, request: OpenRequest) -> wire.TableReply:
-        """Open the requested game as its partition's owner; refuse if this replica is not."""
+        """Open the requested game as its slot's owner; refuse if this replica is not."""
         try:
             game_id, how = opening_of(request)
         except Rejected as exc:

@@ -177,7 +177,7 @@ class Timers:
             if table is None or table.version != version or self.rt.stop.is_set():
                 return  # somebody acted in time
             if games.fence(game_id) is None:
-                return  # the partition is no longer ours
+                return  # the slot is no longer ours
             if self.timers.get(game_id) is asyncio.current_task():
                 del self.timers[game_id]
             try:

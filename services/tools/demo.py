@@ -47,7 +47,7 @@ async def play_demo(settings: Settings) -> None:
             (await nc.request(subjects.table_open(), msgspec.json.encode(body), 10)).data
         )
         game_id = reply.game_id
-        subject = subjects.table_command(game_id, settings.table_partitions)
+        subject = subjects.table_command(game_id)
         print(f"\npractice game {game_id}: you (N) and three bots, played by the bot for you")
         hand = 0
         while True:

@@ -35,7 +35,7 @@ import yaml
 from kubernetes_validate import utils as k8s
 
 from events.bus import stream_configs
-from events.subjects import Subjects
+from events.subjects import SLOTS, Subjects
 from services.gateway.config import MIN_SECRET_CHARS, GatewayConfig
 from services.runtime import ops
 from services.runtime.config import Settings
@@ -681,12 +681,12 @@ def test_the_operator_guide_documents_every_setting() -> None:
     assert [v for v in sorted(documented) if f"`{v}`" not in readme] == []
 
 
-def test_table_autoscaling_never_outgrows_the_partitions(target: str) -> None:
+def test_table_autoscaling_never_outgrows_the_slots(target: str) -> None:
     objs = objects(target)
-    partitions = int(spades_config(objs)["SPADES_TABLE_PARTITIONS"])
+    assert "SPADES_TABLE_PARTITIONS" not in spades_config(objs)  # a constant now, never a knob
     for hpa in of_kind(objs, "HorizontalPodAutoscaler"):
         if hpa["spec"]["scaleTargetRef"]["name"] == "table":
-            assert hpa["spec"]["maxReplicas"] <= partitions
+            assert hpa["spec"]["maxReplicas"] <= SLOTS
 
 
 def referenced(objs: list[Obj], kind: str) -> set[str]:

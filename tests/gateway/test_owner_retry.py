@@ -18,7 +18,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
 from events.contracts import game as wire
-from events.subjects import Subjects, partition_of
+from events.subjects import Subjects, slot_of
 from services.gateway import state
 from services.runtime.config import Settings
 
@@ -28,7 +28,7 @@ async def test_an_unanswered_command_is_resent_unchanged_to_the_new_owner(
 ) -> None:
     settings = Settings()
     game_id = str(uuid.uuid4())
-    subject = subjects.table_partition_commands(partition_of(game_id, settings.table_partitions))
+    subject = subjects.table_slot_commands(slot_of(game_id))
     received: list[bytes] = []
     swallowed = asyncio.Event()
 
@@ -85,8 +85,8 @@ async def test_requests_share_one_reply_subscription_and_each_gets_its_own_answe
         await msg.respond(msgspec.json.encode(reply))
 
     subs = [
-        await nc.subscribe(subjects.table_partition_commands(p), cb=owner)
-        for p in range(settings.table_partitions)
+        await nc.subscribe(subjects.table_slot_commands(s), cb=owner)
+        for s in {slot_of(g) for g in game_ids}
     ]
     await nc.flush()
     config = SimpleNamespace(failover_seconds=12)

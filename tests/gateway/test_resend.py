@@ -2,7 +2,7 @@
 
 A practice open and a queue join or leave reach any replica of a queue group, which forwards
 them to the owner of the game's partition or of the ladder. A paused replica swallows what it
-is sent (the NATS server still holds its subscriptions), and its partitions and ladders wait
+is sent (the NATS server still holds its subscriptions), and its slots and ladders wait
 for its lease to run out. Before, the gateway answered 503 `unavailable` at its first timeout
 (5 s); now it sends the same request again (same command id) until the take-over time has
 passed, and the receiving side applies it once.

@@ -17,8 +17,6 @@ from events.logs import get_logger
 from events.subjects import Subjects
 from services.gateway.rooms import Inbox, Rooms
 
-PARTITIONS = 16
-
 
 def frame(game_id: str, seq: int) -> bytes:
     return msgspec.msgpack.encode(
@@ -35,7 +33,7 @@ def frame(game_id: str, seq: int) -> bytes:
 
 async def publish(nc: NATS, subjects: Subjects, game_id: str, *seqs: int) -> None:
     for seq in seqs:
-        await nc.publish(subjects.audiences(game_id, PARTITIONS), frame(game_id, seq))
+        await nc.publish(subjects.audiences(game_id), frame(game_id, seq))
 
 
 async def next_seq(inbox: Inbox) -> int:

@@ -52,7 +52,7 @@ async def test_a_view_asked_again_is_answered_by_the_gateway_until_the_game_move
     seats, spectator = clients[:4], clients[4]
     game_id = await open_casual(nc, subjects, names)
     # every request the table is sent for this game, seen by a plain subscriber beside it
-    subject = subjects.table_command(game_id, 16).split(".")
+    subject = subjects.table_command(game_id).split(".")
     subject[-2] = "*"
     asked: list[wire.TableRequest] = []
 

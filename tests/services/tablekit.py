@@ -14,13 +14,11 @@ from events.contracts.audience import FRAMES, Frame, frame_decoder
 from events.contracts.game import stream_of
 from events.store import InMemoryEventStore
 from events.subjects import Subjects
-from services.runtime.config import Settings
 from services.table import commit
 from services.table.decided import Decided
 from services.table.tables import Table
 from tests.moves import choose
 
-PARTITIONS = Settings().table_partitions
 _reply = msgspec.json.Decoder(wire.TableReply)
 
 
@@ -37,10 +35,10 @@ class TableClient:
         self.request_timeout = 10.0
 
     async def request(self, subject: str, body: bytes, within: float = 60.0) -> wire.TableReply:
-        """Send until a replica answers (one may be taking a partition over).
+        """Send until a replica answers (one may be taking a slot over).
 
         Nobody listening fails at once and is retried, and so is an ``unavailable`` answer (the
-        game's partition is changing hands, or the database is away); a request that reached a
+        game's slot is changing hands, or the database is away); a request that reached a
         replica is given 10 s to be answered before it is sent again, so a slow answer on a
         loaded machine is not turned into a retry (the same command id then answers ``retry``).
         """
@@ -56,7 +54,7 @@ class TableClient:
                 continue
             if reply.code != "unavailable" or asyncio.get_running_loop().time() > deadline:
                 return reply
-            self.unavailable += 1  # the partition is changing hands: the contract is to resend
+            self.unavailable += 1  # the slot is changing hands: the contract is to resend
             await asyncio.sleep(0.1)
 
     async def open_practice(
@@ -86,7 +84,7 @@ class TableClient:
     async def wait_for_game(self, game_id: str, within: float = 60.0) -> None:
         """Wait until the table has opened ``game_id`` (a match reaches it through the relay)."""
         body = msgspec.json.encode(wire.GetView(game_id=game_id, player_id=self.player_id))
-        subject = self.subjects.table_command(game_id, PARTITIONS)
+        subject = self.subjects.table_command(game_id)
         deadline = asyncio.get_running_loop().time() + within
         while (await self.request(subject, body)).code == "unknown_game":
             assert asyncio.get_running_loop().time() < deadline, f"game {game_id} never opened"
@@ -95,7 +93,7 @@ class TableClient:
     async def view(self, game_id: str) -> wire.SeatViewWire:
         """Return this player's view of the game."""
         reply = await self.request(
-            self.subjects.table_command(game_id, PARTITIONS),
+            self.subjects.table_command(game_id),
             msgspec.json.encode(wire.GetView(game_id=game_id, player_id=self.player_id)),
         )
         assert reply.ok, reply
@@ -113,7 +111,7 @@ class TableClient:
             command=command,
         )
         return await self.request(
-            self.subjects.table_command(game_id, PARTITIONS), msgspec.json.encode(request)
+            self.subjects.table_command(game_id), msgspec.json.encode(request)
         )
 
     async def play_turn(self, game_id: str) -> wire.SeatViewWire | None:

@@ -36,12 +36,12 @@ def test_values_are_decoded_to_the_fields_types(
         {
             "SPADES_OPS_PORT": "9100",
             "SPADES_TURN_SECONDS": "2.5",
-            "SPADES_TABLE_PARTITIONS": " 4 ",
+            "SPADES_ABANDON_STREAK": " 4 ",
             "SPADES_LOG_LEVEL": "DEBUG",
             "SPADES_REPLICA_ID": "table-7f9c",
         }
     )
-    assert (settings.ops_port, settings.turn_seconds, settings.table_partitions) == (9100, 2.5, 4)
+    assert (settings.ops_port, settings.turn_seconds, settings.abandon_streak) == (9100, 2.5, 4)
     assert (settings.log_level, settings.replica_id) == ("DEBUG", "table-7f9c")
 
 
@@ -51,7 +51,7 @@ def test_values_are_decoded_to_the_fields_types(
         ("SPADES_OPS_PORT", "nine thousand", "expected `int`, got `str`"),
         ("SPADES_OPS_PORT", "70000", "<= 65535"),
         ("SPADES_HTTP_PORT", "80.5", "expected `int`"),
-        ("SPADES_TABLE_PARTITIONS", "0", ">= 1"),
+        ("SPADES_ABANDON_STREAK", "0", ">= 1"),
         ("SPADES_LEASE_SECONDS", "-1", "> 0"),
         ("SPADES_TURN_SECONDS", "soon", "expected `float`"),
         ("SPADES_LOG_LEVEL", "loud", "matching regex"),
@@ -75,11 +75,11 @@ def test_a_bad_value_is_refused_naming_its_variable(
     assert expected in str(caught.value)
 
 
-@given(port=st.integers(min_value=0, max_value=65535), partitions=st.integers(1, 10_000))
-def test_every_valid_number_round_trips(port: int, partitions: int) -> None:
-    env = {"SPADES_OPS_PORT": str(port), "SPADES_TABLE_PARTITIONS": str(partitions)}
+@given(port=st.integers(min_value=0, max_value=65535), streak=st.integers(1, 10_000))
+def test_every_valid_number_round_trips(port: int, streak: int) -> None:
+    env = {"SPADES_OPS_PORT": str(port), "SPADES_ABANDON_STREAK": str(streak)}
     settings = from_environ(Settings, env)
-    assert (settings.ops_port, settings.table_partitions) == (port, partitions)
+    assert (settings.ops_port, settings.abandon_streak) == (port, streak)
 
 
 @given(
@@ -93,7 +93,7 @@ def test_any_non_number_for_a_port_names_the_port(junk: str) -> None:
 
 def test_every_field_has_its_variable() -> None:
     names = [variable_of(f.name) for f in dataclasses.fields(Settings)]
-    assert "SPADES_TABLE_PARTITIONS" in names
+    assert "SPADES_ABANDON_STREAK" in names
     assert all(name.startswith("SPADES_") and name.isupper() for name in names)
 
 

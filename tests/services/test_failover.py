@@ -3,7 +3,7 @@
 Every test runs real processes (`spades serve ...`) on a PostgreSQL of its own, which it may
 crash (`pg_ctl stop -m immediate`) and start again, and on the session's NATS. Players are
 `TableClient`s that act only on their own turn from a fresh view, so the only refusal a
-correct platform may give them is ``unavailable`` (send again: the partition is changing
+correct platform may give them is ``unavailable`` (send again: the slot is changing
 hands); any rule refusal (``out_of_turn``, ``wrong_phase`` ...) would be a replica deciding on
 a state another replica had already moved on: the split brain these tests exist to catch.
 """
@@ -40,10 +40,10 @@ from events.contracts.game import stream_of
 from events.envelope import REGISTRY, StoredEvent
 from events.migrations import migrate
 from events.pgstore import PostgresEventStore, create_pool
-from events.subjects import Subjects, partition_of
+from events.subjects import SLOTS, Subjects, slot_of
 from services.tools.infra import EmbeddedNats, EmbeddedPostgres
 from tests.infra import Processes, eventually, unique_token
-from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn
+from tests.services.tablekit import TableClient, move, my_turn
 
 # Whole games on a loaded machine: more than the suite's default 300 s per test.
 pytestmark = pytest.mark.timeout(900)
@@ -202,7 +202,7 @@ async def finished(store: PostgresEventStore, game_ids: list[str]) -> bool:
 
 
 async def owners(pool: asyncpg.Pool) -> dict[int, str]:
-    """Return partition -> owner of the table leases held right now."""
+    """Return slot -> owner of the table leases held right now."""
     rows = await pool.fetch(
         "SELECT name, owner FROM spades_leases WHERE name LIKE 'table/%'"
         " AND owner IS NOT NULL AND expires_at > now()"
@@ -211,18 +211,18 @@ async def owners(pool: asyncpg.Pool) -> dict[int, str]:
 
 
 async def assert_epochs_never_go_back(store: PostgresEventStore, game_ids: list[str]) -> None:
-    """In commit order, a partition's events carry non-decreasing lease epochs: once a new
+    """In commit order, a slot's events carry non-decreasing lease epochs: once a new
     owner has written, no older owner ever wrote again (the fencing guarantee)."""
-    by_partition: dict[int, list[tuple[int, int]]] = {}
+    by_slot: dict[int, list[tuple[int, int]]] = {}
     for game_id in game_ids:
         for stored in await store.read(stream_of(game_id)):
             assert stored.metadata.epoch is not None, "an unfenced append"
-            by_partition.setdefault(partition_of(game_id, PARTITIONS), []).append(
+            by_slot.setdefault(slot_of(game_id), []).append(
                 (stored.position, stored.metadata.epoch)
             )
-    for partition, writes in by_partition.items():
+    for slot, writes in by_slot.items():
         epochs = [epoch for _, epoch in sorted(writes)]
-        assert epochs == sorted(epochs), f"partition {partition} was written by a stale owner"
+        assert epochs == sorted(epochs), f"slot {slot} was written by a stale owner"
 
 
 def ops_port(processes: Processes, proc: subprocess.Popen[bytes]) -> int:
@@ -245,32 +245,32 @@ async def last_version_change(store: PostgresEventStore, game_ids: list[str]) ->
     return sum([await store.stream_version(stream_of(g)) for g in game_ids])
 
 
-async def test_three_replicas_share_the_partitions_and_every_game_opened_anywhere_finishes(
+async def test_three_replicas_share_the_slots_and_every_game_opened_anywhere_finishes(
     world: World, nc: NATS, subjects: Subjects
 ) -> None:
     """(a) Opens reach any replica through the queue group; every game is driven to its end.
 
     The people here never act: each seat times out three times and a bot takes it over, so
-    the games move only if the replica that owns each game's partition runs its timers.
+    the games move only if the replica that owns each game's slot runs its timers.
     """
     replicas = [world.start("table", SPADES_TURN_SECONDS="0.2") for _ in range(3)]
     await eventually(
         lambda: owners(world.pool),
         within=60,
-        what="partitions to be claimed",
+        what="slots to be claimed",
     )
 
     async def shared() -> bool:
         held = await owners(world.pool)
         counts = sorted(list(held.values()).count(o) for o in set(held.values()))
-        return len(held) == PARTITIONS and len(counts) == 3 and counts[-1] <= 6
+        return len(held) == SLOTS and len(counts) == 3 and counts[-1] <= -(-SLOTS // 3)
 
-    await eventually(shared, within=60, what="the three replicas to share the partitions")
+    await eventually(shared, within=60, what="the three replicas to share the slots")
     players = [TableClient(nc, subjects, f"p{i}") for i in range(30)]
     replies = await asyncio.gather(*(p.open_practice(target=TARGET) for p in players))
     assert all(r.ok for r in replies), [r for r in replies if not r.ok]
     game_ids = [r.game_id for r in replies]
-    assert len({partition_of(g, PARTITIONS) for g in game_ids}) > 8  # spread over replicas
+    assert len({slot_of(g) for g in game_ids}) > 8  # spread over replicas
     await eventually(
         lambda: finished(world.store, game_ids), within=420, interval=0.5, what="every game"
     )
@@ -351,7 +351,7 @@ async def test_a_replica_cut_off_by_a_database_restart_never_serves_beside_its_s
     async def two_owners() -> bool:
         return len(set((await owners(world.pool)).values())) == 2
 
-    await eventually(two_owners, within=90, what="the partitions to be shared by two replicas")
+    await eventually(two_owners, within=90, what="the slots to be shared by two replicas")
     await finish(world, playing, game_ids)
     assert [r for p in players for r in p.refusals] == []
     await assert_epochs_never_go_back(world.store, game_ids)
@@ -362,14 +362,14 @@ async def test_a_replica_cut_off_by_a_database_restart_never_serves_beside_its_s
 async def test_a_killed_replica_s_games_resume_on_the_other_two(
     world: World, nc: NATS, subjects: Subjects
 ) -> None:
-    """(d) kill -9 of one of three replicas mid-game: its partitions move, its games finish."""
+    """(d) kill -9 of one of three replicas mid-game: its slots move, its games finish."""
     replicas = [world.start("table") for _ in range(3)]
 
     async def three_owners() -> dict[int, str] | None:
         held = await owners(world.pool)
-        return held if len(held) == PARTITIONS and len(set(held.values())) == 3 else None
+        return held if len(held) == SLOTS and len(set(held.values())) == 3 else None
 
-    held = await eventually(three_owners, within=60, what="three replicas sharing partitions")
+    held = await eventually(three_owners, within=60, what="three replicas sharing slots")
     players = await open_games(nc, subjects, 12, like_the_gateway=True)
     game_ids = [p.game_id for p in players]
     playing = asyncio.gather(*(p.play() for p in players))
@@ -378,12 +378,12 @@ async def test_a_killed_replica_s_games_resume_on_the_other_two(
     # The victim is the replica holding the most games still under way (short games on a
     # loaded machine may already have finished): the games it orphans must have moves left.
     unfinished = [g for g in game_ids if not await finished(world.store, [g])]
-    by_owner = collections.Counter(held[partition_of(g, PARTITIONS)] for g in unfinished)
+    by_owner = collections.Counter(held[slot_of(g)] for g in unfinished)
     assert by_owner, "every game finished before the kill: nothing left to orphan"
     victim_member = by_owner.most_common(1)[0][0]
     pid = int(victim_member.split(":")[2])
     victim = next(r for r in replicas if r.pid == pid)
-    orphaned = [g for g in unfinished if held[partition_of(g, PARTITIONS)] == victim_member]
+    orphaned = [g for g in unfinished if held[slot_of(g)] == victim_member]
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait()
     killed_at, fault_at = time.monotonic(), time.time()
@@ -402,7 +402,7 @@ async def test_a_killed_replica_s_games_resume_on_the_other_two(
     assert await finished(world.store, game_ids)
     assert [r for p in players for r in p.refusals] == []
     after = await owners(world.pool)
-    assert len(after) == PARTITIONS
+    assert len(after) == SLOTS
     assert victim_member not in after.values()
     await assert_epochs_never_go_back(world.store, game_ids)
     print(f"\nthe killed replica's games moved again after {recovered:.1f} s")
@@ -431,9 +431,7 @@ async def explain(world: World, game_ids: list[str], exc: BaseException) -> str:
         stored = await world.store.read(stream_of(game_id))
         if stored and stored[-1].type != "GameFinished":
             tail = [(s.version, s.type, s.metadata.actor, s.metadata.epoch) for s in stored[-3:]]
-            lines.append(
-                f"game {game_id} (partition {partition_of(game_id, PARTITIONS)}) stands at {tail}"
-            )
+            lines.append(f"game {game_id} (slot {slot_of(game_id)}) stands at {tail}")
             for proc, _ in world.processes._procs:
                 lines += [
                     f"  {line[:300]}"
@@ -462,7 +460,7 @@ async def moved(store: PostgresEventStore, game_ids: list[str], before: int) -> 
 
 async def len_owned_by_one(pool: asyncpg.Pool) -> bool:
     held = await owners(pool)
-    return len(held) == PARTITIONS and len(set(held.values())) == 1
+    return len(held) == SLOTS and len(set(held.values())) == 1
 
 
 async def published_finishes(nc: NATS, subjects: Subjects, game_ids: set[str]) -> bool:
@@ -714,13 +712,13 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
 
         async def two_owners() -> dict[int, str] | None:
             held = await owners(world.pool)
-            return held if len(held) == PARTITIONS and len(set(held.values())) == 2 else None
+            return held if len(held) == SLOTS and len(set(held.values())) == 2 else None
 
-        held = await eventually(two_owners, within=60, what="two replicas sharing partitions")
+        held = await eventually(two_owners, within=60, what="two replicas sharing slots")
         victim_member = next(m for m in set(held.values()) if int(m.split(":")[2]) == victim.pid)
         players = await open_games(nc, subjects, 8, like_the_gateway=True, target=LONGER)
         game_ids = [p.game_id for p in players]
-        cut = [g for g in game_ids if held[partition_of(g, PARTITIONS)] == victim_member]
+        cut = [g for g in game_ids if held[slot_of(g)] == victim_member]
         assert cut, "no game on the replica to cut off"
         playing = asyncio.gather(*(p.play() for p in players))
         await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="play")
@@ -732,7 +730,7 @@ async def test_a_replica_cut_off_from_nats_only_hands_its_games_over_and_none_is
 
             async def given_up() -> bool:
                 held = await owners(world.pool)
-                return len(held) == PARTITIONS and victim_member not in held.values()
+                return len(held) == SLOTS and victim_member not in held.values()
 
             await eventually(
                 given_up, within=20, interval=0.1, what="the other replica to hold every lease"
@@ -810,28 +808,26 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
 
     async def two_owners() -> dict[int, str] | None:
         held = await owners(world.pool)
-        return held if len(held) == PARTITIONS and len(set(held.values())) == 2 else None
+        return held if len(held) == SLOTS and len(set(held.values())) == 2 else None
 
-    await eventually(two_owners, within=60, what="two replicas sharing partitions")
+    await eventually(two_owners, within=60, what="two replicas sharing slots")
     players = await open_games(nc, subjects, 8, like_the_gateway=True, target=LONGER)
     game_ids = [p.game_id for p in players]
     playing = asyncio.gather(*(p.play() for p in players))
     await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
     held = await owners(world.pool)
     unfinished = [g for g in game_ids if not await finished(world.store, [g])]
-    by_owner = collections.Counter(held[partition_of(g, PARTITIONS)] for g in unfinished)
+    by_owner = collections.Counter(held[slot_of(g)] for g in unfinished)
     assert by_owner, "every game finished before the pause"
     victim_member = by_owner.most_common(1)[0][0]
     victim = next(r for r in replicas if r.pid == int(victim_member.split(":")[2]))
-    paused_games = [g for g in unfinished if held[partition_of(g, PARTITIONS)] == victim_member]
+    paused_games = [g for g in unfinished if held[slot_of(g)] == victim_member]
     frames: list[Frame] = []  # what every watcher of those games is told, as the gateway is
 
     async def heard(msg: Msg) -> None:
         frames.append(frame_decoder.decode(msg.data))
 
-    watching = [
-        await nc.subscribe(subjects.audiences(g, PARTITIONS), cb=heard) for g in paused_games
-    ]
+    watching = [await nc.subscribe(subjects.audiences(g), cb=heard) for g in paused_games]
     sitters = [p for p in players if p.game_id in paused_games]
     sitter = next((p for p in sitters if p.on_turn), sitters[0])
     sitter.sit_out = True  # he lets his turn run out across the pause
@@ -841,7 +837,7 @@ async def test_a_replica_paused_past_its_lease_costs_no_player_a_turn(
 
         async def taken_over() -> bool:
             held = await owners(world.pool)
-            return len(held) == PARTITIONS and victim_member not in held.values()
+            return len(held) == SLOTS and victim_member not in held.values()
 
         await eventually(taken_over, within=30, interval=0.1, what="the leases to move")
         moved_leases = time.monotonic() - paused_at
@@ -975,9 +971,9 @@ async def test_a_replica_paused_with_appends_in_flight_publishes_nothing_the_sto
 
     async def two_owners() -> dict[int, str] | None:
         held = await owners(world.pool)
-        return held if len(held) == PARTITIONS and len(set(held.values())) == 2 else None
+        return held if len(held) == SLOTS and len(set(held.values())) == 2 else None
 
-    held = await eventually(two_owners, within=60, what="two replicas sharing partitions")
+    held = await eventually(two_owners, within=60, what="two replicas sharing slots")
     victim_member = next(m for m in set(held.values()) if int(m.split(":")[2]) == victim.pid)
     frames: list[Frame] = []
 
@@ -987,7 +983,7 @@ async def test_a_replica_paused_with_appends_in_flight_publishes_nothing_the_sto
     watching = await nc.subscribe(subjects.all_audiences(), cb=heard)
     players = await open_games(nc, subjects, 8, like_the_gateway=True, target=LONGER)
     game_ids = [p.game_id for p in players]
-    paused_games = [g for g in game_ids if held[partition_of(g, PARTITIONS)] == victim_member]
+    paused_games = [g for g in game_ids if held[slot_of(g)] == victim_member]
     assert paused_games, "no game on the replica to pause"
     playing = asyncio.gather(*(p.play() for p in players))
     await eventually(lambda: all_beyond(world.store, game_ids, 8), within=300, what="under way")
@@ -996,7 +992,7 @@ async def test_a_replica_paused_with_appends_in_flight_publishes_nothing_the_sto
 
         async def taken_over() -> bool:
             held = await owners(world.pool)
-            return len(held) == PARTITIONS and victim_member not in held.values()
+            return len(held) == SLOTS and victim_member not in held.values()
 
         await eventually(taken_over, within=30, interval=0.1, what="the leases to move")
         before = await last_version_change(world.store, paused_games)

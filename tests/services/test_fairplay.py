@@ -29,7 +29,7 @@ from services.matchmaking.pairing import Waiting, pair
 from services.rating.model import Rating
 from tests.gateway.conftest import start_gateway
 from tests.infra import REPO, Processes, eventually
-from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn, play_together
+from tests.services.tablekit import TableClient, move, my_turn, play_together
 
 PASSWORD = "a good password"
 
@@ -266,7 +266,7 @@ async def _play_rated(
     for seat in (0, 1, 3):
         leave = wire.LeaveTable(game_id=game_id, player_id=seats[seat], command_id=uuid.uuid4())
         reply = await clients[seat].request(
-            subjects.table_command(game_id, PARTITIONS), msgspec.json.encode(leave)
+            subjects.table_command(game_id), msgspec.json.encode(leave)
         )
         assert reply.ok, reply
     await asyncio.wait_for(play_together([clients[2]], game_id), 600)

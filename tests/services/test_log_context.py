@@ -24,7 +24,7 @@ from events.pgstore import PostgresEventStore
 from services.runtime.logs import REQUEST_ID_HEADER
 from tests.infra import Processes, eventually
 from tests.services.opskit import log_records, start_gateway
-from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn
+from tests.services.tablekit import TableClient, move, my_turn
 
 pytestmark = pytest.mark.infra
 
@@ -86,7 +86,7 @@ async def test_table_lines_carry_the_command_or_timer_and_the_game(
     unknown = str(uuid.uuid4())
     refused_id = uuid.uuid4()
     refused = await client.request(
-        subjects.table_command(unknown, PARTITIONS),
+        subjects.table_command(unknown),
         msgspec.json.encode(
             wire.SubmitCommand(
                 game_id=unknown,

@@ -38,7 +38,7 @@ from events.contracts import game as wire
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
-from events.subjects import Subjects, partition_of
+from events.subjects import SLOTS, Subjects, slot_of
 from tests.gateway.conftest import GatewayProcess, register_and_login, start_gateway
 from tests.gateway.hidden import leaks, states
 from tests.gateway.test_ws_play import open_casual
@@ -46,7 +46,6 @@ from tests.gateway.wsclient import WsClient
 from tests.infra import Processes, eventually
 from tests.moves import choose_json
 from tests.services.opskit import ops_port, sample, scrape
-from tests.services.tablekit import PARTITIONS
 
 # A whole game through five service processes on a shared two-core machine.
 pytestmark = pytest.mark.timeout(600)
@@ -194,11 +193,11 @@ class Person:
 
 
 async def replicas_sharing(ports: list[int]) -> list[float] | None:
-    """Return each table replica's owned partitions once every replica owns some and
+    """Return each table replica's owned slots once every replica owns some and
     together they own all; None before."""
-    owned = [sample(await asyncio.to_thread(scrape, p), "spades_partitions_owned") for p in ports]
+    owned = [sample(await asyncio.to_thread(scrape, p), "spades_slots_owned") for p in ports]
     counts = [o or 0.0 for o in owned]
-    return counts if all(counts) and sum(counts) == PARTITIONS else None
+    return counts if all(counts) and sum(counts) == SLOTS else None
 
 
 async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
@@ -357,13 +356,13 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
         again = [r.body["type"] for r in p.client.received if r.at > killed["at"]]
         assert "clock" in again[again.index("subscribed") :], (p.seat, again[:10])
 
-    # both table replicas stayed up, each still owning partitions; the game's owner served it
+    # both table replicas stayed up, each still owning slots; the game's owner served it
     for proc in (*tables, relay, b.proc):
         assert proc.poll() is None, processes.log(proc)[-3000:]
     texts = [await asyncio.to_thread(scrape, port) for port in table_ports]
-    owned = [sample(t, "spades_partitions_owned") or 0 for t in texts]
+    owned = [sample(t, "spades_slots_owned") or 0 for t in texts]
     assert all(owned), owned
-    assert sum(owned) == PARTITIONS, owned
+    assert sum(owned) == SLOTS, owned
     # each replica claimed its leases, and neither was ever refused an append as a stale owner
     for text in texts:
         assert (sample(text, 'spades_lease_changes_total{event="claimed"}') or 0) > 0
@@ -384,7 +383,7 @@ async def test_a_gateway_killed_mid_hand_loses_no_event_and_the_game_finishes(
         for p in on_a
     ]
     print(
-        f"\ngame {game_id} (partition {partition_of(game_id, PARTITIONS)}): {len(stored)} events,"
+        f"\ngame {game_id} (slot {slot_of(game_id)}): {len(stored)} events,"
         f" {hands_dealt} hands; table replicas own {owned} partitions and handled {handled}"
         f" commands; gateway A killed after seat {killed['seat']}'s card"
         f" (its turn at seq {killed['seq']});"

@@ -21,10 +21,10 @@ from events.contracts import matchmaking as mm
 from events.contracts.game import game_id_of_match, stream_of
 from events.envelope import REGISTRY, Metadata
 from events.pgstore import PostgresEventStore
-from events.subjects import Subjects
+from events.subjects import SLOTS, Subjects
 from tests.events.helpers import consumer_idle
 from tests.infra import Processes, eventually
-from tests.services.tablekit import PARTITIONS, TableClient, move, my_turn, play_together
+from tests.services.tablekit import TableClient, move, my_turn, play_together
 
 TABLE = ("-m", "services.tools.cli", "serve", "table")
 
@@ -80,7 +80,7 @@ async def test_bad_commands_are_refused_with_their_reason_and_change_nothing(
         view = await client.view(game_id)
     version = view.version
     stranger = TableClient(nc, subjects, "mallory")
-    subject = subjects.table_command(game_id, PARTITIONS)
+    subject = subjects.table_command(game_id)
 
     refusals = {
         "not_your_seat": await stranger.send(game_id, wire.PlaceBid(tricks=3)),
@@ -200,14 +200,14 @@ async def test_two_replicas_share_partitions_and_a_killed_owner_is_replaced(
             )
             return sorted(r["n"] for r in rows if r["owner"] is not None)
 
-        # each partition held once, shared out between the two replicas
+        # each slot held once, shared out between the two replicas
         async def halves() -> bool:
-            return await shares() == [PARTITIONS // 2, PARTITIONS // 2]
+            return await shares() == [SLOTS // 2, SLOTS // 2]
 
         await eventually(
             halves,
             within=60,
-            what="the two replicas to hold half of the partitions each",
+            what="the two replicas to hold half of the slots each",
         )
     finally:
         await conn.close()
