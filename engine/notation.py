@@ -70,11 +70,13 @@ class ClockRestarted:
 
 @dataclass(frozen=True, slots=True)
 class Abandoned:
-    """A seat's player left or timed out ``streak`` times in a row: a bot plays the rest."""
+    """A seat's player timed out ``streak`` times in a row, or left the table himself
+    (``left``, after ``streak`` timeouts in a row): a bot plays the rest."""
 
     seat: int
     player_id: str
     streak: int
+    left: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +240,11 @@ def describe(entry: Entry, players: int, *, face_up: bool, seed: bool = False) -
             return f"{name(entry.seat)} timed out ({entry.streak} in a row); bot plays"
         case ClockRestarted():
             return f"{name(entry.seat)} turn restarted (+{entry.seconds:.1f} s)"
+        case Abandoned() if entry.left:
+            return (
+                f"{name(entry.seat)} {_token(entry.player_id)} left the table after"
+                f" {entry.streak} timeouts in a row: a bot plays the rest of the game"
+            )
         case Abandoned():
             return (
                 f"{name(entry.seat)} {_token(entry.player_id)} abandoned after {entry.streak}"
@@ -330,6 +337,13 @@ _LINES: list[tuple[re.Pattern[str], str]] = [
             " timeouts in a row: a bot plays the rest of the game"
         ),
         "abandoned",
+    ),
+    (
+        re.compile(
+            rf"(?P<seat>{SEAT}) (?P<player>{TOKEN}) left the table after (?P<streak>\d{{1,4}})"
+            " timeouts in a row: a bot plays the rest of the game"
+        ),
+        "left",
     ),
     (
         re.compile(
@@ -448,8 +462,8 @@ class Notation:
                 return ClockRestarted(seat, float(m["s"]))
             case "seeded":
                 return model.SeedContributed(seat, m["value"])
-        # "abandoned"
-        return Abandoned(seat, untoken(m["player"]), int(m["streak"]))
+        # "abandoned" or "left"
+        return Abandoned(seat, untoken(m["player"]), int(m["streak"]), left=kind == "left")
 
     def _talk(self, m: re.Match[str]) -> Talk:
         text = untoken(m["text"]) if m["text"] else ""

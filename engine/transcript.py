@@ -303,7 +303,10 @@ class _Reader:
     def _entry(self, entry: Entry) -> None:
         state = self.state
         if isinstance(entry, TimedOut | Abandoned | ClockRestarted):
-            if self.pending or entry.seat != state.turn or getattr(entry, "streak", 1) < 1:
+            # a player may leave whenever he likes; a timeout is the seat on turn's own
+            anytime = isinstance(entry, Abandoned) and entry.left
+            on_turn = entry.seat == state.turn and getattr(entry, "streak", 1) >= 1
+            if self.pending or not (anytime or on_turn):
                 raise LineRefused("mismatch", f"{self._said(entry)}: that seat is not to act now")
             if isinstance(entry, Abandoned):
                 opened = self.entries[0]

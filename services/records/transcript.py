@@ -85,7 +85,7 @@ def entry_of(event: wire.GameEvent) -> Entry:
         case wire.TurnClockRestarted():
             return ClockRestarted(event.seat, event.seconds)
         case wire.SeatAbandoned():
-            return Abandoned(event.seat, event.player_id, event.streak)
+            return Abandoned(event.seat, event.player_id, event.streak, event.left)
         case Talked():
             return Talk(
                 event.seat, event.to, event.preset, event.n, event.text, event.hearers,
@@ -132,7 +132,10 @@ def events_of(entries: Iterable[Entry]) -> list[wire.GameEvent]:
             case Abandoned():
                 events.append(
                     wire.SeatAbandoned(
-                        seat=entry.seat, player_id=entry.player_id, streak=entry.streak
+                        seat=entry.seat,
+                        player_id=entry.player_id,
+                        streak=entry.streak,
+                        left=entry.left,
                     )
                 )
             case Talk():

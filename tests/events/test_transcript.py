@@ -69,12 +69,14 @@ def play(
     turn_seconds: float = 25.0,
     timeout_rate: float = 0.0,
     restart_rate: float = 0.0,
+    leave_rate: float = 0.0,
     blind_nil: tuple[int, ...] = (),
     moe: tuple[int, ...] = (),
 ) -> list[wire.GameEvent]:
     """Return a whole game's stream as the table writes it: the opening, the engine's events
     of bots playing every seat, and (at ``timeout_rate``) turns timed out and seats abandoned
-    after three in a row, (at ``restart_rate``) turn clocks restarted after an outage; the
+    after three in a row, (at ``leave_rate``) seats whose players left the table, (at
+    ``restart_rate``) turn clocks restarted after an outage; the
     seats in ``blind_nil`` bid blind nil whenever they may, those in
     ``moe`` a Moe (the biggest legal) whenever they may."""
     rules = engine.Ruleset.from_options(options)  # type: ignore[arg-type]
@@ -109,6 +111,14 @@ def play(
                 abandoned.add(seat)
         elif seat not in abandoned:
             streaks[seat] = 0
+        leaver = rng.randrange(rules.players) if leave_rate and rng.random() < leave_rate else -1
+        if leaver >= 0 and leaver not in abandoned:  # whenever he likes, on turn or not
+            events.append(
+                wire.SeatAbandoned(
+                    seat=leaver, player_id=seats[leaver], streak=streaks[leaver], left=True
+                )
+            )
+            abandoned.add(leaver)
         command = engine.bot.choose(engine.view(state, seat), rng)
         if seat in blind_nil and engine.DeclareBlindNil(seat) in engine.legal_actions(state, seat):
             command = engine.DeclareBlindNil(seat)
@@ -158,6 +168,7 @@ names = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=0, m
     turn_seconds=st.floats(min_value=0.5, max_value=600, allow_nan=False),
     timeout_rate=st.sampled_from([0.0, 0.02, 0.3]),
     restart_rate=st.sampled_from([0.0, 0.05]),
+    leave_rate=st.sampled_from([0.0, 0.01]),
 )
 def test_export_then_parse_gives_the_same_events_and_state(
     rules: dict[str, object],
@@ -169,6 +180,7 @@ def test_export_then_parse_gives_the_same_events_and_state(
     turn_seconds: float,
     timeout_rate: float,
     restart_rate: float,
+    leave_rate: float,
 ) -> None:
     players = engine.Ruleset.from_options(rules).players  # type: ignore[arg-type]
     events = play(
@@ -182,6 +194,7 @@ def test_export_then_parse_gives_the_same_events_and_state(
         turn_seconds=round(turn_seconds, 3),
         timeout_rate=timeout_rate,
         restart_rate=restart_rate,
+        leave_rate=leave_rate,
     )
     final = folded(events)
     assert final.phase == "over"
@@ -410,3 +423,32 @@ def _update() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--update"]:
     _update()
+
+
+NOT_TRANSCRIBED = {
+    "bot_level": "which bot chose the bots' moves: the moves themselves are its lines",
+    "unlisted": "whether the lobby listed the table: nothing of the game",
+    "free_text_chat": "whether free text was allowed: what was said is its lines",
+}
+"""Fields of `TableOpened` a transcript leaves out on purpose, and why."""
+
+
+def test_the_formats_records_carry_every_field_of_the_table_facts_they_stand_for() -> None:
+    # The engine may not import the platform's contracts, so `engine.notation` keeps plain
+    # records of the table's facts; a field added to a fact must reach its record (or be
+    # named above) or transcripts would drop it without a word.
+    from dataclasses import fields
+
+    from engine import notation
+    from events.contracts.talk import Talked
+
+    pairs = [
+        (notation.Opened, wire.TableOpened, set(NOT_TRANSCRIBED)),
+        (notation.TimedOut, wire.TurnTimedOut, set()),
+        (notation.ClockRestarted, wire.TurnClockRestarted, set()),
+        (notation.Abandoned, wire.SeatAbandoned, set()),
+        (notation.Talk, Talked, set()),
+    ]
+    for record, fact, left_out in pairs:
+        carried = [f.name for f in fields(record)]
+        assert carried == [f for f in fact.__struct_fields__ if f not in left_out], record
