@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -361,8 +360,9 @@ async def tell(gateway: Gateway, event_id: str) -> None:
 
 
 async def drive_once(gateway: Gateway) -> int:
-    """Advance every open or running event once; return how many changed."""
-    now = time.time()
+    """Advance every open or running event once; return how many changed. An event starts
+    by the stack's clock (`services.runtime.clock`: the real time, unless a test moves it)."""
+    now = clock_of(gateway).now()
     ids = await gateway.pool.fetch(
         "SELECT tourney_id FROM tourneys WHERE status = 'running'"
         " OR (status = 'open' AND starts_at <= to_timestamp($1))",

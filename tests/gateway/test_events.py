@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -330,9 +331,11 @@ def spades(service_env: dict[str, str], *args: str) -> subprocess.CompletedProce
 
 
 async def test_an_operators_public_event_takes_no_bots_and_starts_at_its_time(
-    processes: Processes, service_env: dict[str, str]
+    processes: Processes, service_env: dict[str, str], tmp_path: Path
 ) -> None:
-    gateway = await platform(processes)
+    # the stack's clock reads the real time until the test writes this file (the start)
+    clock = tmp_path / "clock"
+    gateway = await platform(processes, SPADES_CLOCK_FILE=str(clock))
     async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
         h = await tokens_of(http, "ann", "bob", "cyd", "dan", "eve", "fay")
         bad = await asyncio.to_thread(
@@ -357,7 +360,7 @@ async def test_an_operators_public_event_takes_no_bots_and_starts_at_its_time(
             "--name",
             "Open pairs",
             "--start",
-            "+0.1",
+            "+1",
             "--boards",
             "1",
             "--rounds",
@@ -401,6 +404,9 @@ async def test_an_operators_public_event_takes_no_bots_and_starts_at_its_time(
             assert joined.status_code == 200, joined.text
         listed = (await http.get("/api/events", headers=h["ann"])).json()
         assert {e["event_id"] for e in listed} >= {event_id, later_id}
+
+        assert (await http.get(url)).json()["event"]["status"] == "open"
+        clock.write_text(str(public["event"]["starts_at"] + 1))  # its time has come
 
         async def running() -> dict[str, Any] | None:
             shown = (await http.get(url)).json()
