@@ -25,7 +25,14 @@ from events.envelope import REGISTRY
 from events.pgstore import Conn
 from services.gateway import arena, arenarows, duplicate
 from services.gateway.state import Gateway, Unavailable, ask
-from services.gateway.tourneys import BOT, _json, log, pairs_of
+from services.gateway.tourneys import (
+    BOT,
+    _json,
+    add_bot_pair,
+    cancel_for_want_of_pairs,
+    log,
+    pairs_of,
+)
 
 _table_reply = msgspec.json.Decoder(wire.TableReply)
 
@@ -39,21 +46,9 @@ async def start(
     tourney_id = row["tourney_id"]
     pairs = await pairs_of(conn, tourney_id)
     if len(pairs) % 2 and row["private"] and fill_with_bots:
-        number = max(p.pair for p in pairs) + 1
-        await conn.execute(
-            "INSERT INTO tourney_pairs (tourney_id, pair, player, partner) VALUES ($1, $2, $3, $3)",
-            tourney_id,
-            number,
-            BOT,
-        )
-        await log(conn, tourney_id, "PairJoined", pair=number, player=BOT, partner=BOT)
-        pairs = await pairs_of(conn, tourney_id)
+        pairs.append(await add_bot_pair(conn, tourney_id, pairs))
     if len(pairs) < 2:
-        await conn.execute(
-            "UPDATE tourneys SET status = 'cancelled', updated_at = now() WHERE tourney_id = $1",
-            tourney_id,
-        )
-        await log(conn, tourney_id, "EventCancelled", reason="fewer than two pairs entered")
+        await cancel_for_want_of_pairs(conn, tourney_id)
         return False
     ends_at = now + 60 * row["minutes"]
     await conn.execute(

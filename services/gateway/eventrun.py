@@ -41,8 +41,9 @@ from services.gateway.tourneys import (
     RUNNING,
     SWISS,
     EventStandings,
-    Pair,
     _json,
+    add_bot_pair,
+    cancel_for_want_of_pairs,
     games_of,
     log,
     page,
@@ -71,15 +72,7 @@ async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, *, fill_with_
     tourney_id = row["tourney_id"]
     pairs = await pairs_of(conn, tourney_id)
     if len(pairs) % 2 and row["private"] and fill_with_bots:
-        number = max(p.pair for p in pairs) + 1
-        await conn.execute(
-            "INSERT INTO tourney_pairs (tourney_id, pair, player, partner) VALUES ($1, $2, $3, $3)",
-            tourney_id,
-            number,
-            BOT,
-        )
-        await log(conn, tourney_id, "PairJoined", pair=number, player=BOT, partner=BOT)
-        pairs.append(Pair(pair=number, player=BOT, partner=BOT))
+        pairs.append(await add_bot_pair(conn, tourney_id, pairs))
     elif len(pairs) % 2 and row["format"] != SWISS:  # Swiss gives a bye each round instead
         last = pairs.pop()
         await conn.execute(
@@ -87,11 +80,7 @@ async def start(gateway: Gateway, conn: Conn, row: asyncpg.Record, *, fill_with_
         )
         await log(conn, tourney_id, "PairLeft", pair=last.pair, player=last.player, odd=True)
     if len(pairs) < 2:
-        await conn.execute(
-            "UPDATE tourneys SET status = 'cancelled', updated_at = now() WHERE tourney_id = $1",
-            tourney_id,
-        )
-        await log(conn, tourney_id, "EventCancelled", reason="fewer than two pairs entered")
+        await cancel_for_want_of_pairs(conn, tourney_id)
         return False
     # the movement numbers pairs 1..n: map them to the pairs' own numbers
     numbers = [p.pair for p in pairs]

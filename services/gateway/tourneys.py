@@ -298,6 +298,28 @@ async def pairs_of(conn: Conn | asyncpg.Pool, tourney_id: uuid.UUID) -> list[Pai
     return [Pair(pair=r["pair"], player=r["player"], partner=r["partner"]) for r in rows]
 
 
+async def add_bot_pair(conn: Conn, tourney_id: uuid.UUID, pairs: list[Pair]) -> Pair:
+    """Enter a pair of two bots after ``pairs`` (a private event filled to an even count)."""
+    number = max(p.pair for p in pairs) + 1
+    await conn.execute(
+        "INSERT INTO tourney_pairs (tourney_id, pair, player, partner) VALUES ($1, $2, $3, $3)",
+        tourney_id,
+        number,
+        BOT,
+    )
+    await log(conn, tourney_id, "PairJoined", pair=number, player=BOT, partner=BOT)
+    return Pair(pair=number, player=BOT, partner=BOT)
+
+
+async def cancel_for_want_of_pairs(conn: Conn, tourney_id: uuid.UUID) -> None:
+    """Cancel an event that reached its start with fewer than two pairs."""
+    await conn.execute(
+        "UPDATE tourneys SET status = 'cancelled', updated_at = now() WHERE tourney_id = $1",
+        tourney_id,
+    )
+    await log(conn, tourney_id, "EventCancelled", reason="fewer than two pairs entered")
+
+
 async def games_of(conn: Conn | asyncpg.Pool, tourney_id: uuid.UUID) -> list[BoardGame]:
     """Return every board at every table of the event, board by board."""
     rows = await conn.fetch(

@@ -14,9 +14,10 @@ import contextlib
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
+import asyncpg
 import msgspec
 from litestar import Controller, get, post
 from litestar.datastructures import State
@@ -108,6 +109,22 @@ async def _locked(gateway: Gateway) -> AsyncIterator[Conn]:
         raise ApiError(exc.status, exc.code, exc.message, ends_at=exc.ends_at) from None
     except Unavailable:
         raise ApiError(503, "unavailable", "the table service did not answer: try again") from None
+
+
+async def _pair_change(
+    gateway: Gateway,
+    player_id: str,
+    event_id: str,
+    change: Callable[[Conn, asyncpg.Record], Awaitable[object]],
+) -> EventPage:
+    """Make a pair's change to an event (within the caller's budget of changes, the event's
+    row locked), tell everyone in it, and answer with its page."""
+    changes = spend_change(gateway, player_id)
+    async with _locked(gateway) as conn:
+        await change(conn, await tourneys.by_id(conn, event_id, lock=True))
+    changes.append(time.monotonic())
+    await eventrun.tell(gateway, event_id)
+    return await _page(gateway, event_id)
 
 
 def rules_of(data: CreateEvent) -> dict[str, Any]:
@@ -285,16 +302,12 @@ class Events(Controller):
         answered as is). 404 `unknown_event`; 409 `not_entered`, `event_started`,
         `event_cancelled`, `event_over` (an arena past its end time); 429 `rate_limited` (the
         events' budget)."""
-        gateway = gateway_of(state)
-        changes = spend_change(gateway, request.user.player_id)
-        async with _locked(gateway) as conn:
-            row = await tourneys.by_id(conn, event_id, lock=True)
-            await eventsignup.leave(
-                conn, row, request.user.player_id, time.time(), clock_of(gateway).now()
-            )
-        changes.append(time.monotonic())
-        await eventrun.tell(gateway, event_id)
-        return await _page(gateway, event_id)
+        gateway, player = gateway_of(state), request.user.player_id
+
+        async def leave(conn: Conn, row: asyncpg.Record) -> None:
+            await eventsignup.leave(conn, row, player, time.time(), clock_of(gateway).now())
+
+        return await _pair_change(gateway, player, event_id, leave)
 
     @post(
         "/{event_id:str}/resume",
@@ -307,14 +320,12 @@ class Events(Controller):
         """Your paused pair is paired again in the running arena. 404 `unknown_event`; 409
         `not_entered`, `not_paused`, `not_an_arena`, `event_over` (past its end time); 429
         `rate_limited` (the events' budget)."""
-        gateway = gateway_of(state)
-        changes = spend_change(gateway, request.user.player_id)
-        async with _locked(gateway) as conn:
-            row = await tourneys.by_id(conn, event_id, lock=True)
-            await eventsignup.resume(conn, row, request.user.player_id, clock_of(gateway).now())
-        changes.append(time.monotonic())
-        await eventrun.tell(gateway, event_id)
-        return await _page(gateway, event_id)
+        gateway, player = gateway_of(state), request.user.player_id
+
+        async def resume(conn: Conn, row: asyncpg.Record) -> None:
+            await eventsignup.resume(conn, row, player, clock_of(gateway).now())
+
+        return await _pair_change(gateway, player, event_id, resume)
 
     @post(
         "/{event_id:str}/start",
