@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
+from typing import NoReturn
 
 from services.runtime import loop
 from services.runtime.service import Runtime, ServiceMain, run_service
@@ -18,17 +21,29 @@ _MAINS = {
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the service named by ``args.service`` and return its exit code."""
+    """Run the service named by ``args.service`` until it has stopped in good order, then end
+    the process at once (`_exit`)."""
     name: str = args.service
     if name == "gateway":
         from services.gateway.app import main as gateway_main
 
-        return gateway_main()
+        _exit(gateway_main())
     service_main: ServiceMain = (
         _relay if name == "relay" else importlib.import_module(_MAINS[name]).main
     )
     loop.run(run_service(name, service_main))
-    return 0
+    _exit(0)
+
+
+def _exit(code: int) -> NoReturn:
+    """End a service that has stopped: its connections are closed, its tasks done and its
+    last log line written, so nothing is left for the interpreter's own shutdown but tearing
+    down the heap, which a service that ran a while (caches, the engine's tables, games)
+    pays for with seconds of CPU in the final garbage collection. A restart, a deploy and
+    every service test waits for that; an exit that skips it ends in tenths of a second."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 async def _relay(rt: Runtime) -> None:
