@@ -161,15 +161,23 @@ class Processes:
         raise KeyError(proc.pid)
 
     def stop_all(self) -> None:
-        """Kill and reap every process still running."""
-        for proc, _ in self._procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        """Kill and reap every process still running.
+
+        Every process is told to stop first and then all are awaited together: a service takes
+        seconds to shut down gracefully, so stopping a six-process platform one by one cost a
+        test ~20 s of teardown where together it costs the slowest one's few seconds. Each still
+        gets its 10 s to stop before it is killed.
+        """
+        running = [proc for proc, _ in self._procs if proc.poll() is None]
+        for proc in running:
+            proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for proc in running:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def logged(text: str, key: str) -> int | None:
