@@ -93,3 +93,31 @@ def test_tricks_minus_bid_is_the_mean_over_non_nil_bids_of_tricks_taken_less_the
     assert overs
     figures = tallies["baseline"].figures()
     assert figures["tricks_minus_bid"] == pytest.approx(sum(overs) / len(overs))
+
+
+def test_tricks_minus_bid_by_spare_splits_the_same_bids_by_the_tables_unbid_tricks() -> None:
+    # The spare of each hand worked out here: 13 less the table's non-nil bids, clamped.
+    events, _ = play_game(Ruleset(target=300), 5)
+    tallies: dict[str, bots.Tally] = {"baseline": bots.Tally()}
+    bots.add_game(events, ("baseline",) * 4, tallies, Counter())
+    expected: dict[int, list[int]] = {}
+    state = replay([])
+    for event in events:
+        if isinstance(event, HandScored):
+            spare = 13 - sum(b for b in state.bids if b != 0)
+            spare = min(max(spare, bots.SPARE_CLAMP[0]), bots.SPARE_CLAMP[1])
+            for t, b in zip(event.tricks, state.bids, strict=True):
+                if b != 0:
+                    expected.setdefault(spare, []).append(t - b)
+        state = replay([event], state)
+    figures = tallies["baseline"].figures()
+    assert figures["bids_by_spare"] == {k: len(v) for k, v in sorted(expected.items())}
+    assert figures["tricks_minus_bid_by_spare"] == pytest.approx(
+        {k: sum(v) / len(v) for k, v in expected.items()}
+    )
+    # Weighted by their bids, the parts give back the whole mean.
+    by_spare = figures["tricks_minus_bid_by_spare"]
+    total = sum(m * figures["bids_by_spare"][k] for k, m in by_spare.items())
+    assert total / sum(figures["bids_by_spare"].values()) == pytest.approx(
+        figures["tricks_minus_bid"]
+    )
