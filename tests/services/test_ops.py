@@ -10,7 +10,7 @@ from litestar.testing import create_test_client
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram
 
 from services.runtime import ops
-from tests.infra import Processes
+from tests.infra import Processes, eventually
 from tests.services.opskit import ops_port, scrape, start_gateway
 
 
@@ -289,10 +289,19 @@ async def test_the_gateway_process_serves_probes_and_every_metric_on_its_ops_por
     port = await ops_port(processes, proc)
     assert port != http_port
     live, _, _ = await fetch(port, ops.LIVEZ)
-    ready, _, body = await fetch(port, ops.READYZ)
-    assert (live, ready) == (200, 200), body
+    assert live == 200
+    # ready once every check passes: a loaded machine may starve a new process's event loop
+    # for a moment, which readiness says (the event_loop check) until the next sample
+    answers: list[bytes] = []
+
+    async def ready() -> bool:
+        status, _, body = await fetch(port, ops.READYZ)
+        answers.append(body)
+        return status == 200
+
+    await eventually(ready, within=60, what="the gateway to be ready")
     checks = {"postgres": "ok", "nats": "ok", "event_loop": "ok"}
-    assert json.loads(body)["checks"] == checks
+    assert json.loads(answers[-1])["checks"] == checks
     text = scrape(port)
     missing = [m for m in ops.metric_names() if f"# HELP {m} " not in text]
     assert missing == []
