@@ -77,6 +77,7 @@ LONGEST_FIRST = (
     # tests out in collection order, so these are moved to the front: they start at once, on
     # different workers, and the short tests fill in around them. A name that no longer exists
     # only misses its place; nothing else depends on this list.
+    "tests/services/test_fairplay.py::test_a_pair_that_keeps_abandoning_while_losing",
     "tests/gateway/test_schemathesis.py::",
     "tests/browser/test_ranked.py::test_four_browsers_queue_form_a_ranked_game_that_a_fifth",
     "tests/services/test_failover.py::test_a_replica_paused_with_appends_in_flight",
@@ -87,6 +88,8 @@ LONGEST_FIRST = (
     "tests/gateway/test_integrity.py::test_the_auth_timeout_closes_with_a_policy_code",
     "tests/services/test_failover.py::test_a_replica_paused_past_its_lease",
     "tests/gateway/test_ws_resume.py::test_clients_resume_after_the_gateway_restarts",
+    "tests/services/test_printed_commands.py::test_every_command_spades_dev_prints",
+    "tests/services/test_stored_analysis.py::test_a_review_killed_midway",
 )
 
 

@@ -235,7 +235,9 @@ async def _play_rated(
     found = mm.MatchFound(
         match_id=match_id,
         ladder="standard",
-        rules=engine.ranked_default().to_dict(),
+        # to 250, not 500: the bots finish the game in a few hands, not ten (a 500 made this
+        # the suite's longest test); the first hand still cannot end it
+        rules={**engine.ranked_default().to_dict(), "target": 250},
         seats=seats,
         win_probability=0.5,
     )
