@@ -87,9 +87,10 @@ class Tally:
         return {
             "tricks_minus_bid": self.over_bid / max(self.bidders, 1),
             "tricks_minus_bid_by_spare": {
-                k: over / n for k, (over, n) in sorted(self.by_spare.items())
+                str(k): over / n for k, (over, n) in sorted(self.by_spare.items())
             },
-            "bids_by_spare": {k: n for k, (_, n) in sorted(self.by_spare.items())},
+            # Keys as text: the figures are JSON (artifact.record nests them by name).
+            "bids_by_spare": {str(k): n for k, (_, n) in sorted(self.by_spare.items())},
             "nil_rate": self.nils / max(self.bids, 1),
             "nils": self.nils,
             "nil_made": self.nils_made / max(self.nils, 1),

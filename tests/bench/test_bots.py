@@ -6,11 +6,12 @@ hand-built tricks, and a tiny match is played for the shape and sums of its figu
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
-from benchmarks import bots
+from benchmarks import artifact, bots
 from engine import HandScored, PlayCard, Ruleset, parse_card, replay
 from engine.bot import play_game
 from tests.engine.support import bid_round, hands, run, start
@@ -111,9 +112,9 @@ def test_tricks_minus_bid_by_spare_splits_the_same_bids_by_the_tables_unbid_tric
                     expected.setdefault(spare, []).append(t - b)
         state = replay([event], state)
     figures = tallies["baseline"].figures()
-    assert figures["bids_by_spare"] == {k: len(v) for k, v in sorted(expected.items())}
+    assert figures["bids_by_spare"] == {str(k): len(v) for k, v in sorted(expected.items())}
     assert figures["tricks_minus_bid_by_spare"] == pytest.approx(
-        {k: sum(v) / len(v) for k, v in expected.items()}
+        {str(k): sum(v) / len(v) for k, v in expected.items()}
     )
     # Weighted by their bids, the parts give back the whole mean.
     by_spare = figures["tricks_minus_bid_by_spare"]
@@ -121,3 +122,15 @@ def test_tricks_minus_bid_by_spare_splits_the_same_bids_by_the_tables_unbid_tric
     assert total / sum(figures["bids_by_spare"].values()) == pytest.approx(
         figures["tricks_minus_bid"]
     )
+
+
+def test_the_report_of_a_game_goes_into_the_artifact() -> None:
+    # The figures of a played game nest into bench.json as they are (the by-spare tables'
+    # keys once were numbers: `python -m benchmarks bots` played every game, then raised).
+    events, _ = play_game(Ruleset(target=200), 3)
+    tallies: dict[str, bots.Tally] = {"baseline": bots.Tally()}
+    bots.add_game(events, ("baseline",) * 4, tallies, Counter())
+    figures = tallies["baseline"].figures()
+    nested = artifact.nest({"bots.ladder": {"baseline": figures}})
+    assert nested["bots"]["ladder"]["baseline"]["bids_by_spare"] == figures["bids_by_spare"]
+    assert json.loads(json.dumps(nested)) == nested

@@ -355,3 +355,55 @@ def test_suicide_forcing_second_partner_sends_back_a_riskier_nil() -> None:
     command = choose(v)
     assert isinstance(command, PlaceBid)
     assert command.tricks >= 4
+
+
+# Options the baseline used to ignore (issue #28: `--variant moe` gave the ladder's figures).
+MOE_HAND = "AS KS QS JS TS 9S AH KH QH AD KD AC 2C"
+
+
+def test_a_hand_of_ten_sure_tricks_bids_little_moe_and_a_lesser_one_a_number() -> None:
+    rules = Ruleset(moe=True)
+    assert estimate(tuple(sorted(hands(MOE_HAND)[0])), tables(rules)) >= 10
+    others = [c for c in range(52) if c not in hands(MOE_HAND)[0]]
+    dealt = (hands(MOE_HAND)[0], tuple(others[:13]), tuple(others[13:26]), tuple(others[26:39]))
+    assert choose(view(start(rules, dealt), 0)) == PlaceBid(0, 6, moe=True)
+    # The same rules, a hand of eight sure tricks: a plain bid (a Moe made 63% there).
+    strong = hands(STRONG)[0]
+    others = [c for c in range(52) if c not in strong]
+    dealt = (strong, tuple(others[:13]), tuple(others[13:26]), tuple(others[26:39]))
+    command = choose(view(start(rules, dealt), 0))
+    assert isinstance(command, PlaceBid)
+    assert not command.moe
+    assert command.tricks >= 8
+
+
+def test_the_partner_of_a_moe_seconds_it() -> None:
+    rules = Ruleset(moe=True)
+    others = [c for c in range(52) if c not in hands(MOE_HAND)[0]]
+    dealt = (hands(MOE_HAND)[0], tuple(others[:13]), tuple(others[13:26]), tuple(others[26:39]))
+    state, _ = run(start(rules, dealt), PlaceBid(0, 6, moe=True))
+    while state.turn != 2:
+        state, _ = run(state, choose(view(state, state.turn)))
+    assert choose(view(state, 2)) == PlaceBid(2, 6, moe=True)
+
+
+def test_a_blind_bid_only_for_a_side_about_to_lose_that_a_failure_leaves_above_the_floor() -> None:
+    rules = Ruleset(blind_bids=True, blind_nil=False)  # (blind nil, when on, comes first)
+    late = view(start(rules, scores=(150, 420)), 0)
+    assert late.hand_hidden
+    assert choose(late) == PlaceBid(0, 4, True)
+    # Trailing as far but with the leader far from the target: see the hand first.
+    assert choose(view(start(rules, scores=(-50, 250)), 0)) == DeclineBlindNil(0)
+    # A failed blind four would end the game by the mercy floor (-200): no.
+    assert choose(view(start(rules, scores=(-100, 420)), 0)) == DeclineBlindNil(0)
+    # A table whose blind minimum is six: a blind six fails too often to pay.
+    six = Ruleset(blind_bids=True, blind_bid_min=6, blind_nil=False)
+    assert choose(view(start(six, scores=(150, 420)), 0)) == DeclineBlindNil(0)
+
+
+def test_jokers_four_handed_games_end_by_the_target() -> None:
+    # The issue's target is 90%. With the jokers' margin (DECK_MARGIN 0.9) instead of the
+    # plain deck's 0.5, 94 of these 100 games end by the target, 90 before (sides set into
+    # the mercy floor); over 200 other seeds 92.5% against 84%.
+    reasons = [play_game(Ruleset(jokers=True), seed)[1].reason for seed in range(100)]
+    assert reasons.count("target") >= 92, reasons
