@@ -97,6 +97,8 @@ class Session:
         """The client's address (the forwarded one only from a trusted proxy): its caps."""
         self.held: list[tuple[str, str]] = []
         """The connection caps this connection counts in (`ConnectionCaps`), dropped at the end."""
+        self.awaiting = 0
+        """Commands of this connection waiting for the table's answer."""
 
     # -- output --------------------------------------------------------------------------------
 
@@ -123,6 +125,11 @@ class Session:
             if not self.batch:
                 await self.socket.send_data(data.decode(), mode="text")
                 continue
+            if self.awaiting:
+                # A command of ours is waiting for the table, whose answer comes on the heels
+                # of the frame it published (one read of the bus, one turn of the loop later):
+                # wait that turn, so that the ack leaves with the move in one write, not two.
+                await asyncio.sleep(0)
             # Everything queued by now goes in one frame: a move reaches a seat as its
             # event, turn and clock together, one write and one wake-up instead of three.
             batch, closing = [data], False
@@ -173,7 +180,12 @@ class Session:
                 watching = bool(self.tasks)  # an anonymous spectator needs no token
                 timeout = None if self.claims or watching else max(0.0, deadline - time.monotonic())
                 try:
-                    frame = await asyncio.wait_for(self.socket.receive(), timeout)
+                    # no timer for a connection past its auth deadline: one a frame saved
+                    frame = await (
+                        self.socket.receive()
+                        if timeout is None
+                        else asyncio.wait_for(self.socket.receive(), timeout)
+                    )
                 except TimeoutError:
                     self.send(Error(code="auth_timeout", message="authenticate within 10 s"))
                     # 1008 policy violation: not 1013 "try again later", which invites a retry
@@ -507,12 +519,15 @@ class Session:
             command_id=scoped_command_id(player, game_id, command_id),
             command=command,
         )
+        self.awaiting += 1
         try:
             reply = await ask_table(self.gateway, game_id, request)
         except Unavailable:
             self.log.warning("table did not answer", command=type(command).__name__)
             refuse("unavailable", "the table did not answer: send it again, same command_id")
             return
+        finally:
+            self.awaiting -= 1
         if not reply.ok:
             refuse(reply.code, reply.message)
             return
