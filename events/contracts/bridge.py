@@ -63,6 +63,24 @@ _Plan = tuple[type, tuple[tuple[str, str, _Convert | None], ...]]
 """The class to build and, per field, (source name, target name, conversion or None)."""
 
 
+_NAMES = tuple(engine.card_str(c) for c in range(engine.BIG_JOKER + 1))
+_NUMBERS = {name: number for number, name in enumerate(_NAMES)}
+
+
+def card_name(card: int) -> str:
+    """Return `engine.card_str` of ``card``, looked up (every card's name is made once)."""
+    if 0 <= card < len(_NAMES):
+        return _NAMES[card]
+    return engine.card_str(card)  # raises engine.InvalidCard as ever
+
+
+def card_number(text: str) -> int:
+    """Return `engine.parse_card` of ``text``: a card's own name ('QS') is looked up, any other
+    spelling ('10h', ' qs') parsed (or refused) as ever."""
+    number = _NUMBERS.get(text)
+    return engine.parse_card(text) if number is None else number
+
+
 def _cards(depth: int, card: _Convert) -> _Convert:
     """Return a conversion of every card ``depth`` deep (1 a card, 2 a tuple, 3 tuples)."""
     if depth == 1:
@@ -108,7 +126,7 @@ def _plans(engine_cls: type, wire_cls: type[msgspec.Struct]) -> tuple[_Plan, _Pl
         names: _Convert | None = None
         numbers: _Convert | None = None
         if depth:
-            names, numbers = _cards(depth, engine.card_str), _cards(depth, engine.parse_card)
+            names, numbers = _cards(depth, card_name), _cards(depth, card_number)
         elif f.type in ("Ruleset", engine.Ruleset):
             names, numbers = engine.Ruleset.to_dict, stored_rules
         out.append((f.name, wire_name, names))
