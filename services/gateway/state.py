@@ -7,13 +7,14 @@ import functools
 import itertools
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import asyncpg
 import msgspec
 import nats.errors
+from litestar import WebSocket
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
@@ -47,6 +48,15 @@ class Pace:
             return False
         self.allowance -= 1
         return True
+
+
+def receive(socket: WebSocket[Any, Any, Any], within: float | None) -> Awaitable[Any]:
+    """Return the socket's next ASGI message, awaited for at most ``within`` s (a
+    `TimeoutError` past it); with None, no timer at all: a connection past its auth deadline
+    waits for its frames without an `asyncio.wait_for` around each."""
+    if within is None:
+        return socket.receive()
+    return asyncio.wait_for(socket.receive(), within)
 
 
 class ConnectionCaps:
