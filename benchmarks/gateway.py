@@ -21,6 +21,14 @@ of its own:
    `websockets` server here, no redaction, no gateway) and received by four clients, one table
    loop per table (SPADES_BENCH_RAW_TABLES, 100). The full stack is printed as a ratio of it.
 
+With both full-stack levels and the raw flow: the **stack's CPU per play** (gateway, table,
+relay, PostgreSQL and its backends, NATS) as a multiple of the raw flow's
+(``stack_to_raw_cpu``: issue #32 asks at most 2), and, unless SPADES_BENCH_BARE_RELAY=0, the
+**bare relay** of `benchmarks.wsrelay` run for the services' own variant in the same run: the
+gateway's CPU per play as a multiple of the bare relay's CPU per relayed message
+(``gateway_to_bare_relay_cpu``: issue #32 asks at most 2.5). PostgreSQL and NATS are counted
+only where the bench started them (embedded; not with SPADES_DATABASE_URL/SPADES_NATS_URL).
+
 Then, unless SPADES_BENCH_COMPARE is empty, **fast parts**: the 100-table level again for each
 named variant of the services' event loop and uvicorn's WebSocket/HTTP implementations
 (`VARIANTS`), back to back, SPADES_BENCH_ROUNDS (1) times interleaved, so each change is a ratio
@@ -94,6 +102,8 @@ RAW_CEILING = 31_000.0  # inbound messages/s, litestar+uvicorn rooms of four (th
 PYSPY_DIR = os.environ.get("SPADES_BENCH_PYSPY", "")
 SERVICES = ("gateway", "table", "relay")
 LONG_GAME = {"target": 1000, "mercy": 0}  # few games end inside a window
+BARE_RELAY = os.environ.get("SPADES_BENCH_BARE_RELAY", "1") == "1"
+"""Run the bare relay (`benchmarks.wsrelay`) of the services' variant in the same run."""
 WS_BATCH = os.environ.get("SPADES_BENCH_WS_BATCH", "1") == "1"
 """Seats connect with ``/ws?batch=1`` (what the browser does): the messages ready at once
 reach a seat in one frame. 0 measures one frame per message (the protocol's default)."""
@@ -195,6 +205,9 @@ class Stack:
     url: str
     subjects: Subjects
     settings: tuple[str, str, str]
+    db_url: str = ""
+    nats_pid: int | None = None
+    """The NATS server's process when the bench started it (embedded), else None."""
 
     def pids(self) -> dict[str, int]:
         """Return the services' pids by name, and this process's as ``bench``."""
@@ -269,10 +282,21 @@ async def start_stack(
     }
     gateway, port = await start_gateway(env)
     procs["gateway"] = gateway
-    stack = Stack(procs, f"ws://127.0.0.1:{port}/ws", subjects, service_settings(overrides))
+    stack = Stack(
+        procs,
+        f"ws://127.0.0.1:{port}/ws",
+        subjects,
+        service_settings(overrides),
+        db_url=db_url,
+        nats_pid=_nats_pid(urls),
+    )
     # the table answers once it has claimed its partitions: open (and keep) one probe table
     await open_table(nc, subjects, ("probe0", "probe1", "probe2", "probe3"), within=120)
     return stack
+
+
+def _nats_pid(urls: Mapping[str, str]) -> int | None:
+    return int(urls["nats_pid"]) if urls.get("nats_pid") else None
 
 
 async def stop_stack(stack: Stack) -> None:
@@ -371,6 +395,8 @@ class Run:
     sent: dict[Key, float] = field(default_factory=dict)
     seen: dict[Key, list[float]] = field(default_factory=dict)
     inbound: int = 0
+    frames: int = 0
+    """WebSocket frames the seats received (with batching, one holds what was ready at once)."""
     viewed: int = 0
     seats: int = 0
     all_viewed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -399,6 +425,7 @@ async def play_seat(ws: ClientConnection, game_id: str, run: Run, act: bool) -> 
     run.inbound += 1
     viewed = False
     async for text in ws:
+        run.frames += 1
         decoded = _decode.decode(text)
         for body in decoded if isinstance(decoded, list) else (decoded,):
             kind = body.get("type")
@@ -501,17 +528,36 @@ async def stop_tasks(tasks: list[asyncio.Task[None]]) -> None:
 # -- phase 2: the full stack under load --------------------------------------------------------
 
 
+async def infra_pids(db_url: str, nats_pid: int | None) -> dict[str, list[int]]:
+    """Return the processes of PostgreSQL (server and backends, as they are now) and NATS
+    when this bench started them (embedded), by name; none when it was given servers."""
+    from benchmarks.scale import family, postgres_pid  # (scale imports this module)
+
+    if nats_pid is None:
+        return {}
+    found = {"nats": [nats_pid]}
+    pg = await postgres_pid(db_url)
+    if pg is not None:
+        found["postgres"] = family(pg)
+    return found
+
+
 async def load_level(nc: Any, stack: Stack, tables: int, label: str) -> dict[str, Any]:
     """Play ``tables`` tables for the window; return the level's figures."""
     run, tasks, setup = await open_tables(nc, stack, tables, label, act=True)
     pids = stack.pids()
     spies = await profile(pids, label)
     load_start = load1()
-    inbound_start = run.inbound
-    window = CpuWindow(pids)
+    inbound_start, frames_start = run.inbound, run.frames
+    servers = await infra_pids(stack.db_url, stack.nats_pid)
+    infra = {f"{name}/{pid}": pid for name, group in servers.items() for pid in group}
+    window = CpuWindow({**pids, **infra})
     await asyncio.sleep(WINDOW)
     elapsed, used, busy = window.close()
-    inbound = run.inbound - inbound_start
+    for name in servers:  # a server's processes, summed
+        used[name] = sum(v for k, v in used.items() if k.startswith(f"{name}/"))
+        pids[name] = 0
+    inbound, frames = run.inbound - inbound_start, run.frames - frames_start
     await stop_tasks(tasks)
     for spy in spies:
         await spy.wait()
@@ -522,14 +568,20 @@ async def load_level(nc: Any, stack: Stack, tables: int, label: str) -> dict[str
     ]
     plays = len(played)
     latencies = [sorted(times)[3] - run.sent[key] for key, times in played]
+    cpu = {name: 1e6 * used[name] / max(plays, 1) for name in pids}
+    stack_kinds = (*SERVICES, *servers)
     return {
         "plays_per_s": plays / elapsed,
         "p50_ms_all_four": pct(latencies, 0.50),
         "p99_ms_all_four": pct(latencies, 0.99),
-        "cpu_us_per_play": {name: 1e6 * used[name] / max(plays, 1) for name in pids},
+        "cpu_us_per_play": cpu,
+        "stack_cpu_us_per_play": sum(cpu[k] for k in stack_kinds),
+        "stack_counts": list(stack_kinds),
         "cpu_s_per_s": {name: used[name] / elapsed for name in pids},
         "machine_busy_pct": 100 * busy,
         "inbound_msgs_per_s": inbound / elapsed,
+        # what the gateway writes to its sockets per play: 4 when each seat gets one frame
+        "ws_frames_per_play": frames / max(plays, 1),
         "setup_s": setup,
         "window_s": elapsed,
         "plays": plays,
@@ -546,7 +598,10 @@ def print_level(tables: int, f: Mapping[str, Any]) -> None:
         f"{f['plays_per_s']:6.0f} plays/s to all four seats; send -> all four "
         f"p50 {f['p50_ms_all_four']:.1f} ms p99 {f['p99_ms_all_four']:.1f} ms\n"
         f"{'':11}CPU per play: gateway {cpu['gateway']:.0f} µs, table {cpu['table']:.0f} µs, "
-        f"relay {cpu['relay']:.0f} µs, bench clients {cpu['bench']:.0f} µs; "
+        f"relay {cpu['relay']:.0f} µs, "
+        + "".join(f"{k} {cpu[k]:.0f} µs, " for k in ("postgres", "nats") if k in cpu)
+        + f"stack {f['stack_cpu_us_per_play']:.0f} µs, bench clients {cpu['bench']:.0f} µs; "
+        f"{f['ws_frames_per_play']:.2f} WebSocket frames per play to the seats; "
         f"{f['inbound_msgs_per_s']:.0f} inbound msgs/s "
         f"({f['inbound_msgs_per_s'] / RAW_CEILING:.3f} of the {RAW_CEILING:.0f}/s relay); "
         f"cores busy {f['machine_busy_pct']:.0f}% of {os.cpu_count()}; "
@@ -619,6 +674,7 @@ async def raw_baseline(urls: Mapping[str, str], nc: Any, tables: int) -> dict[st
     await ensure_streams(js, subjects)
     pool = await create_pool(db_url, min_size=4, max_size=16)
     store = PostgresEventStore(pool)
+    servers = await infra_pids(db_url, _nats_pid(urls))
     server_side: dict[tuple[int, int], ServerConnection] = {}
     received = [0] * tables
     wanted = [0] * tables
@@ -697,7 +753,8 @@ async def raw_baseline(urls: Mapping[str, str], nc: Any, tables: int) -> dict[st
         await asyncio.sleep(1.0)  # past the first appends of every table
         load_start = load1()
         plays_start = plays
-        window = CpuWindow({"bench": os.getpid()})
+        infra = {f"{name}/{pid}": pid for name, group in servers.items() for pid in group}
+        window = CpuWindow({"bench": os.getpid(), **infra})
         window_started = window.started
         await asyncio.sleep(WINDOW)
         elapsed, used, busy = window.close()
@@ -717,9 +774,39 @@ async def raw_baseline(urls: Mapping[str, str], nc: Any, tables: int) -> dict[st
         "p50_ms_all_four": pct(latencies, 0.50),
         "p99_ms_all_four": pct(latencies, 0.99),
         "cpu_us_per_play": 1e6 * used["bench"] / max(counted, 1),
+        # with the PostgreSQL and NATS it used (when the bench started them): "in all"
+        "cpu_us_per_play_with_servers": 1e6 * sum(used.values()) / max(counted, 1),
+        "servers_counted": sorted(servers),
         "machine_busy_pct": 100 * busy,
         "load_average_start": load_start,
     }
+
+
+async def bare_relay(figures: dict[str, Any], settings: tuple[str, str, str]) -> None:
+    """Run the bare relay (`benchmarks.wsrelay`) of the services' variant and set each
+    level's ``gateway_to_bare_relay_cpu``: the gateway's CPU per play over the bare relay's
+    CPU per relayed message (one message in, four out: a card play's fan-out)."""
+    from benchmarks import wsrelay  # (wsrelay imports this module)
+
+    name = next((n for n, v in VARIANTS.items() if v == settings), None)
+    if name is None:
+        print(f"  no bare relay variant runs the services' settings {settings}: skipped")
+        return
+    bare = await wsrelay.measure(name)
+    figures["full_stack.bare_relay"] = {"variant": name, **bare}
+    print(
+        f"bare relay ({name}, {wsrelay.ROOMS} rooms of four): {bare['msgs_per_s']:.0f} msgs/s,"
+        f" server {bare['server_cpu_us_per_msg']:.0f} µs CPU per msg",
+        flush=True,
+    )
+    for tables in TABLES:
+        level = figures[f"full_stack.tables_{tables}"]
+        ratio = level["cpu_us_per_play"]["gateway"] / max(bare["server_cpu_us_per_msg"], 1e-9)
+        level["gateway_to_bare_relay_cpu"] = ratio
+        print(
+            f"  {tables} tables: the gateway's CPU per play is {ratio:.2f}x the bare relay's"
+            " per message (goal <= 2.5)"
+        )
 
 
 # -- phase 4: the fast parts, variant by variant -----------------------------------------------
@@ -827,14 +914,29 @@ async def bench(urls: dict[str, str]) -> None:
             print(
                 f"raw in-process flow, {RAW_TABLES} tables (decide -> append -> publish -> four"
                 f" sockets): {raw['plays_per_s']:.0f} plays/s, {raw['cpu_us_per_play']:.0f} µs"
-                f" CPU per play, p99 {raw['p99_ms_all_four']:.1f} ms",
+                f" CPU per play ({raw['cpu_us_per_play_with_servers']:.0f} µs with"
+                f" {' and '.join(raw['servers_counted']) or 'no server counted'}),"
+                f" p99 {raw['p99_ms_all_four']:.1f} ms",
                 flush=True,
             )
             for tables in TABLES:
                 level = figures[f"full_stack.tables_{tables}"]
                 ratio = level["plays_per_s"] / max(raw["plays_per_s"], 1e-9)
                 level["ratio_to_raw_baseline"] = ratio
-                print(f"  {tables} tables through the gateway: {ratio:.3f} of the raw flow")
+                stack = level["stack_cpu_us_per_play"]
+                level["stack_to_raw_cpu"] = stack / max(raw["cpu_us_per_play"], 1e-9)
+                level["stack_to_raw_cpu_with_servers"] = stack / max(
+                    raw["cpu_us_per_play_with_servers"], 1e-9
+                )
+                print(
+                    f"  {tables} tables through the gateway: {ratio:.3f} of the raw flow's"
+                    f" plays/s; the stack's CPU per play ({' + '.join(level['stack_counts'])})"
+                    f" is {level['stack_to_raw_cpu']:.2f}x the raw flow's process (goal <= 2),"
+                    f" {level['stack_to_raw_cpu_with_servers']:.2f}x the raw flow's with its"
+                    " servers"
+                )
+        if TABLES and BARE_RELAY:
+            await bare_relay(figures, settings)
         if COMPARE and COMPARE_TABLES:
             print(f"fast parts, {COMPARE_TABLES} tables per variant:", flush=True)
             figures["fast_parts"] = await compare(urls, nc)

@@ -63,6 +63,24 @@ _Plan = tuple[type, tuple[tuple[str, str, _Convert | None], ...]]
 """The class to build and, per field, (source name, target name, conversion or None)."""
 
 
+_NAMES = tuple(engine.card_str(c) for c in range(engine.BIG_JOKER + 1))
+_NUMBERS = {name: number for number, name in enumerate(_NAMES)}
+
+
+def card_name(card: int) -> str:
+    """Return `engine.card_str` of ``card``, looked up (every card's name is made once)."""
+    if 0 <= card < len(_NAMES):
+        return _NAMES[card]
+    return engine.card_str(card)  # raises engine.InvalidCard as ever
+
+
+def card_number(text: str) -> int:
+    """Return `engine.parse_card` of ``text``: a card's own name ('QS') is looked up, any other
+    spelling ('10h', ' qs') parsed (or refused) as ever."""
+    number = _NUMBERS.get(text)
+    return engine.parse_card(text) if number is None else number
+
+
 def _cards(depth: int, card: _Convert) -> _Convert:
     """Return a conversion of every card ``depth`` deep (1 a card, 2 a tuple, 3 tuples)."""
     if depth == 1:
@@ -108,7 +126,7 @@ def _plans(engine_cls: type, wire_cls: type[msgspec.Struct]) -> tuple[_Plan, _Pl
         names: _Convert | None = None
         numbers: _Convert | None = None
         if depth:
-            names, numbers = _cards(depth, engine.card_str), _cards(depth, engine.parse_card)
+            names, numbers = _cards(depth, card_name), _cards(depth, card_number)
         elif f.type in ("Ruleset", engine.Ruleset):
             names, numbers = engine.Ruleset.to_dict, stored_rules
         out.append((f.name, wire_name, names))
@@ -116,13 +134,33 @@ def _plans(engine_cls: type, wire_cls: type[msgspec.Struct]) -> tuple[_Plan, _Pl
     return (wire_cls, tuple(out)), (engine_cls, tuple(back))
 
 
-def _build(plan: _Plan, source: Any, extra: dict[str, Any]) -> Any:
+_Builder = Callable[..., Any]
+
+
+def _compile(plan: _Plan, *extra: str) -> _Builder:
+    """Return ``plan`` as one function of the source and the ``extra`` fields (keywords; ``**``
+    for any) that builds the target class, each field read and converted as the plan says.
+    Generated once per class (as `dataclasses` generates ``__init__``): the table converts a
+    command and its events on every move, and a loop over a plan's fields (a dict built, then
+    unpacked) cost more than the conversions themselves."""
     cls, fields = plan
-    values = {
-        target: getattr(source, name) if convert is None else convert(getattr(source, name))
-        for name, target, convert in fields
-    }
-    return cls(**values, **extra)
+    scope: dict[str, Any] = {"cls": cls}
+    args = []
+    for i, (name, target, convert) in enumerate(fields):
+        if not (name.isidentifier() and target.isidentifier()):
+            raise ValueError(f"{cls.__name__}: field {name!r} -> {target!r} is no identifier")
+        if convert is None:
+            args.append(f"{target}=source.{name}")
+        else:
+            scope[f"convert{i}"] = convert
+            args.append(f"{target}=convert{i}(source.{name})")
+    if extra == ("**",):
+        params, args = ["source", "**more"], [*args, "**more"]
+    else:
+        params, args = ["source", *extra], [*args, *(f"{key}={key}" for key in extra)]
+    exec(f"def build({', '.join(params)}):\n    return cls({', '.join(args)})\n", scope)
+    builder: _Builder = scope["build"]
+    return builder
 
 
 def _bridge(
@@ -138,32 +176,36 @@ def _bridge(
 
 _EVENTS_TO_WIRE, _EVENTS_TO_ENGINE = _bridge(get_args(EngineEvent), engine.EVENT_TYPES)
 _COMMANDS_TO_WIRE, _COMMANDS_TO_ENGINE = _bridge(get_args(AnySeatCommand), engine.COMMAND_TYPES)
+_EVENT_TO_WIRE = {cls: _compile(plan, "**") for cls, plan in _EVENTS_TO_WIRE.items()}
+_EVENT_TO_ENGINE = {cls: _compile(plan) for cls, plan in _EVENTS_TO_ENGINE.items()}
+_COMMAND_TO_ENGINE = {cls: _compile(plan, "seat") for cls, plan in _COMMANDS_TO_ENGINE.items()}
+_COMMAND_TO_WIRE = {cls: _compile(plan) for cls, plan in _COMMANDS_TO_WIRE.items()}
 
 
 def to_wire(event: engine.Event, **extra: Any) -> GameEvent:
     """Return the wire Struct of an engine event; ``extra`` fills wire-only fields."""
-    result: GameEvent = _build(_EVENTS_TO_WIRE[type(event)], event, extra)
+    result: GameEvent = _EVENT_TO_WIRE[type(event)](event, **extra)
     return result
 
 
 def to_engine(event: GameEvent) -> engine.Event | None:
     """Return the engine event a wire event carries, or None for a table-only fact."""
-    plan = _EVENTS_TO_ENGINE.get(type(event))
-    if plan is None:
+    build = _EVENT_TO_ENGINE.get(type(event))
+    if build is None:
         return None
-    result: engine.Event = _build(plan, event, {})
+    result: engine.Event = build(event)
     return result
 
 
 def command_to_engine(command: SeatCommand, seat: int) -> engine.SeatCommand:
     """Return the engine command for a seat's wire command (raises InvalidCard on bad names)."""
-    result: engine.SeatCommand = _build(_COMMANDS_TO_ENGINE[type(command)], command, {"seat": seat})
+    result: engine.SeatCommand = _COMMAND_TO_ENGINE[type(command)](command, seat=seat)
     return result
 
 
 def command_to_wire(command: engine.Command) -> AnySeatCommand:
     """Return the wire form of an engine seat command (the seat is dropped: the asker is it)."""
-    result: AnySeatCommand = _build(_COMMANDS_TO_WIRE[type(command)], command, {})
+    result: AnySeatCommand = _COMMAND_TO_WIRE[type(command)](command)
     return result
 
 

@@ -25,6 +25,8 @@ import msgspec
 import engine
 import engine.audience
 from events.contracts.bridge import (
+    card_name,
+    card_number,
     command_to_engine,
     command_to_wire,
     fold,
@@ -104,6 +106,8 @@ __all__ = [
     "TalkWithheld",
     "Talked",
     "TrickWon",
+    "card_name",
+    "card_number",
     "command_to_engine",
     "command_to_wire",
     "fold",
@@ -396,13 +400,13 @@ def view_to_wire(
         hand_number=seat_view.hand_number,
         dealer=seat_view.dealer,
         turn=seat_view.turn,
-        hand=tuple(engine.card_str(c) for c in seat_view.hand),
+        hand=tuple(card_name(c) for c in seat_view.hand),
         hand_hidden=seat_view.hand_hidden,
         hand_sizes=seat_view.hand_sizes,
         bids=seat_view.bids,
         blind=seat_view.blind,
         leader=seat_view.leader,
-        trick=tuple(engine.card_str(c) for c in seat_view.trick),
+        trick=tuple(card_name(c) for c in seat_view.trick),
         taken=seat_view.taken,
         spades_broken=seat_view.spades_broken,
         scores=seat_view.scores,
@@ -413,10 +417,10 @@ def view_to_wire(
         else command_to_wire(suggestion),
         winner=seat_view.winner,
         reason=seat_view.reason,
-        drawn=engine.card_str(seat_view.drawn) if seat_view.drawn >= 0 else None,
-        discards=tuple(engine.card_str(c) for c in seat_view.discards),
+        drawn=card_name(seat_view.drawn) if seat_view.drawn >= 0 else None,
+        discards=tuple(card_name(c) for c in seat_view.discards),
         moe=seat_view.moe,
-        face_up=tuple(tuple(engine.card_str(c) for c in up) for up in seat_view.face_up),
+        face_up=tuple(tuple(card_name(c) for c in up) for up in seat_view.face_up),
         commitment=seat_view.commitment,
         contributors=seat_view.contributors,
         contributions=seat_view.contributions,
@@ -487,7 +491,7 @@ def redact(event: GameEvent, seat: int) -> SeatEvent:
 def visible_hand(state: engine.GameState, seat: int) -> tuple[Card, ...] | None:
     """Return the cards ``seat`` holds and may see (`engine.audience.visible_hand`), by name."""
     hand = engine.audience.visible_hand(state, seat)
-    return None if hand is None else tuple(engine.card_str(c) for c in hand)
+    return None if hand is None else tuple(card_name(c) for c in hand)
 
 
 def releases_spectators(event: GameEvent) -> bool:

@@ -1,7 +1,8 @@
 """One WebSocket connection: authentication, subscriptions, commands, one writer.
 
 The protocol is described in `services.gateway.ws` and PROTOCOL.md; the messages are in
-`services.gateway.protocol`; each watched game is a `services.gateway.watch.Watch`.
+`services.gateway.protocol`; each watched game is a `services.gateway.watch.Watch`; the
+account's match announcements are `services.gateway.announce`.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
 
 from events.contracts import game as wire
-from events.contracts import matchmaking as mm
-from events.contracts.game import game_id_of_match, stream_of
-from events.envelope import REGISTRY
 from events.logs import bind_ids, bound_ids
 from services.gateway import auth
+from services.gateway.announce import Announcements
 from services.gateway.config import MAX_FRAME_BYTES
 from services.gateway.protocol import (
     Ack,
@@ -29,7 +28,6 @@ from services.gateway.protocol import (
     ClientMessage,
     Command,
     Error,
-    MatchReady,
     Ping,
     Pong,
     Subscribe,
@@ -43,7 +41,7 @@ from services.gateway.protocol import (
     seat_command,
 )
 from services.gateway.rooms import Rooms
-from services.gateway.state import Gateway, Pace, Unavailable, ask, ask_table
+from services.gateway.state import Gateway, Pace, Unavailable, ask_table, receive
 from services.gateway.watch import Refused, Watch
 from services.runtime import ops
 
@@ -54,16 +52,13 @@ MAX_BATCH = 256
 """Messages one frame carries at most on a batching connection (``/ws?batch=1``)."""
 RATE_BURST = 200.0  # messages at once, before SPADES_WS_MESSAGES_PER_SECOND paces them
 SUBSCRIBE_BURST = 20.0  # subscribes at once, before SPADES_WS_SUBSCRIBES_PER_MINUTE paces them
-MATCH_WAIT = 30.0
-"""Seconds a match_found waits for the table to open the game before it is given up."""
 ANONYMOUS_WATCHES = 3
 """Games one connection without an account may watch at once (spectators only)."""
 
 _encoder = msgspec.json.Encoder()
-_mm_reply = msgspec.json.Decoder(mm.Reply)
 
 
-class Session:
+class Session(Announcements):
     """One WebSocket connection: authentication, subscriptions, commands, one writer.
 
     Every line logged while a client message is handled carries ``request_id`` (the client's
@@ -97,6 +92,7 @@ class Session:
         """The client's address (the forwarded one only from a trusted proxy): its caps."""
         self.held: list[tuple[str, str]] = []
         """The connection caps this connection counts in (`ConnectionCaps`), dropped at the end."""
+        self.awaiting = 0  # commands of this connection waiting for the table's answer
 
     # -- output --------------------------------------------------------------------------------
 
@@ -123,8 +119,11 @@ class Session:
             if not self.batch:
                 await self.socket.send_data(data.decode(), mode="text")
                 continue
-            # Everything queued by now goes in one frame: a move reaches a seat as its
-            # event, turn and clock together, one write and one wake-up instead of three.
+            # Everything queued by now goes in one frame: a move reaches a seat as its event, turn
+            # and clock together. The table's answer to a command of ours comes a turn of the loop
+            # after its frame: wait that turn, and the ack leaves with the move in the same write.
+            if self.awaiting:
+                await asyncio.sleep(0)
             batch, closing = [data], False
             while len(batch) < MAX_BATCH and not self.outbox.empty():
                 more = self.outbox.get_nowait()
@@ -173,7 +172,7 @@ class Session:
                 watching = bool(self.tasks)  # an anonymous spectator needs no token
                 timeout = None if self.claims or watching else max(0.0, deadline - time.monotonic())
                 try:
-                    frame = await asyncio.wait_for(self.socket.receive(), timeout)
+                    frame = await receive(self.socket, timeout)
                 except TimeoutError:
                     self.send(Error(code="auth_timeout", message="authenticate within 10 s"))
                     # 1008 policy violation: not 1013 "try again later", which invites a retry
@@ -326,73 +325,6 @@ class Session:
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
-    # -- matches -------------------------------------------------------------------------------
-
-    def _announce(
-        self, match_id: str, ladder: str, players: tuple[str, ...], game_id: str | None = None
-    ) -> None:
-        """Send match_found once per game on this connection."""
-        assert self.claims is not None
-        player = self.claims.player_id
-        game_id = game_id or game_id_of_match(match_id)
-        if game_id in self.matched or player not in players:
-            return
-        self.matched.add(game_id)
-        self.log.info("match found", game_id=game_id, match_id=match_id)
-        self.send(
-            MatchReady(
-                game_id=game_id,
-                match_id=match_id,
-                ladder=ladder,
-                seat=players.index(player),
-                players=players,
-            )
-        )
-
-    def _on_match(self, match: mm.MatchFound) -> None:
-        # MatchFound is appended before the table opens the game: announce it once the game
-        # exists, so a client that subscribes on match_found is never told `unknown_game`.
-        self._spawn(self._announce_when_open(match.match_id))
-
-    async def _live_match(self, player: str) -> None:
-        """Announce the ranked game the player is seated in, if any: a player who connects
-        after his match was found learns it too (the answer GET /api/queue gives)."""
-        try:
-            reply = _mm_reply.decode(
-                await ask(
-                    self.gateway,
-                    self.gateway.subjects.matchmaking_status(),
-                    mm.QueueStatus(player_id=player),
-                )
-            )
-        except Unavailable:
-            self.log.info("matchmaking did not answer: no match lookup")
-            return
-        if not reply.ok or reply.code != "in_game" or not reply.match_id:
-            return
-        await self._announce_when_open(reply.match_id)
-
-    async def _announce_when_open(self, match_id: str) -> None:
-        """Announce the match's game once the table has opened it (up to MATCH_WAIT s)."""
-        game_id = game_id_of_match(match_id)
-        if game_id in self.matched:
-            return
-        _, queue = await self.rooms.join(game_id)
-        try:
-            stored = await self.gateway.store.read(stream_of(game_id))
-            if not stored:  # the table has not opened the game yet: wait for its first frame
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(queue.get(), MATCH_WAIT)
-                stored = await self.gateway.store.read(stream_of(game_id))
-        finally:
-            self.rooms.leave(game_id, queue)
-        if not stored:
-            self.log.warning("matched game did not open", game_id=game_id)
-            return
-        opened = REGISTRY.decode(stored[0])
-        if isinstance(opened, wire.TableOpened) and opened.match_id == match_id:
-            self._announce(match_id, opened.ladder, opened.players, game_id)
-
     # -- subscriptions -------------------------------------------------------------------------
 
     async def _on_subscribe(self, message: Subscribe) -> None:
@@ -507,12 +439,15 @@ class Session:
             command_id=scoped_command_id(player, game_id, command_id),
             command=command,
         )
+        self.awaiting += 1
         try:
             reply = await ask_table(self.gateway, game_id, request)
         except Unavailable:
             self.log.warning("table did not answer", command=type(command).__name__)
             refuse("unavailable", "the table did not answer: send it again, same command_id")
             return
+        finally:
+            self.awaiting -= 1
         if not reply.ok:
             refuse(reply.code, reply.message)
             return

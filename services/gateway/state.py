@@ -7,13 +7,14 @@ import functools
 import itertools
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import asyncpg
 import msgspec
 import nats.errors
+from litestar import WebSocket
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
@@ -47,6 +48,15 @@ class Pace:
             return False
         self.allowance -= 1
         return True
+
+
+def receive(socket: WebSocket[Any, Any, Any], within: float | None) -> Awaitable[Any]:
+    """Return the socket's next ASGI message, awaited for at most ``within`` s (a
+    `TimeoutError` past it); with None, no timer at all: a connection past its auth deadline
+    waits for its frames without an `asyncio.wait_for` around each."""
+    if within is None:
+        return socket.receive()
+    return asyncio.wait_for(socket.receive(), within)
 
 
 class ConnectionCaps:
@@ -96,6 +106,47 @@ class ConnectionCaps:
         self._drop(self.anonymous, address)
 
 
+class Answers:
+    """The answers to one request, in the order they came: what `Replies.open` gives.
+
+    A list and at most one waiting future, instead of an `asyncio.Queue` and an
+    `asyncio.timeout` per wait: the gateway waits for one of these per table command, and
+    the queue's and the timeout's machinery cost more than the wait itself."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[Msg] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, msg: Msg) -> None:
+        """Add an answer; wake whoever waits for one."""
+        self._items.append(msg)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self, within: float) -> Msg | None:
+        """Return the next answer, or None when none comes within ``within`` seconds."""
+        if not self._items:
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_later(within, _wake, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
+            if not self._items:
+                return None
+        return self._items.popleft()
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class Replies:
     """One reply subscription per replica for the requests it may send more than once (see
     `_until_answered`): each request waits on a token of its own under the replica's inbox
@@ -106,23 +157,24 @@ class Replies:
     def __init__(self, nc: NATS) -> None:
         self.nc = nc
         self.prefix = ""
-        self.waiting: dict[str, asyncio.Queue[Msg]] = {}
+        self.waiting: dict[str, Answers] = {}
         self._tokens = itertools.count()
         self._subscribed: asyncio.Task[None] | None = None
 
-    async def open(self) -> tuple[str, asyncio.Queue[Msg]]:
-        """Return a new reply subject and the queue its answers arrive in (`close` it after)."""
+    async def open(self) -> tuple[str, Answers]:
+        """Return a new reply subject and where its answers arrive (`close` it after)."""
         if self._subscribed is None:
             self._subscribed = asyncio.ensure_future(self._subscribe())
-        try:
-            await asyncio.shield(self._subscribed)
-        except Exception:
-            self._subscribed = None  # the next request subscribes again
-            raise
+        subscribed = self._subscribed
+        if not subscribed.done() or subscribed.exception() is not None:
+            try:  # (once subscribed, a request waits for nothing here: no shield per command)
+                await asyncio.shield(subscribed)
+            except Exception:
+                self._subscribed = None  # the next request subscribes again
+                raise
         token = str(next(self._tokens))
-        queue: asyncio.Queue[Msg] = asyncio.Queue()
-        self.waiting[token] = queue
-        return f"{self.prefix}.{token}", queue
+        answers = self.waiting[token] = Answers()
+        return f"{self.prefix}.{token}", answers
 
     def close(self, subject: str) -> None:
         """Stop waiting for answers to ``subject``: a late one is dropped."""
@@ -134,9 +186,9 @@ class Replies:
         self.prefix = prefix
 
     async def _deliver(self, msg: Msg) -> None:
-        queue = self.waiting.get(msg.subject.rpartition(".")[2])
-        if queue is not None:
-            queue.put_nowait(msg)
+        answers = self.waiting.get(msg.subject.rpartition(".")[2])
+        if answers is not None:
+            answers.put(msg)
 
 
 @dataclass
@@ -265,10 +317,8 @@ async def _until_answered(
                 await nc.publish(subject, body, reply=inbox)
                 sends += 1
                 resend = now + OWNER_TIMEOUT
-            try:
-                async with asyncio.timeout(max(0.01, min(resend, deadline) - now)):
-                    msg = await answers.get()
-            except TimeoutError:
+            msg = await answers.get(max(0.01, min(resend, deadline) - now))
+            if msg is None:
                 continue
             if msg.headers and msg.headers.get(STATUS_HEADER) == NO_RESPONDERS:
                 failure = "NoRespondersError"  # nobody serves it this instant: soon again

@@ -31,7 +31,7 @@ Step = tuple[int, wire.GameEvent, engine.GameState, engine.GameState]
 
 
 def _names(cards: tuple[int, ...]) -> tuple[str, ...]:
-    return tuple(engine.card_str(c) for c in cards)
+    return tuple(map(wire.card_name, cards))
 
 
 def seat_messages(game_id: str, step: Step, seats: int) -> tuple[bytes, ...]:

@@ -12,6 +12,7 @@ openings (`services.table.opener`) all go through it; `services.table.app` owns 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 import uuid
@@ -21,7 +22,7 @@ from events.contracts.game import stream_of
 from events.envelope import REGISTRY
 from events.leases import LeaseGroup
 from events.store import ConcurrencyConflict, Fence, Fenced
-from events.subjects import slot_of
+from events.subjects import Subjects, slot_of
 from services.runtime import ops
 from services.runtime.service import Runtime
 from services.table import commit
@@ -39,6 +40,22 @@ APPEND_DELAY = float(os.environ.get("SPADES_TABLE_APPEND_DELAY") or 0)
 def lease_name(slot: int) -> str:
     """Return the lease of a table hash slot (`events.subjects.SLOTS` of them)."""
     return f"{LEASE_GROUP}/{slot}"
+
+
+@functools.lru_cache(maxsize=65536)
+def _lease_of(game_id: str) -> str:
+    """Return the lease of a game's slot (hashed once per game, not four times per command)."""
+    return lease_name(slot_of(game_id))
+
+
+@functools.lru_cache(maxsize=65536)
+def _audiences(subjects: Subjects, game_id: str) -> str:
+    """Return a game's audience subject (checked and hashed once per game, not per frame)."""
+    return subjects.audiences(game_id)
+
+
+_APPENDED = ops.APPEND_LATENCY.labels(outcome="ok")
+_CONFLICTED = ops.APPEND_LATENCY.labels(outcome="conflict")
 
 
 class Games:
@@ -61,7 +78,7 @@ class Games:
 
     def fence(self, game_id: str) -> Fence | None:
         """Return the fence to append to ``game_id`` under, None if this replica may not."""
-        return self.leases.fence(lease_name(self.slot(game_id)))
+        return self.leases.fence(_lease_of(game_id))
 
     def owner_fence(self, game_id: str) -> Fence:
         """Return the fence for ``game_id``; raise `Rejected` ``unavailable`` if not the owner."""
@@ -152,7 +169,7 @@ class Games:
                 stream_of(table.game_id), table.version, new, fence=fence
             )
         except ConcurrencyConflict as exc:
-            ops.APPEND_LATENCY.labels(outcome="conflict").observe(time.perf_counter() - started)
+            _CONFLICTED.observe(time.perf_counter() - started)
             if exc.actual_version < table.version:
                 # Only a database that lost committed transactions (a failover to a replica
                 # that had not received them) puts the log behind what this replica applied.
@@ -165,7 +182,7 @@ class Games:
         except Fenced:
             await self.fenced_off(table.game_id)
             raise
-        ops.APPEND_LATENCY.labels(outcome="ok").observe(time.perf_counter() - started)
+        _APPENDED.observe(time.perf_counter() - started)
         await self.publish(table, commit.fold(table, stored, events, states, time.time()))
 
     async def publish(self, table: Table, frame: Frame) -> None:
@@ -174,7 +191,7 @@ class Games:
         next one (or the nudge of a new owner) and asks for the rest."""
         if frame.last >= frame.first:
             table.recent.append(frame)
-        subject = self.rt.subjects.audiences(table.game_id)
+        subject = _audiences(self.rt.subjects, table.game_id)
         try:
             await self.rt.nc.publish(subject, FRAMES.encode(frame))
         except Exception as exc:  # NATS away: the frame is lost, the log is not

@@ -13,10 +13,12 @@ command's type and the seat, never a card or the seed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 
 import msgspec
 from nats.aio.msg import Msg
+from prometheus_client import Counter
 
 from events.contracts import game as wire
 from events.contracts.audience import FRAMES, CatchupReply
@@ -79,13 +81,14 @@ class Handlers:
             else None
         )
         with logs.work(request_id, game_id=request.game_id):
-            log = self.log.bind(player_id=request.player_id)
             async with self.games.lock(request.game_id):
                 try:
                     reply = await self._answer(request)
                 except Rejected as exc:
                     command = _command_name(request)
                     ops.COMMANDS_REJECTED.labels(command=command, reason=exc.code).inc()
+                    # bound here, not per command: an accepted command logs nothing at info
+                    log = self.log.bind(player_id=request.player_id)
                     log.info("command rejected", command=command, code=exc.code)
                     reply = wire.TableReply(
                         ok=False, code=exc.code, message=str(exc), game_id=request.game_id
@@ -95,6 +98,7 @@ class Handlers:
                     ops.COMMANDS_REJECTED.labels(
                         command=_command_name(request), reason="unavailable"
                     ).inc()
+                    log = self.log.bind(player_id=request.player_id)
                     log.warning("command failed", error=type(exc).__name__)
             await replies.send(msg, reply)
 
@@ -146,7 +150,7 @@ class Handlers:
             break
         else:
             raise Rejected("conflict", "the game moved on three times; send the command again")
-        ops.COMMANDS_HANDLED.labels(command=_command_name(request)).inc()
+        _handled(_command_name(request)).inc()
         self.log.debug(
             "command applied",
             command=_command_name(request),
@@ -202,6 +206,12 @@ class Handlers:
             hints=wire.hints_allowed(table.opened),
             unlisted=table.opened.unlisted,
         )
+
+
+@functools.cache
+def _handled(command: str) -> Counter:
+    """Return the accepted-commands counter of one command type (looked up once per type)."""
+    return ops.COMMANDS_HANDLED.labels(command=command)
 
 
 def _command_name(request: wire.SubmitCommand | wire.GetView | wire.LeaveTable) -> str:

@@ -43,6 +43,7 @@ from events.contracts import game as wire
 from events.contracts.audience import Frame
 from events.contracts.talk import Say, Talked
 from events.envelope import StoredEvent
+from events.ids import uuid5
 from services.table.decided import Decided
 from services.table.finished import FinishedTables as FinishedTables
 from services.table.refusals import Rejected as Rejected
@@ -65,7 +66,7 @@ EVENT_NAMESPACE = uuid.UUID("5ade5000-0000-4000-8000-000000000001")
 
 def event_ids(seed: str, count: int) -> list[uuid.UUID]:
     """Return ``count`` event ids derived from ``seed``, the same on every retry."""
-    return [uuid.uuid5(EVENT_NAMESPACE, f"{seed}:{i}") for i in range(count)]
+    return [uuid5(EVENT_NAMESPACE, f"{seed}:{i}") for i in range(count)]
 
 
 @dataclass

@@ -52,7 +52,9 @@ class Timers:
         self.games = games
         self.bots = bots
         self.bot_delay = bot_delay
-        self.timers: dict[str, asyncio.Task[None]] = {}
+        self.timers: dict[str, asyncio.Task[None] | asyncio.TimerHandle] = {}
+        """Each game's timer: a task while it acts (or a bot's move is due at once), else the
+        loop's timer handle that starts that task when the time comes."""
         self.retries: dict[str, int] = {}
         self.faulted: dict[str, int] = {}
         """game -> version whose person's timer failed (an outage): its clock restarts."""
@@ -64,9 +66,7 @@ class Timers:
 
     def forget(self, game_id: str) -> None:
         """Stop serving ``game_id``: no timer, no table in memory, no hint asked."""
-        timer = self.timers.pop(game_id, None)
-        if timer is not None and timer is not asyncio.current_task():
-            timer.cancel()
+        _cancel(self.timers.pop(game_id, None))
         self.retries.pop(game_id, None)
         self.faulted.pop(game_id, None)
         self.bots.asked.pop(game_id, None)
@@ -85,17 +85,13 @@ class Timers:
 
     def schedule(self, table: Table, *, delay: float | None = None) -> None:
         """(Re)arm the game's one timer: a bot's move, or the turn timer of a person."""
-        old = self.timers.pop(table.game_id, None)
-        if old is not None and old is not asyncio.current_task():
-            old.cancel()
+        _cancel(self.timers.pop(table.game_id, None))
         seat = table.seat_to_act()
         fence = self.games.fence
         if seat is None and table.seeding:  # hand 1 waits for the contributions, not for ever
             if fence(table.game_id) is not None:
                 wait = self._window() if delay is None else delay
-                self.timers[table.game_id] = asyncio.create_task(
-                    self._fire(table.game_id, table.version, -1, False, wait)
-                )
+                self._arm(table.game_id, table.version, -1, False, wait)
             return
         if seat is None:
             if table.over:
@@ -111,9 +107,7 @@ class Timers:
             if delay is None:
                 idle = self.settings.untimed_idle_seconds
                 delay = max(0.0, table.last_recorded + idle - time.time())
-            self.timers[table.game_id] = asyncio.create_task(
-                self._fire(table.game_id, table.version, seat, False, delay, idle=True)
-            )
+            self._arm(table.game_id, table.version, seat, False, delay, idle=True)
             return
         if delay is None:
             # a person's timer runs to the deadline the log recorded (and every watcher was
@@ -123,8 +117,35 @@ class Timers:
             if delay is None:
                 delay = self.settings.turn_seconds
             delay = max(0.0, delay)
-        self.timers[table.game_id] = asyncio.create_task(
-            self._fire(table.game_id, table.version, seat, is_bot, delay)
+        self._arm(table.game_id, table.version, seat, is_bot, delay)
+
+    def _arm(
+        self,
+        game_id: str,
+        version: int,
+        seat: int,
+        is_bot: bool,
+        delay: float,
+        *,
+        idle: bool = False,
+    ) -> None:
+        """Make the game's timer fire in ``delay`` s. A timer due later is a handle of the
+        loop's until then, not a task asleep: nearly every timer is re-armed before it runs
+        out (a person acts in time), and a handle is cancelled without waking anything, where
+        a task costs a wake-up to start and another to cancel, on every move of every game."""
+        if delay <= 0:
+            self.timers[game_id] = asyncio.create_task(
+                self._fire(game_id, version, seat, is_bot, delay, idle=idle)
+            )
+            return
+        self.timers[game_id] = asyncio.get_running_loop().call_later(
+            delay, self._start, game_id, version, seat, is_bot, idle
+        )
+
+    def _start(self, game_id: str, version: int, seat: int, is_bot: bool, idle: bool) -> None:
+        # A handle re-armed or forgotten was cancelled: one that runs is still the game's timer.
+        self.timers[game_id] = asyncio.create_task(
+            self._fire(game_id, version, seat, is_bot, 0.0, idle=idle)
         )
 
     async def _fire(
@@ -223,3 +244,9 @@ class Timers:
     def _window(self) -> float:
         """Return the seconds hand 1 waits for contributions (never more than a turn)."""
         return min(self.settings.contribution_seconds, self.settings.turn_seconds)
+
+
+def _cancel(timer: asyncio.Task[None] | asyncio.TimerHandle | None) -> None:
+    """Stop a game's timer (never the task running this: it is the timer acting)."""
+    if timer is not None and timer is not asyncio.current_task():
+        timer.cancel()

@@ -119,6 +119,10 @@ async def test_the_gateway_bench_writes_every_figure_of_issue_12(
         "ROUNDS": 1,
     }.items():
         monkeypatch.setattr(gateway_bench, name, value)
+    from benchmarks import wsrelay
+
+    monkeypatch.setattr(wsrelay, "WINDOW", 1.0)  # the bare relay of the same run, tiny too
+    monkeypatch.setattr(wsrelay, "ROOMS", 2)
     artifact.record("engine", {"engine.hands_per_cpu_s": 1000.0}, {})  # an earlier run's
     pid = private_nats.pid()
     assert pid is not None
@@ -136,8 +140,20 @@ async def test_the_gateway_bench_writes_every_figure_of_issue_12(
     assert _positive(data, f"{level}.p99_ms_all_four") >= p50
     for service in ("gateway", "table", "relay"):
         _positive(data, f"{level}.cpu_us_per_play.{service}")
+    for server in ("postgres", "nats"):  # issue #32: the stack counts its servers too
+        _positive(data, f"{level}.cpu_us_per_play.{server}")
+    stack = _positive(data, f"{level}.stack_cpu_us_per_play")
+    assert stack > artifact.lookup(data, f"{level}.cpu_us_per_play.gateway")
     _positive(data, "full_stack.raw_baseline_plays_per_s")
-    _positive(data, "full_stack.raw_baseline.cpu_us_per_play")
+    raw = _positive(data, "full_stack.raw_baseline.cpu_us_per_play")
+    assert _positive(data, "full_stack.raw_baseline.cpu_us_per_play_with_servers") > raw
+    ratio = _positive(data, f"{level}.stack_to_raw_cpu")
+    assert ratio == pytest.approx(stack / raw, rel=1e-3)  # (the artifact rounds figures)
+    _positive(data, f"{level}.stack_to_raw_cpu_with_servers")
+    bare = _positive(data, "full_stack.bare_relay.server_cpu_us_per_msg")
+    gateway = artifact.lookup(data, f"{level}.cpu_us_per_play.gateway")
+    ratio = _positive(data, f"{level}.gateway_to_bare_relay_cpu")
+    assert ratio == pytest.approx(gateway / bare, rel=1e-3)
     assert artifact.lookup(data, "idle.tables_2.gateway_cpu_s_per_s") >= 0
     _positive(data, "idle.tables_2.nats_rss_mb")
     for variant in ("asyncio_websockets", "uvloop_sansio"):
