@@ -92,15 +92,18 @@ class Pacing:
 @dataclass
 class Wake:
     """Why the relay should look again: a commit was notified (`notified`), or an
-    acknowledgement came back; either sets `event`."""
+    acknowledgement came back; either sets `event`. A notification sets `event` only while
+    `armed`: a relay already due to read at a set time need not be woken by every commit."""
 
     event: asyncio.Event = field(default_factory=asyncio.Event)
     notified: bool = False
+    armed: bool = True
 
     def notify(self, *_: Any) -> None:
         """The LISTEN callback: a transaction that appends committed."""
         self.notified = True
-        self.event.set()
+        if self.armed:
+            self.event.set()
 
 
 async def pipelined(
@@ -179,13 +182,20 @@ async def pipelined(
             room = pipe.in_flight < pacing.max_in_flight
             reading = wake.notified or fast_polls > 0 or now >= poll_at
             if not (room and reading and now >= next_read):
-                due = [poll_at if not reading else next_read] if room else []
-                if pipe.deadline is not None:
-                    due.append(pipe.deadline)
+                # Woken by: a commit only when no read is due anyway; an answer only when the
+                # pipeline is full. Answers otherwise wait for the next look (at most
+                # `checkpoint_every` away), and the oldest page's deadline is always watched.
+                due = [] if pipe.deadline is None else [pipe.deadline]
+                if room:
+                    due.append(next_read if reading else poll_at)
+                    if pipe.in_flight:
+                        due.append(now + pacing.checkpoint_every)
                 if checkpoint != saved:
                     due.append(saved_at + pacing.checkpoint_every)
+                wake.armed, pipe.wake_on_ack = room and not reading, not room
                 stats.idle = not pipe.in_flight and checkpoint == saved and not fast_polls
                 await _wait(wake.event, min(due, default=math.inf) - now)
+                wake.armed = pipe.wake_on_ack = True
                 continue
             woken, wake.notified = wake.notified, False
             page = await store.read_all(after=pipe.sent, limit=page_size)

@@ -106,8 +106,9 @@ class Pipeline:
 
     `sent` is where the next page is read from; `confirmed` is how far the server confirmed
     the stream holds every event. Acknowledgements arrive on one wildcard subscription of the
-    connection; `changed` is set at each, so the relay can wait for them and for commits at
-    once (it may hand its own wake-up event in).
+    connection; `changed` is set at each while `wake_on_ack` (the relay may hand its own
+    wake-up event in, and clear `wake_on_ack` while it has no need to hear of each answer: an
+    answer it does not wait for is taken at its next look, without waking it).
     """
 
     def __init__(
@@ -132,6 +133,7 @@ class Pipeline:
         self._inbox = ""
         self._sub: Any = None
         self._careful: dict[str, str | None] = {}
+        self.wake_on_ack = True
 
     async def start(self) -> None:
         """Subscribe the inbox every acknowledgement comes back to."""
@@ -273,12 +275,14 @@ class Pipeline:
         token = msg.subject[len(self._inbox) + 1 :]
         if token in self._careful:
             self._careful[token] = _verdict(msg, self.subjects.events_stream)
-        else:
-            batch = self._by_token.pop(token, None)
-            if batch is None:
-                return  # an abandoned chain's late answer
-            batch.answer = _verdict(msg, self.subjects.events_stream)
-        self.changed.set()
+            self.changed.set()  # careful() waits for every answer
+            return
+        batch = self._by_token.pop(token, None)
+        if batch is None:
+            return  # an abandoned chain's late answer
+        batch.answer = _verdict(msg, self.subjects.events_stream)
+        if self.wake_on_ack:
+            self.changed.set()
 
 
 def _verdict(msg: Msg, stream: str) -> str:
