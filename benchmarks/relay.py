@@ -6,16 +6,17 @@ Each measurement runs a `python -m events.relay` process (SPADES_RELAY_PIPELINE=
 awaited way, 1 for the pipelined one) on a fresh database and subject prefix, and reads its
 CPU (utime + stime from /proc) around the work:
 
-- **steady**, per rate in SPADES_BENCH_RELAY_RATES (``200,1000`` commits/s): writers commit one
+- **steady**, per rate in SPADES_BENCH_OUTBOX_RATES (``200,1000`` commits/s): writers commit one
   event per transaction (a play's shape) over 400 game streams at that rate for
-  SPADES_BENCH_RELAY_SECONDS (5) seconds; the relay's CPU from the first commit until
+  SPADES_BENCH_OUTBOX_SECONDS (5) seconds; the relay's CPU from the first commit until
   JetStream holds every event, divided by the events. 200/s is about what the 2-core gateway
   bench plays; the writers may fall short of a rate on a loaded machine (the achieved rate is
   printed and recorded).
-- **backlog**: one transaction commits SPADES_BENCH_RELAY_EVENTS (5,000) events over 200
+- **backlog**: one transaction commits SPADES_BENCH_OUTBOX_EVENTS (5,000) events over 200
   streams; events per second from the commit to the last acknowledgement, and CPU per event.
 
-The two ways alternate, SPADES_BENCH_ROUNDS (2) times, so both meet the same machine load;
+(Not SPADES_BENCH_RELAY_*: those are `wsrelay`'s, the WebSocket relay bench.) The two ways
+alternate, SPADES_BENCH_OUTBOX_ROUNDS (2) times, so both meet the same machine load;
 each figure is the median over the rounds. Figures go to ``relay.<way>.*`` in
 ``artifacts/bench.json``.
 """
@@ -142,10 +143,10 @@ async def one(urls: dict[str, str], way: str, work: str, rate: float) -> dict[st
         await asyncio.sleep(1.0)  # its start-up work is done
         cpu0, started = _cpu(proc.pid), time.monotonic()
         if work == "steady":
-            seconds = float(os.environ.get("SPADES_BENCH_RELAY_SECONDS", "5"))
+            seconds = float(os.environ.get("SPADES_BENCH_OUTBOX_SECONDS", "5"))
             total = await _steady(db, rate, seconds)
         else:
-            total = await _backlog(db, int(os.environ.get("SPADES_BENCH_RELAY_EVENTS", "5000")))
+            total = await _backlog(db, int(os.environ.get("SPADES_BENCH_OUTBOX_EVENTS", "5000")))
         writing = time.monotonic() - started
         ended = await _on_bus(js, subjects, total + 1)
         cpu = _cpu(proc.pid) - cpu0
@@ -164,8 +165,8 @@ async def one(urls: dict[str, str], way: str, work: str, rate: float) -> dict[st
 
 
 async def bench(urls: dict[str, str]) -> None:
-    rates = [float(r) for r in os.environ.get("SPADES_BENCH_RELAY_RATES", "200,1000").split(",")]
-    rounds = int(os.environ.get("SPADES_BENCH_ROUNDS", "2"))
+    rates = [float(r) for r in os.environ.get("SPADES_BENCH_OUTBOX_RATES", "200,1000").split(",")]
+    rounds = int(os.environ.get("SPADES_BENCH_OUTBOX_ROUNDS", "2"))
     loads = [("steady", rate) for rate in rates] + [("backlog", 0.0)]
     seen: dict[str, list[dict[str, float]]] = {}
     for round_ in range(rounds):

@@ -26,7 +26,7 @@ from events.envelope import Metadata, NewEvent, StoredEvent
 from events.migrations import migrate
 from events.pgrows import COLUMNS, row_to_event
 from events.pgstore import PostgresEventStore, create_pool
-from events.relay import RelayStats, run_relay
+from events.relay import Pacing, RelayStats, run_relay
 from events.relaypipe import ChainBroken, Pipeline
 from events.store import START, checkpoint_of
 from events.subjects import Subjects
@@ -319,3 +319,55 @@ async def test_a_database_crash_under_the_pipelined_relay_loses_and_doubles_noth
         assert relay.poll() is None, processes.log(relay)[-2000:]
     finally:
         pool.terminate()
+
+
+async def test_only_a_held_back_commit_sets_the_relay_re_reading(
+    event_store: PostgresEventStore,
+    pg_pool: asyncpg.Pool,
+    js: JetStreamContext,
+    nats_url: str,
+    database_url: str,
+    subjects: Subjects,
+) -> None:
+    """A notification whose events were already read costs one read, not a burst of quick
+    re-reads; a commit held back behind an older open transaction is re-read until it shows.
+    The relay's poll is an hour: only notifications and the re-reads can make it publish."""
+    stop, stats = asyncio.Event(), RelayStats()
+    pacing = Pacing(held_back_polls=1_000_000)  # re-reads go on until the held-back commit shows
+    relay = asyncio.create_task(
+        run_relay(
+            database_url=database_url,
+            nats_url=nats_url,
+            subjects=subjects,
+            stop=stop,
+            stats=stats,
+            idle_wait=3600,
+            pacing=pacing,
+        )
+    )
+    try:
+        first = await event_store.append(stream("game"), 0, new_events(2))
+        await eventually(lambda: stats.published == 2 and stats.idle, what="idle after a page")
+        # A notification with nothing behind it: one read, and idle again.
+        reads = stats.reads
+        await pg_pool.execute("SELECT pg_notify('spades_events', '')")
+        await eventually(lambda: stats.reads > reads and stats.idle, what="the stale wake-up read")
+        assert stats.reads - reads == 1
+        # A commit held back behind an older transaction that never appends nor notifies.
+        older = await pg_pool.acquire()
+        try:
+            opened = older.transaction()
+            await opened.start()
+            await older.fetchval("SELECT pg_current_xact_id()")  # it holds an xid: xmin stays
+            held = await event_store.append(stream("game"), 0, new_events(1))
+            reads = stats.reads
+            await eventually(lambda: stats.reads > reads + 5, what="re-reads of the held commit")
+            assert stats.published == 2
+            await opened.rollback()
+        finally:
+            await pg_pool.release(older)
+        await eventually(lambda: stats.published == 3, what="the held commit published")
+    finally:
+        stop.set()
+        await relay
+    assert_bus_is_the_log(await bus_events(js, subjects), first + held)
