@@ -2,33 +2,45 @@
 
     PostgreSQL (read_all after checkpoint) ──▶ JetStream (Nats-Msg-Id = event id) ──▶ checkpoint
 
-- Order: per stream, an event is published only after the previous event of the same stream is
-  acknowledged by JetStream, so no subscriber can see version n+1 before n, even when NATS dies
-  mid-page. Different streams are published concurrently (a page's streams in parallel).
-- Exactly once on the bus: the checkpoint is saved after the page is acknowledged. A crash
-  between the acknowledgement and the save republishes that page; JetStream drops the
-  duplicates by Nats-Msg-Id within its duplicate window (consumers also drop them by version).
-- Nothing lost: a failed or unacknowledged publish leaves the checkpoint where it was, and the
-  page is published again (after a pause) until it goes through; NATS restarts are survived by
-  the client's reconnects.
+- Order, without waiting (issue 32; `events.relaypipe` has the argument): events are published
+  as one chain in the log's order; each message carries `Nats-Expected-Last-Msg-Id` = the id
+  of the event before it, so JetStream stores it only right after its predecessor, and a
+  refused or lost message keeps every later one out. No subscriber can see version n+1 before
+  n, even when NATS dies mid-pipeline. A page goes out in one write; only its last message asks
+  for an acknowledgement, which confirms the page and all before it; up to 8 pages are in
+  flight. After a failure the relay republishes from the confirmed checkpoint, an
+  acknowledgement asked of every message, and starts a new chain at the first that failed.
+  The older awaited way (each event after its predecessor's acknowledgement, a page's streams
+  concurrently) remains behind SPADES_RELAY_PIPELINE=0 (`events.relayloops`).
+- Exactly once on the bus: the checkpoint is saved only at a position the server confirmed
+  (at most every 0.1 s while busy). A crash republishes from it; JetStream answers the events
+  already in the stream as duplicates by Nats-Msg-Id within its duplicate window (they are
+  not stored again, whatever they expect), and consumers also drop duplicates by version.
+- Nothing lost: an unconfirmed event leaves the checkpoint behind it, and it is published
+  again (after a pause that grows to 2 s) until it goes through; NATS restarts are survived
+  by the client's reconnects.
 - Woken, not polling: a trigger notifies channel `spades_events` at the commit of every
   transaction that appends (migration 5); the active relay LISTENs on its lock connection and
-  reads the log as soon as it is told. It still polls every `idle_wait` seconds, and quickly
-  for a moment after a wake-up that found nothing yet (events of a transaction that committed
-  while an older one is still running are held back by `read_all` until that one ends).
+  reads the log as soon as it is told (while busy, at most every SPADES_RELAY_BATCH_WAIT =
+  0.01 s, so one read carries several commits). It still polls every `idle_wait` seconds, and
+  quickly for a moment after a wake-up that found a commit held back (events of a transaction
+  that committed while an older one is still running are held back by `read_all` until that
+  one ends).
 - One active relay: the instance holding a PostgreSQL advisory lock (on a dedicated
   connection, so the lock dies with the process) publishes; others wait as standbys. A
   database restart ends the session (the lock went with the connection); the relay connects
   again and waits for the lock like a standby. Two relays briefly both publishing (one not yet
-  aware it lost the lock) is safe: per stream each publishes in version order, and JetStream
-  keeps the first copy of every event id.
+  aware it lost the lock) is safe: each one's messages expect their log predecessor, so
+  neither can put an event ahead of a missing one, and JetStream keeps the first copy of
+  every event id (the loser of a collision retries from its confirmed checkpoint).
 - Lag: every `lag_interval` seconds each instance, standbys included, measures what is
   committed and not yet published: the events after the *stored* checkpoint and the age of
   the oldest of them (`relay_lag`), and hands it to `on_lag`. A standby therefore reports the
   lag of an active relay that is stuck, which the active relay itself cannot.
 
 Run it as `python -m events.relay` (or `spades serve relay`): configuration from
-SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX.
+SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX, SPADES_RELAY_PIPELINE (1),
+SPADES_RELAY_BATCH_WAIT (0.01 s) and, for `python -m events.relay`, SPADES_RELAY_PAGE_SIZE.
 """
 
 from __future__ import annotations

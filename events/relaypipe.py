@@ -230,6 +230,8 @@ class Pipeline:
         raise ChainBroken after confirming the leading run, so the next chain starts, without
         an expectation, at the first event that failed)."""
         self._abandon()
+        if not self.nc.is_connected:  # nothing buffered for a server that is away
+            raise ChainBroken("not connected")
         tokens = [f"c{next(self._tokens)}" for _ in page]
         for token in tokens:
             self._careful[token] = None
