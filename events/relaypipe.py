@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import time
 from collections import deque
@@ -57,6 +58,8 @@ from typing import Any
 import msgspec
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
+from nats.errors import ConnectionClosedError
+from nats.protocol.command import hpub_cmd
 
 from events.envelope import StoredEvent
 from events.store import Checkpoint, checkpoint_of
@@ -68,6 +71,8 @@ MSG_ID = "Nats-Msg-Id"
 EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"
 
 _encoder = msgspec.json.Encoder()
+_HEADER_START = f"NATS/1.0\r\n{MSG_ID}: ".encode()
+_EXPECTING = f"\r\n{EXPECTED_LAST_MSG_ID}: ".encode()
 
 
 class _Ack(msgspec.Struct):
@@ -134,6 +139,7 @@ class Pipeline:
         self._sub: Any = None
         self._careful: dict[str, str | None] = {}
         self.wake_on_ack = True
+        self._subject = functools.lru_cache(maxsize=4096)(subjects.event)
 
     async def start(self) -> None:
         """Subscribe the inbox every acknowledgement comes back to."""
@@ -157,13 +163,32 @@ class Pipeline:
         """When the oldest page in flight counts as lost (monotonic), None if none is."""
         return self._batches[0].deadline if self._batches else None
 
-    def _headers(self, event: StoredEvent) -> dict[str, str]:
+    def _command(self, event: StoredEvent, reply: str) -> bytes:
+        """The HPUB protocol line of `event` as the next link of the chain.
+
+        Built here rather than through `Client.publish`, which validates the subject and
+        every header with regular expressions and flushes per message: a third of a busy
+        relay's CPU. The subject is made of subject-safe tokens (`Subjects.event` checks
+        them), and the header values are UUIDs.
+        """
         event_id = str(event.event_id)
-        headers = {MSG_ID: event_id}
+        header = _HEADER_START + event_id.encode()
         if self.head is not None:
-            headers[EXPECTED_LAST_MSG_ID] = self.head
+            header += _EXPECTING + self.head.encode()
+        header += b"\r\n\r\n"
         self.head = event_id
-        return headers
+        return hpub_cmd(
+            self._subject(event.stream_id, event.type), reply, header, _encoder.encode(event)
+        )
+
+    async def _write(self, commands: list[bytes]) -> None:
+        """Hand `commands` to the connection's buffer as one write, and kick its flusher (what
+        `Client.publish` does per message)."""
+        if self.nc.is_closed:
+            raise ConnectionClosedError
+        await self.nc._send_command(b"".join(commands))
+        if self.nc._flush_queue is not None and self.nc._flush_queue.empty():
+            await self.nc._flush_pending()
 
     def _abandon(self) -> None:
         """Forget the chain in flight: its late answers are ignored; the next link starts one."""
@@ -183,15 +208,10 @@ class Pipeline:
             self._abandon()
             raise ChainBroken("not connected")
         token = str(next(self._tokens))
-        last = len(page) - 1
         try:
-            for index, event in enumerate(page):
-                await self.nc.publish(
-                    self.subjects.event(event.stream_id, event.type),
-                    _encoder.encode(event),
-                    reply=f"{self._inbox}.{token}" if index == last else "",
-                    headers=self._headers(event),
-                )
+            commands = [self._command(event, "") for event in page[:-1]]
+            commands.append(self._command(page[-1], f"{self._inbox}.{token}"))
+            await self._write(commands)
         except Exception as exc:
             self._abandon()
             raise ChainBroken(type(exc).__name__) from exc
@@ -236,13 +256,12 @@ class Pipeline:
         for token in tokens:
             self._careful[token] = None
         try:
-            for token, event in zip(tokens, page, strict=True):
-                await self.nc.publish(
-                    self.subjects.event(event.stream_id, event.type),
-                    _encoder.encode(event),
-                    reply=f"{self._inbox}.{token}",
-                    headers=self._headers(event),
-                )
+            await self._write(
+                [
+                    self._command(event, f"{self._inbox}.{token}")
+                    for token, event in zip(tokens, page, strict=True)
+                ]
+            )
         except Exception as exc:
             self._abandon()
             raise ChainBroken(type(exc).__name__) from exc
