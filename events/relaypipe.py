@@ -58,7 +58,7 @@ from typing import Any
 import msgspec
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
-from nats.errors import ConnectionClosedError
+from nats.errors import ConnectionClosedError, MaxPayloadError
 from nats.protocol.command import hpub_cmd
 
 from events.envelope import StoredEvent
@@ -176,10 +176,12 @@ class Pipeline:
         if self.head is not None:
             header += _EXPECTING + self.head.encode()
         header += b"\r\n\r\n"
+        payload = _encoder.encode(event)
+        if len(header) + len(payload) > self.nc.max_payload:
+            # The server would close the connection on it: refuse it here, as publish() does.
+            raise MaxPayloadError
         self.head = event_id
-        return hpub_cmd(
-            self._subject(event.stream_id, event.type), reply, header, _encoder.encode(event)
-        )
+        return hpub_cmd(self._subject(event.stream_id, event.type), reply, header, payload)
 
     async def _write(self, commands: list[bytes]) -> None:
         """Hand `commands` to the connection's buffer as one write, and kick its flusher (what
