@@ -9,6 +9,7 @@ SUITES = (
     "engine",
     "table",
     "store",
+    "relay",
     "e2e",
     "gateway",
     "wsrelay",

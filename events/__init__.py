@@ -15,7 +15,9 @@ The modules at this level know no game: they would serve any event-sourced syste
 - `settings`    `from_environ`: typed settings from SPADES_* variables (`SettingsError`).
 - `subjects`    `Subjects(prefix)`: every NATS subject and JetStream stream name.
 - `bus`         `connect`, `ensure_streams`, `close_nats`.
-- `relay`       `run_relay(...)`: the log is the outbox (`python -m events.relay`).
+- `relay`       `run_relay(...)`: the log is the outbox (`python -m events.relay`);
+                `relaypipe` its pipelined chain of publishes (order kept by the server's
+                expected-last-message check), `relayloops` its pipelined and awaited loops.
 - `consumer`    `consume(...)`: durable pull consumer, effect + position in one transaction,
                 `Unprocessable` and undecodable messages parked.
 - `bookkeeping` the bus's own events (`MessageParked`), the versioning example.

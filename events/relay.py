@@ -2,33 +2,45 @@
 
     PostgreSQL (read_all after checkpoint) ──▶ JetStream (Nats-Msg-Id = event id) ──▶ checkpoint
 
-- Order: per stream, an event is published only after the previous event of the same stream is
-  acknowledged by JetStream, so no subscriber can see version n+1 before n, even when NATS dies
-  mid-page. Different streams are published concurrently (a page's streams in parallel).
-- Exactly once on the bus: the checkpoint is saved after the page is acknowledged. A crash
-  between the acknowledgement and the save republishes that page; JetStream drops the
-  duplicates by Nats-Msg-Id within its duplicate window (consumers also drop them by version).
-- Nothing lost: a failed or unacknowledged publish leaves the checkpoint where it was, and the
-  page is published again (after a pause) until it goes through; NATS restarts are survived by
-  the client's reconnects.
+- Order, without waiting (issue 32; `events.relaypipe` has the argument): events are published
+  as one chain in the log's order; each message carries `Nats-Expected-Last-Msg-Id` = the id
+  of the event before it, so JetStream stores it only right after its predecessor, and a
+  refused or lost message keeps every later one out. No subscriber can see version n+1 before
+  n, even when NATS dies mid-pipeline. A page goes out in one write; only its last message asks
+  for an acknowledgement, which confirms the page and all before it; up to 8 pages are in
+  flight. After a failure the relay republishes from the confirmed checkpoint, an
+  acknowledgement asked of every message, and starts a new chain at the first that failed.
+  The older awaited way (each event after its predecessor's acknowledgement, a page's streams
+  concurrently) remains behind SPADES_RELAY_PIPELINE=0 (`events.relayloops`).
+- Exactly once on the bus: the checkpoint is saved only at a position the server confirmed
+  (at most every 0.1 s while busy). A crash republishes from it; JetStream answers the events
+  already in the stream as duplicates by Nats-Msg-Id within its duplicate window (they are
+  not stored again, whatever they expect), and consumers also drop duplicates by version.
+- Nothing lost: an unconfirmed event leaves the checkpoint behind it, and it is published
+  again (after a pause that grows to 2 s) until it goes through; NATS restarts are survived
+  by the client's reconnects.
 - Woken, not polling: a trigger notifies channel `spades_events` at the commit of every
   transaction that appends (migration 5); the active relay LISTENs on its lock connection and
-  reads the log as soon as it is told. It still polls every `idle_wait` seconds, and quickly
-  for a moment after a wake-up that found nothing yet (events of a transaction that committed
-  while an older one is still running are held back by `read_all` until that one ends).
+  reads the log as soon as it is told (while busy, at most every SPADES_RELAY_BATCH_WAIT =
+  0.01 s, so one read carries several commits). It still polls every `idle_wait` seconds, and
+  quickly for a moment after a wake-up that found a commit held back (events of a transaction
+  that committed while an older one is still running are held back by `read_all` until that
+  one ends).
 - One active relay: the instance holding a PostgreSQL advisory lock (on a dedicated
   connection, so the lock dies with the process) publishes; others wait as standbys. A
   database restart ends the session (the lock went with the connection); the relay connects
   again and waits for the lock like a standby. Two relays briefly both publishing (one not yet
-  aware it lost the lock) is safe: per stream each publishes in version order, and JetStream
-  keeps the first copy of every event id.
+  aware it lost the lock) is safe: each one's messages expect their log predecessor, so
+  neither can put an event ahead of a missing one, and JetStream keeps the first copy of
+  every event id (the loser of a collision retries from its confirmed checkpoint).
 - Lag: every `lag_interval` seconds each instance, standbys included, measures what is
   committed and not yet published: the events after the *stored* checkpoint and the age of
   the oldest of them (`relay_lag`), and hands it to `on_lag`. A standby therefore reports the
   lag of an active relay that is stuck, which the active relay itself cannot.
 
 Run it as `python -m events.relay` (or `spades serve relay`): configuration from
-SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX.
+SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX, SPADES_RELAY_PIPELINE (1),
+SPADES_RELAY_BATCH_WAIT (0.01 s) and, for `python -m events.relay`, SPADES_RELAY_PAGE_SIZE.
 """
 
 from __future__ import annotations
@@ -37,35 +49,31 @@ import asyncio
 import contextlib
 import os
 import signal
-import uuid
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
-import msgspec
-from nats.js import JetStreamContext
-from nats.js.errors import NoStreamResponseError
 
 from events.bus import close_nats, connect, ensure_streams, nats_url
-from events.envelope import StoredEvent
-from events.logs import bound_ids, configure_logging, get_logger
+from events.logs import configure_logging, get_logger
 from events.migrations import database_url
 from events.pgstore import (
     Conn,
     PostgresEventStore,
     create_pool,
     load_checkpoint,
-    save_checkpoint,
 )
+from events.relayloops import Pacing, RelayStats, Wake, publish_page
+from events.relayloops import awaited as _awaited
+from events.relayloops import pipelined as _pipelined
 from events.retry import Backoff
-from events.store import checkpoint_of
 from events.subjects import Subjects, current
 
 __all__ = [
     "LAG_COUNT_CAP",
     "RELAY_LOCK",
+    "Pacing",
     "RelayLag",
     "RelayStats",
     "main",
@@ -84,28 +92,11 @@ _CRASH_ENV = "SPADES_RELAY_CRASH_AFTER"
 LAG_COUNT_CAP = 100_000
 # The channel the log's trigger notifies at each appending commit (migration 5).
 EVENTS_CHANNEL = "spades_events"
-# After a wake-up that found nothing to publish yet (held back behind an older transaction),
-# read again this often, this many times, before falling back to `idle_wait`.
 MAX_RESTART_PAUSE = 5.0  # seconds between attempts to reconnect after a session failed
 # After a session failed (lost lock connection, NATS away): connect again, less often each time.
 RESTART_BACKOFF = Backoff(first=0.2, factor=2.0, most=MAX_RESTART_PAUSE, jitter=0.2)
-# After a page failed to publish: publish it again, less often each time, until it goes through.
-PUBLISH_BACKOFF = Backoff(first=0.1, factor=2.0, most=2.0)
-HELD_BACK_WAIT = 0.005
-HELD_BACK_POLLS = 40
 
 log = get_logger("relay")
-_encoder = msgspec.json.Encoder()
-
-
-@dataclass
-class RelayStats:
-    """What a relay did: events published (acknowledged) and pages retried after a failure."""
-
-    published: int = 0
-    retries: int = 0
-    restarts: int = 0  # sessions ended by a fault (database or NATS away) and begun again
-    idle: bool = False  # caught up and waiting for a commit (or the long poll), not re-reading
 
 
 @dataclass(frozen=True)
@@ -151,62 +142,6 @@ async def _watch_lag(
             await asyncio.wait_for(stop.wait(), timeout=interval)
 
 
-async def publish_page(
-    js: JetStreamContext, subjects: Subjects, page: Sequence[StoredEvent], *, ack_wait: float = 5.0
-) -> None:
-    """Publish a page of events: in order within each stream, streams concurrently.
-
-    Raises the first failure after every stream's chain has finished or stopped, so the caller
-    can publish the whole page again (acknowledged events are then deduplicated).
-    """
-    chains: dict[str, list[StoredEvent]] = defaultdict(list)
-    for event in page:
-        chains[event.stream_id].append(event)
-
-    async def publish_chain(events: list[StoredEvent]) -> None:
-        for event in events:
-            await js.publish(
-                subjects.event(event.stream_id, event.type),
-                _encoder.encode(event),
-                timeout=ack_wait,
-                headers={"Nats-Msg-Id": str(event.event_id)},
-            )
-
-    outcomes = await asyncio.gather(
-        *(publish_chain(chain) for chain in chains.values()), return_exceptions=True
-    )
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            raise outcome
-
-
-async def _publish_or_pause(
-    js: JetStreamContext,
-    subjects: Subjects,
-    page: Sequence[StoredEvent],
-    stats: RelayStats,
-    pause: float,
-) -> bool:
-    """Publish the page (True), or log why not and pause `pause` seconds (False)."""
-    try:
-        await publish_page(js, subjects, page)
-    except Exception as exc:
-        stats.retries += 1
-        log.warning(
-            "publish failed; page will be published again",
-            error=type(exc).__name__,
-            first_event=str(page[0].event_id),
-            events=len(page),
-        )
-        await asyncio.sleep(pause)
-        if isinstance(exc, NoStreamResponseError):
-            # The server came back without the stream (new cluster, lost storage).
-            with contextlib.suppress(Exception):
-                await ensure_streams(js, subjects)
-        return False
-    return True
-
-
 async def _hold_lock(conn: asyncpg.Connection, stop: asyncio.Event) -> bool:
     """Wait until this instance holds the relay lock (True) or `stop` is set (False)."""
     announced = False
@@ -233,6 +168,7 @@ async def run_relay(
     stats: RelayStats | None = None,
     on_lag: Callable[[RelayLag], None] | None = None,
     lag_interval: float = 1.0,
+    pacing: Pacing | None = None,
 ) -> RelayStats:
     """Relay committed events to JetStream until `stop` is set; return what was done.
 
@@ -261,6 +197,7 @@ async def run_relay(
                 stats=stats,
                 on_lag=on_lag,
                 lag_interval=lag_interval,
+                pacing=pacing or Pacing.from_env(),
             )
             ended_in_a_row = 0
         except Exception as exc:
@@ -284,6 +221,7 @@ async def _relay_session(
     stats: RelayStats | None = None,
     on_lag: Callable[[RelayLag], None] | None = None,
     lag_interval: float = 1.0,
+    pacing: Pacing | None = None,
 ) -> RelayStats:
     """One session of the relay: connect, wait for the lock, publish until stop or a fault."""
     subjects = subjects or current()
@@ -310,6 +248,7 @@ async def _relay_session(
             on_lag,
             lag_interval,
             crash_after,
+            pacing or Pacing(),
         )
 
 
@@ -338,6 +277,7 @@ async def _publish_while_active(
     on_lag: Callable[[RelayLag], None] | None,
     lag_interval: float,
     crash_after: int,
+    pacing: Pacing,
 ) -> RelayStats:
     stopping: asyncio.Task[bool] | None = None
     watcher = (
@@ -351,42 +291,22 @@ async def _publish_while_active(
         if not await _hold_lock(lock_conn, stop):
             return stats
         store = PostgresEventStore(pool)
-        wake = asyncio.Event()
-        await lock_conn.add_listener(EVENTS_CHANNEL, lambda *_: wake.set())
+        wake = Wake()
+        await lock_conn.add_listener(EVENTS_CHANNEL, wake.notify)
         stopping = asyncio.create_task(stop.wait())
-        stopping.add_done_callback(lambda _: wake.set())
-        fast_polls = 0
+        stopping.add_done_callback(lambda _: wake.event.set())
         checkpoint = await load_checkpoint(pool, name)
-        log.info("relay active", checkpoint=list(checkpoint), events_stream=subjects.events_stream)
-        failed_in_a_row = 0
-        while not stop.is_set():
-            if lock_conn.is_closed():
-                raise RuntimeError("lost the relay lock connection")
-            woken = wake.is_set()
-            wake.clear()  # before reading: a commit after this read wakes the next wait
-            page = await store.read_all(after=checkpoint, limit=page_size)
-            if not page:
-                fast_polls = HELD_BACK_POLLS if woken else max(0, fast_polls - 1)
-                stats.idle = not fast_polls
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        wake.wait(), timeout=HELD_BACK_WAIT if fast_polls else idle_wait
-                    )
-                stats.idle = False
-                continue
-            # Every line logged about this page carries its batch id as request_id.
-            with bound_ids(request_id=f"batch-{uuid.uuid4().hex}"):
-                pause = PUBLISH_BACKOFF.delay(failed_in_a_row + 1)  # should this page fail too
-                if not await _publish_or_pause(js, subjects, page, stats, pause):
-                    failed_in_a_row += 1
-                    continue
-                failed_in_a_row = 0
-                stats.published += len(page)
-                if crash_after and stats.published >= crash_after:
-                    os.kill(os.getpid(), signal.SIGKILL)
-                checkpoint = checkpoint_of(page[-1])
-                await save_checkpoint(pool, name, checkpoint)
-                log.debug("page published", events=len(page))
+        log.info(
+            "relay active",
+            checkpoint=list(checkpoint),
+            events_stream=subjects.events_stream,
+            pipelined=pacing.pipelined,
+        )
+        run = _pipelined if pacing.pipelined else _awaited
+        await run(
+            nc, js, lock_conn, pool, store, subjects, stop, name, page_size, idle_wait,
+            stats, crash_after, pacing, wake, checkpoint,
+        )  # fmt: skip
         return stats
     finally:
         if stopping is not None:
@@ -408,6 +328,7 @@ async def _main() -> None:
         nats_url=nats_url(),
         stop=stop,
         page_size=int(os.environ.get("SPADES_RELAY_PAGE_SIZE", "500")),
+        pacing=Pacing.from_env(),
     )
     log.info("relay stopped", published=stats.published, retries=stats.retries)
 

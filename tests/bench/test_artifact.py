@@ -188,3 +188,30 @@ async def test_the_relay_bench_writes_its_figures_beside_the_others(
     _positive(data, "ws_relay.uvloop_sansio.ratio_to_asyncio_websockets.server_cpu_us_per_msg")
     assert artifact.lookup(data, "engine.hands_per_cpu_s") == 1000.0
     assert "wsrelay" in data["meta"]
+
+
+@pytest.mark.infra
+async def test_the_outbox_relay_bench_writes_both_ways_figures(
+    servers: Servers, bench_json: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import relay as outbox
+
+    for name, value in {
+        "SPADES_BENCH_OUTBOX_RATES": "50",
+        "SPADES_BENCH_OUTBOX_SECONDS": "1",
+        "SPADES_BENCH_OUTBOX_EVENTS": "400",
+        "SPADES_BENCH_OUTBOX_ROUNDS": "1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    artifact.record("engine", {"engine.hands_per_cpu_s": 1000.0}, {})
+    urls = {"SPADES_DATABASE_URL": servers.database_url, "SPADES_NATS_URL": servers.nats_url}
+    await outbox.bench(urls)
+    data = _read(bench_json)
+    for way in ("awaited", "pipelined"):
+        _positive(data, f"relay.{way}.steady_50.relay_cpu_us_per_event")
+        _positive(data, f"relay.{way}.steady_50.events")
+        _positive(data, f"relay.{way}.backlog.events_per_s")
+        assert artifact.lookup(data, f"relay.{way}.backlog.events") == 400
+    _positive(data, "relay.pipelined.backlog.cpu_ratio_to_awaited")
+    assert artifact.lookup(data, "engine.hands_per_cpu_s") == 1000.0
+    assert "relay" in data["meta"]

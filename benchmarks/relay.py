@@ -1,0 +1,206 @@
+"""The relay alone: CPU per event published, awaited way against pipelined way, by turns.
+
+    uv run --frozen python -m benchmarks relay
+
+Each measurement runs a `python -m events.relay` process (SPADES_RELAY_PIPELINE=0 for the
+awaited way, 1 for the pipelined one) on a fresh database and subject prefix, and reads its
+CPU (utime + stime from /proc) around the work:
+
+- **steady**, per rate in SPADES_BENCH_OUTBOX_RATES (``200,1000`` commits/s): writers commit one
+  event per transaction (a play's shape) over 400 game streams at that rate for
+  SPADES_BENCH_OUTBOX_SECONDS (5) seconds; the relay's CPU from the first commit until
+  JetStream holds every event, divided by the events. 200/s is about what the 2-core gateway
+  bench plays; the writers may fall short of a rate on a loaded machine (the achieved rate is
+  printed and recorded).
+- **backlog**: one transaction commits SPADES_BENCH_OUTBOX_EVENTS (5,000) events over 200
+  streams; events per second from the commit to the last acknowledgement, and CPU per event.
+
+(Not SPADES_BENCH_RELAY_*: those are `wsrelay`'s, the WebSocket relay bench.) The two ways
+alternate, SPADES_BENCH_OUTBOX_ROUNDS (2) times, so both meet the same machine load;
+each figure is the median over the rounds. Figures go to ``relay.<way>.*`` in
+``artifacts/bench.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import time
+import uuid
+
+import asyncpg
+import msgspec
+
+from benchmarks import artifact
+from benchmarks.e2e import REPO, servers
+from benchmarks.gateway import fresh_database
+from events.bus import close_nats, connect, ensure_streams
+from events.envelope import Metadata, NewEvent
+from events.pgstore import PostgresEventStore, append_with, create_pool
+from events.subjects import Subjects
+
+WAYS = {"awaited": "0", "pipelined": "1"}
+TICKS = os.sysconf("SC_CLK_TCK")
+STEADY_STREAMS = 400
+BACKLOG_STREAMS = 200
+_DATA = msgspec.Raw(b'{"seat":1,"card":"QS","trick":5}')
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) the process has used."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _event() -> NewEvent:
+    return NewEvent(event_id=uuid.uuid4(), type="CardPlayed", data=_DATA, metadata=Metadata())
+
+
+async def _on_bus(js: object, subjects: Subjects, total: int, within: float = 120.0) -> float:
+    """Wait until the EVENTS stream holds `total` messages; return when (monotonic)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        info = await js.stream_info(subjects.events_stream)  # type: ignore[attr-defined]
+        if info.state.messages >= total:
+            return time.monotonic()
+        await asyncio.sleep(0.005)
+    raise TimeoutError(f"the relay did not publish {total} events in {within} s")
+
+
+async def _steady(db: str, rate: float, seconds: float) -> int:
+    """Commit one event per transaction at `rate` per second for `seconds`; return how many."""
+    pool = await create_pool(db, min_size=4, max_size=8)
+    store = PostgresEventStore(pool)
+    ids = [f"game-{uuid.uuid4()}" for _ in range(STEADY_STREAMS)]
+    versions = dict.fromkeys(ids, 0)
+    writers = 8
+    done = 0
+
+    async def writer(mine: list[str]) -> None:
+        nonlocal done
+        start = time.monotonic()
+        sent = 0
+        while time.monotonic() - start < seconds:
+            sid = mine[sent % len(mine)]
+            await store.append(sid, versions[sid], [_event()])
+            versions[sid] += 1
+            sent += 1
+            done += 1
+            wait = start + sent * writers / rate - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+
+    try:
+        await asyncio.gather(*(writer(ids[i::writers]) for i in range(writers)))
+    finally:
+        await store.aclose()
+        await pool.close()
+    return done
+
+
+async def _backlog(db: str, events: int) -> int:
+    per = max(1, events // BACKLOG_STREAMS)
+    conn = await asyncpg.connect(db)
+    try:
+        async with conn.transaction():
+            for _ in range(BACKLOG_STREAMS):
+                await append_with(conn, f"game-{uuid.uuid4()}", 0, [_event() for _ in range(per)])
+    finally:
+        await conn.close()
+    return per * BACKLOG_STREAMS
+
+
+async def one(urls: dict[str, str], way: str, work: str, rate: float) -> dict[str, float]:
+    """Run the relay one way on one load; return its figures."""
+    tag = f"{way[0]}{work[0]}{int(rate)}{os.getpid()}"
+    db = await fresh_database(urls["SPADES_DATABASE_URL"], f"bench_relay_{tag}")
+    subjects = Subjects(f"benchrelay{tag}")
+    nc = await connect(urls["SPADES_NATS_URL"], name="bench-relay")
+    js = nc.jetstream()
+    await ensure_streams(js, subjects)
+    env = {
+        **os.environ,
+        "SPADES_DATABASE_URL": db,
+        "SPADES_NATS_URL": urls["SPADES_NATS_URL"],
+        "SPADES_NATS_PREFIX": subjects.prefix,
+        "SPADES_LOG_LEVEL": "warning",
+        "SPADES_RELAY_PIPELINE": WAYS[way],
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "events.relay", cwd=REPO, env=env
+    )
+    try:
+        # the relay is up and idle once it published a first event
+        conn = await asyncpg.connect(db)
+        try:
+            await append_with(conn, f"game-{uuid.uuid4()}", 0, [_event()])
+        finally:
+            await conn.close()
+        await _on_bus(js, subjects, 1, within=60)
+        await asyncio.sleep(1.0)  # its start-up work is done
+        cpu0, started = _cpu(proc.pid), time.monotonic()
+        if work == "steady":
+            seconds = float(os.environ.get("SPADES_BENCH_OUTBOX_SECONDS", "5"))
+            total = await _steady(db, rate, seconds)
+        else:
+            total = await _backlog(db, int(os.environ.get("SPADES_BENCH_OUTBOX_EVENTS", "5000")))
+        writing = time.monotonic() - started
+        ended = await _on_bus(js, subjects, total + 1)
+        cpu = _cpu(proc.pid) - cpu0
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 30)
+        await js.delete_stream(subjects.events_stream)
+        await js.delete_stream(subjects.parked_stream)
+        await close_nats(nc)
+    figures = {"relay_cpu_us_per_event": cpu / total * 1e6, "events": float(total)}
+    if work == "steady":
+        figures["commits_per_s"] = total / writing
+    else:
+        figures["events_per_s"] = total / (ended - started)
+    return figures
+
+
+async def bench(urls: dict[str, str]) -> None:
+    rates = [float(r) for r in os.environ.get("SPADES_BENCH_OUTBOX_RATES", "200,1000").split(",")]
+    rounds = int(os.environ.get("SPADES_BENCH_OUTBOX_ROUNDS", "2"))
+    loads = [("steady", rate) for rate in rates] + [("backlog", 0.0)]
+    seen: dict[str, list[dict[str, float]]] = {}
+    for round_ in range(rounds):
+        for work, rate in loads:
+            for way in WAYS if round_ % 2 == 0 else reversed(WAYS):
+                got = await one(urls, way, work, rate)
+                load = f"steady_{int(rate)}" if work == "steady" else "backlog"
+                seen.setdefault(f"{way}.{load}", []).append(got)
+                speed = (
+                    f"{got['commits_per_s']:.0f} commits/s"
+                    if work == "steady"
+                    else f"{got['events_per_s']:.0f} events/s"
+                )
+                cpu = got["relay_cpu_us_per_event"]
+                print(
+                    f"round {round_ + 1} {way:9} {load:11}: relay {cpu:.0f} µs/event"
+                    f" ({speed}, {got['events']:.0f} events); "
+                    f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores",
+                    flush=True,
+                )
+    figures: dict[str, float] = {}
+    for name, runs in seen.items():
+        for key in runs[0]:
+            figures[f"relay.{name}.{key}"] = statistics.median(run[key] for run in runs)
+    for load in {name.split(".", 1)[1] for name in seen}:
+        old = figures[f"relay.awaited.{load}.relay_cpu_us_per_event"]
+        new = figures[f"relay.pipelined.{load}.relay_cpu_us_per_event"]
+        figures[f"relay.pipelined.{load}.cpu_ratio_to_awaited"] = new / old
+        print(f"{load}: pipelined {new:.0f} µs/event against awaited {old:.0f} (x{new / old:.2f})")
+    print(f"wrote {artifact.record('relay', figures, artifact.run_metadata())}")
+
+
+def main() -> None:
+    """Run the relay bench on the environment's servers, or an embedded stack."""
+    (REPO / ".spades").mkdir(exist_ok=True)
+    with servers() as urls:
+        asyncio.run(bench(urls))
