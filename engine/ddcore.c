@@ -177,11 +177,11 @@ static Entry *probe(Solver *s, const u64 *key, uint8_t meta, int left, int creat
  * opponent who could ruff; spades only once they may be led. A partner holding spades could
  * be forced to ruff a winner (and take the lead) once out of other cards: the total is cut
  * to each such partner's other cards. */
-static int quick(const Solver *s, int leader, int broken, u64 alive) {
+static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain) {
     const u64 *hands = s->hands;
     u64 h = hands[leader];
     int side = s->maxi[leader];
-    int total = 0;
+    int total = 0, spade_run = 0;
     for (int suit = 0; suit < 4; suit++) {
         u64 mine = h & SUIT(suit);
         if (!mine) continue;
@@ -195,7 +195,7 @@ static int quick(const Solver *s, int leader, int broken, u64 alive) {
         }
         if (!run) continue;
         if (suit == SPADES) {
-            if (broken || !(h & ~SUIT(SPADES))) total += run;
+            if (broken || !(h & ~SUIT(SPADES))) spade_run = run;
             continue;
         }
         for (int p = 0; p < s->n; p++) {
@@ -210,7 +210,8 @@ static int quick(const Solver *s, int leader, int broken, u64 alive) {
         int other = popcount(hands[p] & ~SUIT(SPADES));
         if (other < total) total = other;
     }
-    return total;
+    *plain = total;
+    return total + spade_run;
 }
 
 static int start(Solver *s, int leader, int broken, int k, int left, int first);
@@ -233,6 +234,65 @@ static u64 first_legal(const Solver *s, u64 h, int i, int led) {
         return legal ? legal : h;
     }
     return h; /* FIRST_ANY: the first lead is free */
+}
+
+/* Move ordering: each card a score, the highest tried first.
+ * Leads: the lead that settled this position before, then winners (the top live card of a
+ * suit, more so when no opponent can ruff it), then the history of cut-offs.
+ * Follows: an opponent winning, the cheapest card that beats him (when no opponent plays
+ * after, else the top); a partner winning or no winner, the lowest card, discarding from
+ * the suit where it is lowest. */
+static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int led, u64 best,
+                  int winner, u64 hint) {
+    int score[64];
+    int side = s->maxi[seat];
+    for (int j = 0; j < nr; j++) {
+        u64 b = reps[j];
+        int bit = bitindex(b);
+        int suit = bit / SUITW;
+        u64 in_suit = alive & SUIT(suit);
+        int below = popcount(in_suit & (b - 1)); /* live cards of its suit below it */
+        int above = (b >> 63) ? 0 : popcount(in_suit & ~((b << 1) - 1));
+        int sc = 0;
+        (void)bit;
+        if (sc > 400) sc = 400;
+        if (i == 0) {
+            if (b == hint) sc += 100000;
+            if (above == 0) {
+                sc += 2000;
+                if (suit != SPADES) {
+                    int safe = 1;
+                    for (int p = 0; p < s->n; p++)
+                        if (s->maxi[p] != side && !(s->hands[p] & SUIT(suit)) &&
+                            (s->hands[p] & SUIT(SPADES)))
+                            safe = 0;
+                    if (safe) sc += 1000;
+                }
+            }
+        } else {
+            int wins = (b & (SUIT(led) | SUIT(SPADES))) && b > best;
+            if (s->maxi[winner] != side && wins) {
+                int later_opp = 0;
+                for (int q = i + 1; q < s->n; q++)
+                    if (s->maxi[(seat + q - i) % s->n] != side) later_opp = 1;
+                sc += 5000 + (later_opp && above == 0 ? 500 : 0) - below;
+            } else {
+                sc += 1000 - 20 * below - (suit == SPADES ? 200 : 0);
+            }
+        }
+        score[j] = sc;
+    }
+    for (int j = 1; j < nr; j++) { /* insertion sort, stable, highest first */
+        u64 b = reps[j];
+        int sc = score[j], m = j;
+        while (m > 0 && score[m - 1] < sc) {
+            reps[m] = reps[m - 1];
+            score[m] = score[m - 1];
+            m--;
+        }
+        reps[m] = b;
+        score[m] = sc;
+    }
 }
 
 /* Whether the counted seats reach k, ``seat`` playing the i-th card of the trick (``best``
@@ -267,44 +327,7 @@ static int play(Solver *s, int i, int seat, int leader, int broken, int k, int l
         if (!(next & legal & SUIT(bitindex(low) / SUITW))) reps[nr++] = low;
     }
     int maxi = s->maxi[seat];
-    if (i && nr > 1 && s->maxi[winner] != maxi) {
-        /* An opponent is winning: the cheapest winner first. */
-        u64 eligible = SUIT(led) | SUIT(SPADES);
-        u64 ordered[64];
-        int no = 0;
-        for (int j = 0; j < nr; j++)
-            if ((reps[j] & eligible) && reps[j] > best) ordered[no++] = reps[j];
-        if (no) {
-            for (int j = 0; j < nr; j++)
-                if (!((reps[j] & eligible) && reps[j] > best)) ordered[no++] = reps[j];
-            memcpy(reps, ordered, sizeof(u64) * (size_t)nr);
-        }
-    } else if (!i && nr > 1) {
-        /* Leads: the tops of suits first (highest suit first), then the rest. */
-        u64 ordered[64];
-        int no = 0;
-        for (int j = nr - 1; j >= 0; j--) {
-            u64 b = reps[j];
-            u64 above = (b >> 63) ? 0 : alive & ~((b << 1) - 1);
-            if (!(above & SUIT(bitindex(b) / SUITW))) ordered[no++] = b;
-        }
-        if (no) {
-            for (int j = 0; j < nr; j++) {
-                u64 b = reps[j];
-                u64 above = (b >> 63) ? 0 : alive & ~((b << 1) - 1);
-                if (above & SUIT(bitindex(b) / SUITW)) ordered[no++] = b;
-            }
-            memcpy(reps, ordered, sizeof(u64) * (size_t)nr);
-        }
-        if (hint) {
-            for (int j = 0; j < nr; j++)
-                if (reps[j] == hint) {
-                    memmove(reps + 1, reps, sizeof(u64) * (size_t)j);
-                    reps[0] = hint;
-                    break;
-                }
-        }
-    }
+    if (nr > 1) order(s, reps, nr, i, seat, alive, led, best, winner, hint);
     int last = i == s->n - 1;
     int nxt = (seat + 1) % s->n;
     u64 beats = i ? SUIT(led) | SUIT(SPADES) : 0;
@@ -387,11 +410,17 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first) 
                 break;
             }
         }
-        int q = quick(s, leader, broken, alive);
+        /* The leader's side cashes its plain-suit winners first (no opponent can ruff
+         * them, no partner has to), then its top trumps still win a trick each. */
+        int plain;
+        int q = quick(s, leader, broken, alive, &plain);
         if (s->maxi[leader]) {
+            if (plain + mine > q) q = plain + mine;
             if (q > mine) mine = q;
-        } else if (q > theirs)
-            theirs = q;
+        } else {
+            if (plain + theirs > q) q = plain + theirs;
+            if (q > theirs) theirs = q;
+        }
         if (mine >= k || left - theirs < k) {
             if (mine > lo) lo = mine;
             if (left - theirs < hi) hi = left - theirs;
