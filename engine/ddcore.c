@@ -39,6 +39,7 @@ enum {
     DD_BAD_CARDS = -3,
     DD_BAD_TRICK = -4,
     DD_TOO_BIG = -5,
+    DD_OVER_BUDGET = -6,
 };
 
 typedef struct {
@@ -60,6 +61,8 @@ typedef struct {
     Entry *tt;
     size_t tt_mask; /* entries - 1 (a power of two) */
     u64 nodes;
+    u64 limit;   /* nodes a call may search (0: no limit) */
+    int aborted; /* the limit was reached: unwind without storing anything */
 } Solver;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -131,6 +134,13 @@ void dd_free(void *p) {
 }
 
 u64 dd_nodes(void *p) { return p ? ((Solver *)p)->nodes : 0; }
+
+/* Limit each later call to ``budget`` more nodes (0: no limit); over it, a call returns
+ * DD_OVER_BUDGET and the table keeps only what completed searches found. */
+void dd_set_budget(void *p, u64 budget) {
+    Solver *s = p;
+    if (s) s->limit = budget;
+}
 
 /* Per seat, its cards of each suit renumbered by rank among the live cards of the suit. */
 static void relative(const Solver *s, u64 alive, u64 *out) {
@@ -301,6 +311,10 @@ static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int 
 static int play(Solver *s, int i, int seat, int leader, int broken, int k, int left, u64 alive,
                 int led, u64 best, int winner, int first, u64 hint, u64 *cut) {
     s->nodes++;
+    if (s->limit && s->nodes > s->limit) {
+        s->aborted = 1;
+        return 0;
+    }
     u64 h = s->hands[seat];
     u64 legal;
     if (first && s->first_mode != FIRST_NONE)
@@ -352,6 +366,7 @@ static int play(Solver *s, int i, int seat, int leader, int broken, int k, int l
             found = play(s, i + 1, nxt, leader, broken2, k, left, alive, led2, best2, winner2,
                          first, 0, NULL);
         s->hands[seat] = h;
+        if (s->aborted) return 0;
         if (found == maxi) {
             if (!i && cut) *cut = b;
             return found;
@@ -430,6 +445,7 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first) 
     }
     u64 cut = 0;
     int found = play(s, 0, leader, leader, broken, k, left, alive, -1, 0, -1, first, hint, &cut);
+    if (s->aborted) return 0;
     if (found) {
         if (k > lo) lo = k;
     } else if (k - 1 < hi)
@@ -465,6 +481,7 @@ static int load(Solver *s, const u64 *hands, int nhands, int leader, const int *
     }
     for (int p = 0; p < s->n; p++) s->hands[p] = hands[p];
     *out_left = left;
+    s->aborted = 0;
     return 0;
 }
 
@@ -497,7 +514,11 @@ int dd_at_least(void *p, const u64 *hands, int nhands, int leader, const int *tr
     int left;
     int err = load(s, hands, nhands, leader, trick, trick_len, &left);
     if (err) return err;
-    return at_least(s, leader, trick, trick_len, broken != 0, done == 0, k, left);
+    u64 limit = s->limit;
+    if (limit) s->limit = s->nodes + limit;
+    int found = at_least(s, leader, trick, trick_len, broken != 0, done == 0, k, left);
+    s->limit = limit;
+    return s->aborted ? DD_OVER_BUDGET : found;
 }
 
 /* The counted seats' tricks of those left with best play, or a negative code. */
@@ -507,13 +528,16 @@ int dd_value(void *p, const u64 *hands, int nhands, int leader, const int *trick
     int left;
     int err = load(s, hands, nhands, leader, trick, trick_len, &left);
     if (err) return err;
+    u64 limit = s->limit;
+    if (limit) s->limit = s->nodes + limit;
     int lo = 0, hi = left;
-    while (lo < hi) {
+    while (lo < hi && !s->aborted) {
         int k = (lo + hi + 1) / 2;
         if (at_least(s, leader, trick, trick_len, broken != 0, done == 0, k, left))
             lo = k;
         else
             hi = k - 1;
     }
-    return lo;
+    s->limit = limit;
+    return s->aborted ? DD_OVER_BUDGET : lo;
 }

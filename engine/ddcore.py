@@ -48,6 +48,11 @@ class KernelMissing(RuntimeError):
     """The kernel's shared library is not built (or does not load)."""
 
 
+class OverBudget(RuntimeError):
+    """A search needed more nodes than the solver's budget allows (nothing wrong was stored:
+    the solver stays usable)."""
+
+
 _lib: ctypes.CDLL | None = None
 
 
@@ -72,6 +77,8 @@ def load() -> ctypes.CDLL:
     lib.dd_free.argtypes = [ctypes.c_void_p]
     lib.dd_nodes.restype = U64
     lib.dd_nodes.argtypes = [ctypes.c_void_p]
+    lib.dd_set_budget.restype = None
+    lib.dd_set_budget.argtypes = [ctypes.c_void_p, U64]
     c_int, c_ints = ctypes.c_int, ctypes.POINTER(ctypes.c_int)
     # solver, hands, players, leader, trick, trick length, broken, tricks done
     position = (ctypes.c_void_p, ctypes.POINTER(U64), c_int, c_int, c_ints, c_int, c_int, c_int)
@@ -86,9 +93,20 @@ def load() -> ctypes.CDLL:
 class Solver:
     """`engine.dd.Solver` in C: the tricks ``counted`` seats take when ``maximizers`` play to
     take as many and every other seat plays to take as few. The transposition table lives as
-    long as the solver (solving several positions of one hand with one solver reuses it)."""
+    long as the solver (solving several positions of one hand with one solver reuses it).
 
-    def __init__(self, rules: Ruleset, counted: Iterable[int], maximizers: Iterable[int]) -> None:
+    ``budget`` (nodes, None for none) bounds each `value` / `at_least` call: past it the call
+    raises `OverBudget`. Nodes are counted the same on every run, so a budget keeps results
+    reproducible (unlike a time limit).
+    """
+
+    def __init__(
+        self,
+        rules: Ruleset,
+        counted: Iterable[int],
+        maximizers: Iterable[int],
+        budget: int | None = None,
+    ) -> None:
         lib = load()
         t = tables(rules)
         self.lay = _layout(t)
@@ -106,6 +124,8 @@ class Solver:
             raise MemoryError("the double-dummy kernel could not allocate its table")
         self._lib = lib
         self._handle: int | None = handle
+        if budget:
+            lib.dd_set_budget(handle, budget)
 
     def __del__(self) -> None:
         handle, self._handle = getattr(self, "_handle", None), None
@@ -138,6 +158,8 @@ class Solver:
 
     @staticmethod
     def _checked(result: int) -> int:
+        if result == -6:
+            raise OverBudget("the double-dummy search went over its node budget")
         if result < 0:
             raise ValueError(f"not a position: {_ERRORS.get(result, result)}")
         return result

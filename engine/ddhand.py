@@ -5,6 +5,8 @@ A nil is makeable when the nil bidder (with his partner's help) can take no tric
 every other seat trying to give him one. A card's cost is the drop, in tricks of the whole
 hand for its player's side, between best play before it and best play after it: 0 for a
 best card (the bridge hand viewer's "this card costs a trick").
+
+Solved by the C kernel (`engine.ddcore`) unless ``solver=engine.dd.Solver`` (the reference).
 """
 
 from __future__ import annotations
@@ -13,8 +15,12 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from engine import ddcore
 from engine.dd import Position, Solver
 from engine.rules import Ruleset, tables
+
+SolverType = type[Solver] | type[ddcore.Solver]
+"""Which solver answers: the C kernel (`engine.ddcore`, the default) or the Python reference."""
 
 
 def side_seats(rules: Ruleset, seat: int) -> tuple[int, ...]:
@@ -23,11 +29,13 @@ def side_seats(rules: Ruleset, seat: int) -> tuple[int, ...]:
     return t.members[t.team[seat]]
 
 
-def nil_makeable(rules: Ruleset, pos: Position, seat: int) -> bool:
+def nil_makeable(
+    rules: Ruleset, pos: Position, seat: int, solver: SolverType = ddcore.Solver
+) -> bool:
     """Return whether ``seat`` (with its partner's help) can take no trick from ``pos``."""
     mine = side_seats(rules, seat)
     others = [s for s in range(tables(rules).players) if s not in mine]
-    return not Solver(rules, (seat,), others).at_least(pos, 1)
+    return not solver(rules, (seat,), others).at_least(pos, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +71,14 @@ def analyse_hand(
     start: Position,
     plays: Sequence[int],
     nil_seats: Iterable[int] = (),
+    solver: SolverType = ddcore.Solver,
 ) -> HandDD:
     """Return the double-dummy figures of a hand played from ``start`` (the first lead) with
     the cards ``plays`` in order. Each figure counts the tricks of the whole hand: the tricks
     the side had already taken plus what it can take from there."""
     t = tables(rules)
     sides = t.members
-    solvers = [Solver(rules, m, m) for m in sides]
+    solvers = [solver(rules, m, m) for m in sides]
     taken = [0] * t.teams
     pos = start
     tricks = tuple(solvers[s].value(start) for s in range(t.teams))
@@ -84,5 +93,5 @@ def analyse_hand(
         after = taken[side] + solvers[side].value(nxt)
         cards.append(CardCost(seat, card, before, after))
         pos = nxt
-    nils = tuple((s, nil_makeable(rules, start, s)) for s in nil_seats)
+    nils = tuple((s, nil_makeable(rules, start, s, solver)) for s in nil_seats)
     return HandDD(tricks, nils, tuple(cards))
