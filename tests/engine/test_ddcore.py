@@ -176,3 +176,13 @@ def test_a_search_over_its_budget_stops_and_leaves_the_solver_right() -> None:
     small = Position(tuple(tuple(h) for h in hands), pos.leader, broken=True, done=10)
     assert tight.value(small) == dd.Solver(rules, (0, 2), (0, 2)).value(small)
     assert ddcore.Solver(rules, (0, 2), (0, 2), budget=10**9).value(pos) == 6
+
+
+def test_the_bot_tier_stops_at_its_start_without_the_kernel(tmp_path: object) -> None:
+    code = "from services.bots.app import check_kernel\ncheck_kernel()\n"
+    env = {**os.environ, "SPADES_DDCORE": os.path.join(str(tmp_path), "missing.so")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "spades bots: the double-dummy kernel" in done.stderr
+    assert "make install" in done.stderr
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
