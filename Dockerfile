@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# One image for every service: `spades serve gateway|table|matchmaking|rating|relay`, `spades migrate`.
+# One image for every service: `spades serve gateway|table|matchmaking|rating|relay|bots`, `spades migrate`.
 # Build: docker build -t ghcr.io/spades-ladder/spades:$(git rev-parse --short HEAD) .
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
@@ -29,6 +29,16 @@ COPY engine ./engine
 COPY events ./events
 COPY services ./services
 RUN uv sync --frozen --no-default-groups --no-editable
+
+# The double-dummy solver's C kernel (engine/ddcore.c: C99, no dependencies), compiled beside
+# the installed engine package, where engine/ddcore.py loads it; the runtime stage gets it with
+# the venv and has no compiler. Debian's gcc of the pinned base image (not version-pinned: the
+# compiler does not ship, only what it builds).
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && gcc -O2 -std=c99 -shared -fPIC -o /opt/spades/venv/lib/python3.11/site-packages/engine/_ddcore.so engine/ddcore.c
 
 # --- runtime: the interpreter and the venv, nothing that compiles -----------------------
 FROM ${PYTHON_IMAGE} AS runtime

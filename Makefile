@@ -16,8 +16,15 @@ help: ## list the targets
 	$(UV) sync --frozen --compile-bytecode
 	@touch $@
 
+# The double-dummy solver's C kernel (engine/ddcore.c, loaded by engine/ddcore.py with ctypes):
+# C99, no dependencies, built with the machine's C compiler. Without it the review cannot solve
+# deals, and engine.ddcore says to run `make install`.
+DDCORE_CFLAGS ?= -O2 -std=c99 -Wall -Wextra
+engine/_ddcore.so: engine/ddcore.c
+	$(CC) $(DDCORE_CFLAGS) -shared -fPIC -o $@ $<
+
 .PHONY: install
-install: .venv/.synced ## create .venv from the lock file
+install: .venv/.synced engine/_ddcore.so ## create .venv from the lock file, build the double-dummy kernel
 
 .PHONY: dev
 dev: install ## run the platform locally (embedded PostgreSQL and NATS); play in the browser

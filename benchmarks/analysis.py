@@ -5,10 +5,11 @@
 
 Each of ``SPADES_BENCH_ANALYSIS_GAMES`` (default 3) bot games of the standard rules to 500
 (`engine.bot.play_game`, seeds 0, 1, ...) is reviewed with the rated budget of
-`services.bots.analyst` (24 sampled deals a decision, the last 4 tricks of each hand solved
-double-dummy, the par's 3 runs of strong bots a hand), through the very function the worker
+`services.bots.analyst` (24 sampled deals a decision, whole hands solved double-dummy by the
+C kernel, the par's 3 runs of strong bots a hand), through the very function the worker
 runs (`services.bots.analysis.analyse_transcript`), timed with ``time.process_time`` (one
-thread: one core). The grading alone (no par) is timed too, so the par's share shows.
+thread: one core). The grading alone (with the double-dummy figures, no par) is timed too, so
+the par's share shows.
 
 Figures (``artifacts/bench.json``): ``analysis.cpu_s_mean`` / ``_max`` (the whole review),
 ``analysis.grading_cpu_s_mean``, ``analysis.par_cpu_s_mean`` (the difference),

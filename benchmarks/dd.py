@@ -1,19 +1,30 @@
-"""Double-dummy benchmark: whole deals solved exactly by `engine.dd`, CPU time per deal.
+"""Double-dummy benchmark: whole deals solved exactly, CPU time per deal, the C kernel
+(`engine.ddcore`) and the Python reference (`engine.dd`) in the same run.
 
     uv run --frozen python -m benchmarks dd
-    SPADES_BENCH_DD_DEALS=20 uv run --frozen python -m benchmarks dd   # fewer deals
+    SPADES_BENCH_DD_DEALS=1000 uv run --frozen python -m benchmarks dd   # the issue's count
     SPADES_BENCH_DD_PLAYERS=4,5 uv run --frozen python -m benchmarks dd   # some table sizes
+    SPADES_BENCH_DD_BRIDGE=200 uv run --frozen python -m benchmarks dd    # DDS cross-check
 
 For each table size (four players, then two, three and five, each at its default rules) it
-deals ``SPADES_BENCH_DD_DEALS`` (default 1,000) random deals (seeds 0, 1, ...) and solves each
-from the first lead: with four and two players the tricks of one side (the other's follow,
-zero-sum), with three and five every seat's tricks against all the others (one search per
-seat, not zero-sum). Figures (``artifacts/bench.json``): ``dd.players_N.cpu_ms_p50`` /
-``_p95`` / ``_max`` and ``dd.players_N.nodes_p50``. The goal is p95 under 1 s on one core.
+deals ``SPADES_BENCH_DD_DEALS`` (default 100; the count is printed and recorded) random deals
+(seeds 0, 1, ...) and solves each from the first lead with the kernel: with four and two
+players the tricks of one side (the other's follow, zero-sum), with three and five every
+seat's tricks against all the others (one search per seat, not zero-sum). A deal whose search
+passes ``SPADES_BENCH_DD_BUDGET`` nodes (default 300 million, about a minute) is stopped and
+counted in ``over_budget``, its time kept as measured (so the percentiles are then lower
+bounds). Figures (``artifacts/bench.json``): ``dd.players_N.cpu_ms_p50`` / ``_p95`` /
+``_max``, ``nodes_p50``, ``deals``, ``over_budget``.
 
-When `endplay` imports (the optional ``dd`` dependency group) the four-player deals are also
-solved by the bridge solver DDS with spades broken from the start (bridge with spades
-trumps, where the rules coincide) and compared: ``dd.bridge.deals`` / ``dd.bridge.agree``.
+The Python reference solves the first ``SPADES_BENCH_DD_PY_DEALS`` (default 2) of those deals
+whose kernel search was small enough for it (under 3 million nodes: a minute or so of
+CPython); ``dd.players_N.python_ratio`` is its CPU time over the kernel's on the same deals,
+and its values must equal the kernel's.
+
+The cross-check against the bridge solver DDS (`endplay`, in the dev group):
+``SPADES_BENCH_DD_BRIDGE`` (default 20) full four-player deals with spades broken from the
+start, where bridge with spades trumps and Spades play alike: ``dd.bridge.deals`` /
+``dd.bridge.agree``.
 """
 
 from __future__ import annotations
@@ -23,12 +34,18 @@ import random
 import time
 
 from benchmarks import artifact
-from engine.dd import Position, Solver
+from engine import dd, ddcore
+from engine.dd import Position
 from engine.fast import deal_hands
 from engine.rules import Ruleset, tables, two_player_default
 from engine.state import first_leader
 
-DEALS = int(os.environ.get("SPADES_BENCH_DD_DEALS", "1000"))
+DEALS = int(os.environ.get("SPADES_BENCH_DD_DEALS", "100"))
+PY_DEALS = int(os.environ.get("SPADES_BENCH_DD_PY_DEALS", "2"))
+BUDGET = int(os.environ.get("SPADES_BENCH_DD_BUDGET", str(300_000_000)))
+BRIDGE = int(os.environ.get("SPADES_BENCH_DD_BRIDGE", "20"))
+PY_NODES = 3_000_000
+"""Deals whose kernel search passed this many nodes are not given to the Python reference."""
 RULES: dict[int, Ruleset] = {
     4: Ruleset(),
     2: two_player_default(),
@@ -49,18 +66,27 @@ def deal(rules: Ruleset, seed: int) -> Position:
     return Position(tuple(tuple(h) for h in hands), leader)
 
 
-def solve_deal(rules: Ruleset, pos: Position) -> tuple[tuple[int, ...], int]:
-    """Return every side's double-dummy tricks from ``pos`` and the nodes searched."""
+def solve_deal(
+    rules: Ruleset, pos: Position, solver: type[ddcore.Solver] | type[dd.Solver] = ddcore.Solver
+) -> tuple[tuple[int, ...], int]:
+    """Return every side's double-dummy tricks from ``pos`` and the nodes searched (the
+    kernel's searches stop at `BUDGET` nodes: `ddcore.OverBudget`)."""
     t = tables(rules)
+
+    def make(seats: tuple[int, ...]) -> ddcore.Solver | dd.Solver:
+        if solver is ddcore.Solver:
+            return ddcore.Solver(rules, seats, seats, budget=BUDGET)
+        return solver(rules, seats, seats)
+
     if t.players in (2, 4):
-        solver = Solver(rules, t.members[0], t.members[0])
-        first = solver.value(pos)
-        return (first, pos.left - first), solver.nodes
+        one = make(t.members[0])
+        first = one.value(pos)
+        return (first, pos.left - first), one.nodes
     values, nodes = [], 0
     for seat in range(t.players):
-        solver = Solver(rules, (seat,), (seat,))
-        values.append(solver.value(pos))
-        nodes += solver.nodes
+        each = make((seat,))
+        values.append(each.value(pos))
+        nodes += each.nodes
     return tuple(values), nodes
 
 
@@ -70,56 +96,86 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def bridge_check(count: int) -> dict[str, int]:
-    """Return how many of ``count`` four-player deals, spades broken, DDS agrees on."""
+    """Return how many of ``count`` full four-player deals, spades broken, DDS agrees on."""
     from tests.engine.bridge import dds_tricks
 
     rules = RULES[4]
+    t = tables(rules)
     agree = 0
     for seed in range(count):
         pos = deal(rules, seed)
         pos = Position(pos.hands, pos.leader, broken=True)
-        side = tables(rules).members[tables(rules).team[pos.leader]]
-        mine = Solver(rules, side, side).value(pos)
+        side = t.members[t.team[pos.leader]]
+        mine = ddcore.Solver(rules, side, side).value(pos)
         theirs = dds_tricks(pos.hands, pos.leader)
         agree += mine == theirs
         if mine != theirs:
-            print(f"  deal {seed}: engine.dd {mine}, DDS {theirs}")
+            print(f"  deal {seed}: engine.ddcore {mine}, DDS {theirs}")
     return {"deals": count, "agree": agree}
+
+
+def measure(players: int, rules: Ruleset) -> dict[str, float | int]:
+    """Return one table size's figures (and print them)."""
+    times: list[float] = []
+    nodes: list[float] = []
+    over = 0
+    small: list[tuple[int, tuple[int, ...], float]] = []
+    for seed in range(DEALS):
+        pos = deal(rules, seed)
+        start = time.process_time()
+        try:
+            values, searched = solve_deal(rules, pos)
+        except ddcore.OverBudget:
+            over += 1
+            values, searched = (), BUDGET
+        elapsed = time.process_time() - start
+        times.append(elapsed * 1000)
+        nodes.append(searched)
+        if values and searched <= PY_NODES and len(small) < PY_DEALS:
+            small.append((seed, values, elapsed))
+    py_time = kernel_time = 0.0
+    for seed, values, elapsed in small:
+        start = time.process_time()
+        reference, _ = solve_deal(rules, deal(rules, seed), dd.Solver)
+        py_time += time.process_time() - start
+        kernel_time += elapsed
+        if reference != values:
+            raise AssertionError(f"deal {seed}: Python {reference}, kernel {values}")
+    ratio = round(py_time / kernel_time, 1) if kernel_time else 0.0
+    key = f"dd.players_{players}"
+    print(
+        f"{players} players, {DEALS} deals: kernel CPU ms p50 {_pct(times, 0.5):.0f}"
+        f" p95 {_pct(times, 0.95):.0f} max {max(times):.0f}, nodes p50 {_pct(nodes, 0.5):.0f},"
+        f" over the budget {over}; Python reference on {len(small)} deals:"
+        f" {py_time:.1f} s, {ratio}x the kernel's",
+        flush=True,
+    )
+    return {
+        f"{key}.deals": DEALS,
+        f"{key}.cpu_ms_p50": round(_pct(times, 0.5), 1),
+        f"{key}.cpu_ms_p95": round(_pct(times, 0.95), 1),
+        f"{key}.cpu_ms_max": round(max(times), 1),
+        f"{key}.nodes_p50": int(_pct(nodes, 0.5)),
+        f"{key}.over_budget": over,
+        f"{key}.python_deals": len(small),
+        f"{key}.python_ratio": ratio,
+    }
 
 
 def main() -> None:
     meta = artifact.run_metadata()
     figures: dict[str, float | int] = {}
+    ddcore.load()  # a missing kernel stops here, naming the build
     for players, rules in SIZES.items():
-        times: list[float] = []
-        nodes: list[float] = []
-        for seed in range(DEALS):
-            pos = deal(rules, seed)
-            start = time.process_time()
-            _, searched = solve_deal(rules, pos)
-            times.append((time.process_time() - start) * 1000)
-            nodes.append(searched)
-        key = f"dd.players_{players}"
-        figures[f"{key}.deals"] = DEALS
-        figures[f"{key}.cpu_ms_p50"] = round(_pct(times, 0.5), 1)
-        figures[f"{key}.cpu_ms_p95"] = round(_pct(times, 0.95), 1)
-        figures[f"{key}.cpu_ms_max"] = round(max(times), 1)
-        figures[f"{key}.nodes_p50"] = int(_pct(nodes, 0.5))
-        print(
-            f"{players} players, {DEALS} deals: CPU ms p50 {_pct(times, 0.5):.0f}"
-            f" p95 {_pct(times, 0.95):.0f} max {max(times):.0f}, nodes p50 {_pct(nodes, 0.5):.0f}",
-            flush=True,
-        )
+        figures.update(measure(players, rules))
     try:
         import endplay  # noqa: F401
     except ImportError:
         print("endplay not installed (it is in the dev group: make install): no DDS cross-check")
     else:
-        if 4 not in SIZES:
-            print(f"wrote {artifact.record('dd', figures, meta)}")
-            return
-        checked = bridge_check(min(DEALS, 100))
-        figures["dd.bridge.deals"] = checked["deals"]
-        figures["dd.bridge.agree"] = checked["agree"]
-        print(f"DDS (spades broken): {checked['agree']}/{checked['deals']} deals agree")
+        if 4 in SIZES and BRIDGE:
+            checked = bridge_check(BRIDGE)
+            figures["dd.bridge.deals"] = checked["deals"]
+            figures["dd.bridge.agree"] = checked["agree"]
+            print(f"DDS (spades broken): {checked['agree']}/{checked['deals']} deals agree")
     print(f"wrote {artifact.record('dd', figures, meta)}")

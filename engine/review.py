@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
+from engine import ddcore
 from engine.cards import SPADES, card_str
 from engine.dd import Position
 from engine.ddhand import HandDD, analyse_hand
@@ -222,7 +223,8 @@ def review_game(
     """Return the review of a finished game's events.
 
     ``dd_tricks`` limits the double-dummy figures to the last that many tricks of each hand
-    (None: the whole hand; 0: none), as a whole deal can take seconds to solve. ``steps``
+    (None: the whole hand, by the C kernel within `DD_NODES` a search, else its last
+    `DD_FALLBACK` tricks; 0: none). ``steps``
     gives each event's step in the replay (its index in the stored stream) for ``at``;
     ``on_hand(number)`` is told each hand once its decisions are graded (progress).
     """
@@ -414,13 +416,24 @@ def _without(d: Decision, error: str) -> Decision:
     return Decision(**{**asdict(d), "errors": tuple(e for e in d.errors if e != error)})
 
 
+DD_NODES = 50_000_000
+"""The double-dummy kernel's node budget for each search of a hand (`engine.ddcore`): a few
+seconds of one core. The rare deal whose whole-hand search needs more gets the figures of its
+last `DD_FALLBACK` tricks instead. Nodes, not seconds: the same game gives the same review on
+every machine."""
+DD_FALLBACK = 4
+
+
 def _hand_dd(rules: Ruleset, hand: _Hand, dd_tricks: int | None) -> HandDD | None:
     if hand.start is None or dd_tricks == 0:
         return None
     t = tables(rules)
     nil_seats = [s for s in range(t.players) if rules.nil_allowed and hand.bids[s] == 0]
     if dd_tricks is None or dd_tricks >= t.tricks:
-        return analyse_hand(rules, hand.start, hand.plays, nil_seats)
+        try:
+            return analyse_hand(rules, hand.start, hand.plays, nil_seats, _budgeted)
+        except ddcore.OverBudget:
+            dd_tricks = DD_FALLBACK
     # Only the last ``dd_tricks`` tricks: the position after the others were played.
     skip = (t.tricks - dd_tricks) * t.players
     pos = hand.start
@@ -428,6 +441,10 @@ def _hand_dd(rules: Ruleset, hand: _Hand, dd_tricks: int | None) -> HandDD | Non
         pos = pos.play(rules, card)
     late = analyse_hand(rules, pos, hand.plays[skip:], nil_seats)
     return HandDD((), (), late.cards)
+
+
+def _budgeted(rules: Ruleset, counted: Iterable[int], maximizers: Iterable[int]) -> ddcore.Solver:
+    return ddcore.Solver(rules, counted, maximizers, budget=DD_NODES)
 
 
 def _name_dd_errors(rules: Ruleset, hand: _Hand, dd: HandDD, decisions: list[Decision]) -> None:

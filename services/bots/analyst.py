@@ -66,11 +66,13 @@ CONSUMER = "bots-analysis"
 SCAN_SECONDS = 5.0
 MAX_ATTEMPTS = 3
 """Starts of one review (each by a worker that then died) before it is given up."""
-RATED = Budget(worlds=24, dd_tricks=4, par_runs=3)
-ASKED = Budget(worlds=24, dd_tricks=4, par_runs=0)
+RATED = Budget(worlds=24, dd_tricks=-1, par_runs=3)
+ASKED = Budget(worlds=24, dd_tricks=-1, par_runs=0)
 BUDGET_ENV = "SPADES_ANALYSIS_BUDGET"
-"""``worlds,dd_tricks,par_runs`` of a rated game's review (an asked one's: no par); tests
-set a small one. Recorded in each `AnalysisQueued`, so a stored review stays reproducible."""
+"""``worlds,dd_tricks,par_runs`` of a rated game's review (an asked one's: no par): whole hands
+solved double-dummy (-1) by the C kernel (`engine.ddcore`, each search within
+`engine.review.DD_NODES`); tests set a small one. Recorded in each `AnalysisQueued`, so a
+stored review stays reproducible."""
 
 
 def budget_of(rated: bool, spec: str = "") -> Budget:

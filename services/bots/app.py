@@ -27,6 +27,7 @@ from nats.aio.msg import Msg
 import engine
 import engine.bot
 import engine.search
+from engine import ddcore
 from events.contracts import game as wire
 from events.contracts.analysis import QueueAnalysis, QueueReply
 from events.contracts.bots import (
@@ -147,8 +148,19 @@ def _answering(
     return handle
 
 
+def check_kernel() -> None:
+    """Stop the tier at its start, in one line naming the build, when the double-dummy kernel
+    (`engine.ddcore`) is missing: its reviews solve deals with it, and no slow fallback hides
+    that."""
+    try:
+        ddcore.load()
+    except ddcore.KernelMissing as exc:
+        raise SystemExit(f"spades bots: {exc}") from None
+
+
 async def main(rt: Runtime) -> None:
     """Answer the bot tier's requests until `rt.stop`; then finish the ones in hand."""
+    check_kernel()
     crash_level = os.environ.get(CRASH_ENV, "")
     # One search at a time per replica: a second request waits for the thread, and the
     # replica's event loop (NATS pings, /readyz) never waits for a search.

@@ -226,3 +226,18 @@ def test_the_build_context_holds_what_copy_needs_and_no_local_state(stages: list
     for local in (".venv/bin/python", ".spades/pg/postmaster.pid", ".git/HEAD", "tests/x.py"):
         assert not dockerignore_admits(local), local
     assert not dockerignore_admits("services/__pycache__/cli.cpython-311.pyc")
+
+
+def test_the_builder_compiles_the_double_dummy_kernel_into_the_venv(stages: list[Stage]) -> None:
+    # engine.ddcore refuses to run without it: the bots pod must have it.
+    builder = stages[0]
+    compiles = [r for r in builder.all("RUN") if "engine/ddcore.c" in r]
+    assert compiles, "the builder never compiles engine/ddcore.c"
+    argv = shlex.split(compiles[-1].split("&&")[-1])
+    assert "-shared" in argv
+    assert "-fPIC" in argv
+    out = argv[argv.index("-o") + 1]
+    assert out.startswith("/opt/spades/venv/lib/python3.11/site-packages/engine/"), out
+    assert out.endswith("/_ddcore.so")
+    assert not dockerignore_admits("engine/_ddcore.so")
+    assert dockerignore_admits("engine/ddcore.c")

@@ -13,8 +13,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine import dd, ddcore
 from engine.cards import parse_cards
-from engine.dd import Position, Solver, solve
+from engine.dd import Position, solve
 from engine.ddhand import analyse_hand, nil_makeable, side_seats
 from engine.fast import Table, deal_hands
 from engine.rules import Ruleset, tables
@@ -101,6 +102,10 @@ def endings(draw: st.DrawFn) -> tuple[Ruleset, Position]:
     return rules, pos
 
 
+SOLVERS = (dd.Solver, ddcore.Solver)
+"""Every brute-force test holds both the Python reference and the C kernel to one brute force."""
+
+
 @settings(max_examples=60)
 @given(endings(), st.data())
 def test_side_values_equal_brute_force(
@@ -110,13 +115,14 @@ def test_side_values_equal_brute_force(
     t = tables(rules)
     for side in t.members:
         expected = brute(rules, pos, set(side), set(side))
-        assert solve(rules, pos, side) == expected
+        for solver in SOLVERS:
+            assert solver(rules, side, side).value(pos) == expected, solver
     seat = data.draw(st.integers(0, t.players - 1))
     k = data.draw(st.integers(0, pos.left + 1))
     mine = side_seats(rules, seat)
-    assert Solver(rules, mine, mine).at_least(pos, k) == (
-        brute(rules, pos, set(mine), set(mine)) >= k
-    )
+    reached = brute(rules, pos, set(mine), set(mine)) >= k
+    for solver in SOLVERS:
+        assert solver(rules, mine, mine).at_least(pos, k) == reached, solver
 
 
 @settings(max_examples=25)  # its brute force is the slowest here: ~0.5 s of CPU an example
@@ -128,7 +134,9 @@ def test_nil_makeable_equals_brute_force(
     t = tables(rules)
     seat = data.draw(st.integers(0, t.players - 1))
     others = {s for s in range(t.players) if s not in side_seats(rules, seat)}
-    assert nil_makeable(rules, pos, seat) == (brute(rules, pos, {seat}, others) == 0)
+    makeable = brute(rules, pos, {seat}, others) == 0
+    for solver in SOLVERS:
+        assert nil_makeable(rules, pos, seat, solver) == makeable, solver
 
 
 @settings(max_examples=25)
@@ -146,7 +154,8 @@ def test_every_card_cost_is_the_drop_in_the_players_side_value(
         card = rng.choice(sorted(_table(rules, pos).legal(pos.to_play)))
         plays.append(card)
         pos, _ = _after(rules, pos, card)
-    result = analyse_hand(rules, start, plays)
+    result = analyse_hand(rules, start, plays, solver=dd.Solver)
+    assert analyse_hand(rules, start, plays, solver=ddcore.Solver) == result
     pos = start
     taken = [0] * t.teams
     for cost, card in zip(result.cards, plays, strict=True):
@@ -165,15 +174,17 @@ def test_spades_unbroken_change_the_answer() -> None:
     # North draws East's trump with the ace first and the king stands.
     rules = Ruleset()
     hands = tuple(parse_cards(h) for h in ("AS KH", "2S 3D", "4C 5C", "6C 7C"))
-    assert solve(rules, Position(hands, leader=0, broken=True), (0, 2)) == 2
-    assert solve(rules, Position(hands, leader=0, broken=False), (0, 2)) == 1
-    assert solve(rules, Position(hands, leader=0, broken=False), (1, 3)) == 1
+    for solve_ in (solve, ddcore.solve):
+        assert solve_(rules, Position(hands, leader=0, broken=True), (0, 2)) == 2
+        assert solve_(rules, Position(hands, leader=0, broken=False), (0, 2)) == 1
+        assert solve_(rules, Position(hands, leader=0, broken=False), (1, 3)) == 1
 
 
 def test_a_nil_with_a_sure_trick_is_not_makeable() -> None:
     rules = Ruleset()
     hands = tuple(parse_cards(h) for h in ("AS 2H", "3H 4H", "5H 6H", "7H 8H"))
-    assert not nil_makeable(rules, Position(hands, leader=1, broken=True), 0)
+    for solver in (dd.Solver, ddcore.Solver):
+        assert not nil_makeable(rules, Position(hands, leader=1, broken=True), 0, solver)
 
 
 def test_partnership_values_add_up_to_the_tricks_left() -> None:
@@ -182,4 +193,5 @@ def test_partnership_values_add_up_to_the_tricks_left() -> None:
     rng = random.Random(5)
     hands = [sorted(rng.sample(h, 6)) for h in deal_hands(t, rng)]
     pos = Position(tuple(tuple(h) for h in hands), leader=1, done=7)
-    assert solve(rules, pos, (0, 2)) + solve(rules, pos, (1, 3)) == 6
+    for solve_ in (solve, ddcore.solve):
+        assert solve_(rules, pos, (0, 2)) + solve_(rules, pos, (1, 3)) == 6

@@ -40,3 +40,16 @@ def test_unbroken_spades_part_from_bridge_where_a_spade_lead_matters() -> None:
     assert dds_tricks(hands, 0) == 2
     unbroken = Position(tuple(tuple(h) for h in hands), 0, broken=False, done=11)
     assert solve(RULES, unbroken, (0, 2)) == 1
+
+
+def test_full_deals_with_spades_broken_agree_with_dds() -> None:
+    # Whole 13-trick deals (the C kernel: the Python reference takes tens of seconds a deal);
+    # `python -m benchmarks dd` compares many more (SPADES_BENCH_DD_BRIDGE).
+    from benchmarks.dd import deal
+    from engine import ddcore
+
+    for seed in (0, 2, 6):  # deals that take the kernel about a second each
+        pos = deal(RULES, seed)
+        broken = Position(pos.hands, pos.leader, broken=True)
+        side = (pos.leader, (pos.leader + 2) % 4)
+        assert ddcore.solve(RULES, broken, side) == dds_tricks(pos.hands, pos.leader), seed

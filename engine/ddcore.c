@@ -1,0 +1,543 @@
+/* The double-dummy search kernel: engine/dd.py's algorithm in C99, no dependencies.
+ *
+ * engine/dd.py (the Python solver) is the specification: this file searches the same way
+ * (a boolean "can the counted seats take k or more of the tricks left?" alpha-beta, a
+ * transposition table at trick starts keyed on relative ranks holding bounds, one card of
+ * each run of equivalent cards, the same move ordering and sure-trick bounds) and must give
+ * exactly its values; tests/engine/test_ddcore.py checks that on random positions of every
+ * variant. engine/ddcore.py loads it with ctypes; `make install` builds it:
+ *
+ *     cc -O2 -std=c99 -shared -fPIC -o engine/_ddcore.so engine/ddcore.c
+ *
+ * Cards are bits of a 64-bit mask: effective suit s (clubs, diamonds, hearts, spades = trumps)
+ * holds bits 16 s .. 16 s + 15, in increasing power, so within a suit a higher bit is a
+ * higher card and every trump bit is above every other suit's. Nothing from the caller is
+ * trusted: dd_value and dd_at_least check the position (seats, card counts, disjoint hands,
+ * the trick) before searching and return a negative code when it is not one.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t u64;
+
+#define MAXP 5           /* players at most */
+#define MAXT 18          /* tricks at most: 54 cards, 3 players */
+#define SUITW 16
+#define SPADES 3
+#define SUIT(s) ((u64)0xFFFF << ((s) * SUITW))
+#define BUCKET 4
+
+/* The first trick's special leads (Ruleset.first_lead). */
+enum { FIRST_NONE = 0, FIRST_TWO_OF_CLUBS = 1, FIRST_ANY = 2, FIRST_LOWEST_CLUB = 3 };
+
+/* Errors (negative returns). */
+enum {
+    DD_BAD_SOLVER = -1,
+    DD_BAD_SEAT = -2,
+    DD_BAD_CARDS = -3,
+    DD_BAD_TRICK = -4,
+    DD_TOO_BIG = -5,
+    DD_OVER_BUDGET = -6,
+};
+
+typedef struct {
+    u64 key[MAXP];  /* per seat, its cards by relative rank within each suit */
+    uint8_t meta;   /* 1 + leader | broken << 3 | first << 4; 0 = empty */
+    uint8_t left;   /* tricks left (the replacement prefers keeping deeper entries) */
+    int8_t lo, hi;  /* bounds on the counted seats' tricks from here */
+    uint8_t hint;   /* 1 + the bit of the lead that settled it last; 0 = none */
+} Entry;
+
+typedef struct {
+    int n;
+    int counted[MAXP];
+    int maxi[MAXP];
+    int aligned;
+    int first_mode;
+    int club2;      /* the bit of the two of clubs (FIRST_TWO_OF_CLUBS), else -1 */
+    u64 hands[MAXP];
+    Entry *tt;
+    size_t tt_mask; /* entries - 1 (a power of two) */
+    u64 nodes;
+    u64 limit;   /* nodes a call may search (0: no limit) */
+    int aborted; /* the limit was reached: unwind without storing anything */
+} Solver;
+
+#if defined(__GNUC__) || defined(__clang__)
+static int popcount(u64 x) { return __builtin_popcountll(x); }
+static int bitindex(u64 b) { return __builtin_ctzll(b); } /* b != 0 */
+static u64 highest(u64 x) { return (u64)1 << (63 - __builtin_clzll(x)); } /* x != 0 */
+#else
+static int popcount(u64 x) {
+    int c = 0;
+    while (x) {
+        x &= x - 1;
+        c++;
+    }
+    return c;
+}
+static int bitindex(u64 b) {
+    int i = 0;
+    while (!(b & 1)) {
+        b >>= 1;
+        i++;
+    }
+    return i;
+}
+static u64 highest(u64 x) {
+    while (x & (x - 1)) x &= x - 1;
+    return x;
+}
+#endif
+
+static u64 mix(u64 x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, int tt_log2) {
+    if (n < 2 || n > MAXP || first_mode < 0 || first_mode > 3 || club2 < -1 || club2 > 63)
+        return NULL;
+    if (tt_log2 < 4 || tt_log2 > 26) return NULL;
+    Solver *s = calloc(1, sizeof(Solver));
+    if (!s) return NULL;
+    s->n = n;
+    for (int i = 0; i < n; i++) {
+        s->counted[i] = (counted_mask >> i) & 1;
+        s->maxi[i] = (maxi_mask >> i) & 1;
+    }
+    s->aligned = 1;
+    for (int i = 0; i < n; i++)
+        if (s->counted[i] != s->maxi[i]) s->aligned = 0;
+    s->first_mode = first_mode;
+    s->club2 = club2;
+    s->tt_mask = ((size_t)1 << tt_log2) - 1;
+    s->tt = calloc(s->tt_mask + 1, sizeof(Entry));
+    if (!s->tt) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void dd_free(void *p) {
+    Solver *s = p;
+    if (!s) return;
+    free(s->tt);
+    free(s);
+}
+
+u64 dd_nodes(void *p) { return p ? ((Solver *)p)->nodes : 0; }
+
+/* Limit each later call to ``budget`` more nodes (0: no limit); over it, a call returns
+ * DD_OVER_BUDGET and the table keeps only what completed searches found. */
+void dd_set_budget(void *p, u64 budget) {
+    Solver *s = p;
+    if (s) s->limit = budget;
+}
+
+/* Per seat, its cards of each suit renumbered by rank among the live cards of the suit. */
+static void relative(const Solver *s, u64 alive, u64 *out) {
+    for (int p = 0; p < s->n; p++) out[p] = 0;
+    for (int suit = 0; suit < 4; suit++) {
+        u64 live = alive & SUIT(suit);
+        int j = suit * SUITW;
+        while (live) {
+            u64 low = live & (~live + 1);
+            live ^= low;
+            for (int p = 0; p < s->n; p++)
+                if (s->hands[p] & low) {
+                    out[p] |= (u64)1 << j;
+                    break;
+                }
+            j++;
+        }
+    }
+}
+
+static Entry *probe(Solver *s, const u64 *key, uint8_t meta, int left, int create) {
+    u64 h = meta;
+    for (int p = 0; p < s->n; p++) h = mix(h ^ key[p]) + (u64)p;
+    size_t base = (size_t)h & s->tt_mask & ~(size_t)(BUCKET - 1);
+    Entry *victim = NULL;
+    for (int i = 0; i < BUCKET; i++) {
+        Entry *e = &s->tt[base + i];
+        if (e->meta == meta && memcmp(e->key, key, sizeof(u64) * (size_t)s->n) == 0) return e;
+        if (!victim || (victim->meta != 0 && (e->meta == 0 || e->left < victim->left)))
+            victim = e;
+    }
+    if (!create) return NULL;
+    memset(victim, 0, sizeof(Entry));
+    memcpy(victim->key, key, sizeof(u64) * (size_t)s->n);
+    victim->meta = meta;
+    victim->left = (uint8_t)left;
+    victim->lo = 0;
+    victim->hi = (int8_t)left;
+    return victim;
+}
+
+/* The tricks the leader can take at once with top cards whatever the others play (dd.py's
+ * _quick): per suit the run of top live cards he holds, cut to the shortest holding of an
+ * opponent who could ruff; spades only once they may be led. A partner holding spades could
+ * be forced to ruff a winner (and take the lead) once out of other cards: the total is cut
+ * to each such partner's other cards. */
+static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain) {
+    const u64 *hands = s->hands;
+    u64 h = hands[leader];
+    int side = s->maxi[leader];
+    int total = 0, spade_run = 0;
+    for (int suit = 0; suit < 4; suit++) {
+        u64 mine = h & SUIT(suit);
+        if (!mine) continue;
+        u64 live = alive & SUIT(suit);
+        int run = 0;
+        while (live) {
+            u64 top = highest(live);
+            if (!(top & mine)) break;
+            run++;
+            live ^= top;
+        }
+        if (!run) continue;
+        if (suit == SPADES) {
+            if (broken || !(h & ~SUIT(SPADES))) spade_run = run;
+            continue;
+        }
+        for (int p = 0; p < s->n; p++) {
+            if (s->maxi[p] == side || !(hands[p] & SUIT(SPADES))) continue;
+            int length = popcount(hands[p] & SUIT(suit));
+            if (length < run) run = length;
+        }
+        total += run;
+    }
+    for (int p = 0; p < s->n; p++) {
+        if (p == leader || s->maxi[p] != side || !(hands[p] & SUIT(SPADES))) continue;
+        int other = popcount(hands[p] & ~SUIT(SPADES));
+        if (other < total) total = other;
+    }
+    *plain = total;
+    return total + spade_run;
+}
+
+static int start(Solver *s, int leader, int broken, int k, int left, int first);
+
+static u64 first_legal(const Solver *s, u64 h, int i, int led) {
+    u64 legal;
+    if (s->first_mode == FIRST_LOWEST_CLUB) {
+        u64 clubs = h & SUIT(0);
+        if (clubs) return clubs & (~clubs + 1);
+        if (i && (h & SUIT(led))) return h & SUIT(led);
+        legal = h & ~SUIT(SPADES);
+        return legal ? legal : h;
+    }
+    if (i) {
+        legal = h & SUIT(led);
+        return legal ? legal : h;
+    }
+    if (s->first_mode == FIRST_TWO_OF_CLUBS && s->club2 >= 0) {
+        legal = h & ((u64)1 << s->club2);
+        return legal ? legal : h;
+    }
+    return h; /* FIRST_ANY: the first lead is free */
+}
+
+/* Move ordering: each card a score, the highest tried first.
+ * Leads: the lead that settled this position before, then winners (the top live card of a
+ * suit, more so when no opponent can ruff it), then the history of cut-offs.
+ * Follows: an opponent winning, the cheapest card that beats him (when no opponent plays
+ * after, else the top); a partner winning or no winner, the lowest card, discarding from
+ * the suit where it is lowest. */
+static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int led, u64 best,
+                  int winner, u64 hint) {
+    int score[64];
+    int side = s->maxi[seat];
+    for (int j = 0; j < nr; j++) {
+        u64 b = reps[j];
+        int bit = bitindex(b);
+        int suit = bit / SUITW;
+        u64 in_suit = alive & SUIT(suit);
+        int below = popcount(in_suit & (b - 1)); /* live cards of its suit below it */
+        int above = (b >> 63) ? 0 : popcount(in_suit & ~((b << 1) - 1));
+        int sc = 0;
+        (void)bit;
+        if (sc > 400) sc = 400;
+        if (i == 0) {
+            if (b == hint) sc += 100000;
+            if (above == 0) {
+                sc += 2000;
+                if (suit != SPADES) {
+                    int safe = 1;
+                    for (int p = 0; p < s->n; p++)
+                        if (s->maxi[p] != side && !(s->hands[p] & SUIT(suit)) &&
+                            (s->hands[p] & SUIT(SPADES)))
+                            safe = 0;
+                    if (safe) sc += 1000;
+                }
+            }
+        } else {
+            int wins = (b & (SUIT(led) | SUIT(SPADES))) && b > best;
+            if (s->maxi[winner] != side && wins) {
+                int later_opp = 0;
+                for (int q = i + 1; q < s->n; q++)
+                    if (s->maxi[(seat + q - i) % s->n] != side) later_opp = 1;
+                sc += 5000 + (later_opp && above == 0 ? 500 : 0) - below;
+            } else {
+                sc += 1000 - 20 * below - (suit == SPADES ? 200 : 0);
+            }
+        }
+        score[j] = sc;
+    }
+    for (int j = 1; j < nr; j++) { /* insertion sort, stable, highest first */
+        u64 b = reps[j];
+        int sc = score[j], m = j;
+        while (m > 0 && score[m - 1] < sc) {
+            reps[m] = reps[m - 1];
+            score[m] = score[m - 1];
+            m--;
+        }
+        reps[m] = b;
+        score[m] = sc;
+    }
+}
+
+/* Whether the counted seats reach k, ``seat`` playing the i-th card of the trick (``best``
+ * the winning card's bit so far, of ``winner``). At i == 0, *cut gets the lead that
+ * settled it (0 if none) and ``hint`` is tried first. */
+static int play(Solver *s, int i, int seat, int leader, int broken, int k, int left, u64 alive,
+                int led, u64 best, int winner, int first, u64 hint, u64 *cut) {
+    s->nodes++;
+    if (s->limit && s->nodes > s->limit) {
+        s->aborted = 1;
+        return 0;
+    }
+    u64 h = s->hands[seat];
+    u64 legal;
+    if (first && s->first_mode != FIRST_NONE)
+        legal = first_legal(s, h, i, led);
+    else if (i) {
+        legal = h & SUIT(led);
+        if (!legal) legal = h;
+    } else if (broken)
+        legal = h;
+    else {
+        legal = h & ~SUIT(SPADES);
+        if (!legal) legal = h;
+    }
+    /* One card of each run of equivalent cards (the highest). */
+    u64 reps[64];
+    int nr = 0;
+    u64 x = legal;
+    while (x) {
+        u64 low = x & (~x + 1);
+        x ^= low;
+        u64 above = alive & ~((low << 1) - 1);
+        if (low >> 63) above = 0;
+        u64 next = above & (~above + 1);
+        if (!(next & legal & SUIT(bitindex(low) / SUITW))) reps[nr++] = low;
+    }
+    int maxi = s->maxi[seat];
+    if (nr > 1) order(s, reps, nr, i, seat, alive, led, best, winner, hint);
+    int last = i == s->n - 1;
+    int nxt = (seat + 1) % s->n;
+    u64 beats = i ? SUIT(led) | SUIT(SPADES) : 0;
+    for (int j = 0; j < nr; j++) {
+        u64 b = reps[j];
+        int led2 = led, winner2 = winner;
+        u64 best2 = best;
+        s->hands[seat] = h ^ b;
+        if (i == 0) {
+            led2 = bitindex(b) / SUITW;
+            best2 = b;
+            winner2 = seat;
+        } else if (b > best && (b & beats)) {
+            best2 = b;
+            winner2 = seat;
+        }
+        int broken2 = broken || (b & SUIT(SPADES)) != 0;
+        int found;
+        if (last)
+            found = start(s, winner2, broken2, k - s->counted[winner2], left - 1, 0);
+        else
+            found = play(s, i + 1, nxt, leader, broken2, k, left, alive, led2, best2, winner2,
+                         first, 0, NULL);
+        s->hands[seat] = h;
+        if (s->aborted) return 0;
+        if (found == maxi) {
+            if (!i && cut) *cut = b;
+            return found;
+        }
+    }
+    if (!i && cut) *cut = 0;
+    return !maxi;
+}
+
+/* Record bounds (merged with any the entry holds) and the lead to try first. */
+static void store(Solver *s, const u64 *key, uint8_t meta, int left, int lo, int hi, u64 lead) {
+    Entry *e = probe(s, key, meta, left, 1);
+    if (e->lo > lo) lo = e->lo;
+    if (e->hi < hi) hi = e->hi;
+    e->lo = (int8_t)lo;
+    e->hi = (int8_t)hi;
+    if (lead) e->hint = (uint8_t)(1 + bitindex(lead));
+}
+
+static int start(Solver *s, int leader, int broken, int k, int left, int first) {
+    if (k <= 0) return 1;
+    if (k > left) return 0;
+    u64 alive = 0;
+    for (int p = 0; p < s->n; p++) alive |= s->hands[p];
+    u64 key[MAXP];
+    relative(s, alive, key);
+    uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
+    Entry *e = probe(s, key, meta, left, 0);
+    int lo = 0, hi = left;
+    u64 hint = 0;
+    if (e) {
+        lo = e->lo;
+        hi = e->hi;
+        if (lo >= k) return 1;
+        if (hi < k) return 0;
+        if (e->hint) hint = (u64)1 << (e->hint - 1);
+    }
+    if (s->aligned) {
+        /* Sure tricks: the leader's quick tricks, and the top trumps (each a trick for its
+         * holder's side sooner or later: he must play them, and no card beats them). */
+        int mine = 0, theirs = 0;
+        u64 spades = alive & SUIT(SPADES);
+        if (spades) {
+            u64 top = highest(spades);
+            for (int p = 0; p < s->n; p++) {
+                if (!(s->hands[p] & top)) continue;
+                int run = 0;
+                while (spades && (s->hands[p] & highest(spades))) {
+                    run++;
+                    spades ^= highest(spades);
+                }
+                if (s->maxi[p])
+                    mine = run;
+                else
+                    theirs = run;
+                break;
+            }
+        }
+        /* The leader's side cashes its plain-suit winners first (no opponent can ruff
+         * them, no partner has to), then its top trumps still win a trick each. */
+        int plain;
+        int q = quick(s, leader, broken, alive, &plain);
+        if (s->maxi[leader]) {
+            if (plain + mine > q) q = plain + mine;
+            if (q > mine) mine = q;
+        } else {
+            if (plain + theirs > q) q = plain + theirs;
+            if (q > theirs) theirs = q;
+        }
+        if (mine >= k || left - theirs < k) {
+            if (mine > lo) lo = mine;
+            if (left - theirs < hi) hi = left - theirs;
+            store(s, key, meta, left, lo, hi, hint);
+            return mine >= k;
+        }
+    }
+    u64 cut = 0;
+    int found = play(s, 0, leader, leader, broken, k, left, alive, -1, 0, -1, first, hint, &cut);
+    if (s->aborted) return 0;
+    if (found) {
+        if (k > lo) lo = k;
+    } else if (k - 1 < hi)
+        hi = k - 1;
+    store(s, key, meta, left, lo, hi, cut ? cut : hint);
+    return found;
+}
+
+/* Check a position and load its hands; return the tricks left or a negative code. */
+static int load(Solver *s, const u64 *hands, int nhands, int leader, const int *trick,
+                int trick_len, int *out_left) {
+    if (!s) return DD_BAD_SOLVER;
+    if (nhands != s->n || leader < 0 || leader >= s->n) return DD_BAD_SEAT;
+    if (trick_len < 0 || trick_len >= s->n) return DD_BAD_TRICK;
+    u64 seen = 0;
+    for (int p = 0; p < s->n; p++) {
+        if (hands[p] & seen) return DD_BAD_CARDS;
+        seen |= hands[p];
+        if (popcount(hands[p]) > MAXT) return DD_TOO_BIG;
+    }
+    for (int j = 0; j < trick_len; j++) {
+        if (trick[j] < 0 || trick[j] > 63) return DD_BAD_TRICK;
+        u64 b = (u64)1 << trick[j];
+        if (b & seen) return DD_BAD_TRICK;
+        seen |= b;
+    }
+    int left = popcount(hands[leader]) + (trick_len ? 1 : 0);
+    if (left > MAXT) return DD_TOO_BIG;
+    for (int j = 0; j < s->n; j++) {
+        int p = (leader + j) % s->n;
+        int want = j < trick_len ? left - 1 : left;
+        if (popcount(hands[p]) != want) return DD_BAD_CARDS;
+    }
+    for (int p = 0; p < s->n; p++) s->hands[p] = hands[p];
+    *out_left = left;
+    s->aborted = 0;
+    return 0;
+}
+
+static int at_least(Solver *s, int leader, const int *trick, int trick_len, int broken,
+                    int first, int k, int left) {
+    if (!trick_len) return start(s, leader, broken, k, left, first);
+    if (k <= 0) return 1;
+    if (k > left) return 0;
+    u64 alive = 0;
+    for (int p = 0; p < s->n; p++) alive |= s->hands[p];
+    int led = trick[0] / SUITW;
+    u64 best = 0;
+    int winner = -1;
+    for (int j = 0; j < trick_len; j++) {
+        u64 b = (u64)1 << trick[j];
+        alive |= b;
+        if ((b & (SUIT(led) | SUIT(SPADES))) && b > best) {
+            best = b;
+            winner = (leader + j) % s->n;
+        }
+    }
+    return play(s, trick_len, (leader + trick_len) % s->n, leader, broken, k, left, alive, led,
+                best, winner, first, 0, NULL);
+}
+
+/* Whether the counted seats take k or more of the tricks left (1 / 0), or a negative code. */
+int dd_at_least(void *p, const u64 *hands, int nhands, int leader, const int *trick,
+                int trick_len, int broken, int done, int k) {
+    Solver *s = p;
+    int left;
+    int err = load(s, hands, nhands, leader, trick, trick_len, &left);
+    if (err) return err;
+    u64 limit = s->limit;
+    if (limit) s->limit = s->nodes + limit;
+    int found = at_least(s, leader, trick, trick_len, broken != 0, done == 0, k, left);
+    s->limit = limit;
+    return s->aborted ? DD_OVER_BUDGET : found;
+}
+
+/* The counted seats' tricks of those left with best play, or a negative code. */
+int dd_value(void *p, const u64 *hands, int nhands, int leader, const int *trick, int trick_len,
+             int broken, int done) {
+    Solver *s = p;
+    int left;
+    int err = load(s, hands, nhands, leader, trick, trick_len, &left);
+    if (err) return err;
+    u64 limit = s->limit;
+    if (limit) s->limit = s->nodes + limit;
+    int lo = 0, hi = left;
+    while (lo < hi && !s->aborted) {
+        int k = (lo + hi + 1) / 2;
+        if (at_least(s, leader, trick, trick_len, broken != 0, done == 0, k, left))
+            lo = k;
+        else
+            hi = k - 1;
+    }
+    s->limit = limit;
+    return s->aborted ? DD_OVER_BUDGET : lo;
+}

@@ -1,0 +1,188 @@
+"""The C kernel (`engine.ddcore`) against its specification, the Python solver (`engine.dd`).
+
+Random positions of every variant the reference supports (jokers, deuces high, 2-5 players,
+the first trick's special leads, spades unbroken, tricks in progress), bigger than the
+brute-force endings of test_dd.py (up to 6 tricks left): the kernel must give exactly the
+reference's values for every objective (each side's tricks, a nil: one seat against all the
+others, "at least k"). And the kernel checks what it is given: a position that is not one is
+refused with a clear error, never searched.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import dd, ddcore
+from engine.dd import Position
+from engine.ddhand import side_seats
+from engine.fast import deal_hands
+from engine.rules import Ruleset, tables
+from engine.state import first_leader
+from tests.engine.test_dd import VARIANTS, _after, _table
+
+
+@st.composite
+def positions(draw: st.DrawFn) -> tuple[Ruleset, Position]:
+    """Return a ruleset and a position of 1..6 tricks left, maybe with a trick in progress."""
+    rules = draw(st.sampled_from(VARIANTS))
+    t = tables(rules)
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    left = draw(st.integers(1, 6 if t.players < 5 else 5))
+    hands = [rng.sample(h, left) for h in deal_hands(t, rng)]
+    first = draw(st.booleans())
+    if first and rules.first_lead == "two_of_clubs":
+        if not any(0 in h for h in hands):
+            hands[0][0] = 0  # the two of clubs must be out to be led
+        leader = first_leader(rules, tuple(tuple(h) for h in hands), 0)
+    else:
+        leader = draw(st.integers(0, t.players - 1))
+    pos = Position(
+        tuple(tuple(sorted(h)) for h in hands),
+        leader,
+        broken=draw(st.booleans()),
+        done=0 if first else 13 - left,
+    )
+    for _ in range(draw(st.integers(0, t.players - 1))):
+        legal = _table(rules, pos).legal(pos.to_play)
+        pos, _ = _after(rules, pos, rng.choice(sorted(legal)))
+    return rules, pos
+
+
+@settings(max_examples=100)
+@given(positions(), st.data())
+def test_kernel_values_equal_the_python_solver(
+    position: tuple[Ruleset, Position], data: st.DataObject
+) -> None:
+    rules, pos = position
+    t = tables(rules)
+    for side in t.members:
+        assert ddcore.Solver(rules, side, side).value(pos) == dd.Solver(rules, side, side).value(
+            pos
+        ), (rules, pos, side)
+    seat = data.draw(st.integers(0, t.players - 1))
+    k = data.draw(st.integers(-1, pos.left + 1))
+    mine = side_seats(rules, seat)
+    assert ddcore.Solver(rules, mine, mine).at_least(pos, k) == dd.Solver(
+        rules, mine, mine
+    ).at_least(pos, k)
+    # A nil: the seat (with his partner) against every other seat giving him a trick.
+    others = [s for s in range(t.players) if s not in mine]
+    assert ddcore.Solver(rules, (seat,), others).at_least(pos, 1) == dd.Solver(
+        rules, (seat,), others
+    ).at_least(pos, 1)
+
+
+def test_one_solver_answers_positions_of_one_hand_like_fresh_ones() -> None:
+    # The table outlives a search: later positions of the same hand reuse it.
+    rules = Ruleset()
+    rng = random.Random(3)
+    hands = [sorted(rng.sample(h, 6)) for h in deal_hands(tables(rules), rng)]
+    pos = Position(tuple(tuple(h) for h in hands), leader=2, broken=True, done=7)
+    shared = ddcore.Solver(rules, (0, 2), (0, 2))
+    while pos.hands[pos.to_play]:
+        assert shared.value(pos) == dd.Solver(rules, (0, 2), (0, 2)).value(pos)
+        pos, _ = _after(rules, pos, sorted(_table(rules, pos).legal(pos.to_play))[0])
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_full_deals_of_every_table_size_are_solved(players: int) -> None:
+    from benchmarks.dd import RULES, deal
+
+    rules = RULES[players]
+    t = tables(rules)
+    pos = deal(rules, 1)
+    values = [ddcore.Solver(rules, m, m).value(pos) for m in t.members]
+    assert all(0 <= v <= t.tricks for v in values)
+    if players in (2, 4):
+        assert sum(values) == t.tricks  # zero-sum between the two sides
+
+
+def test_the_biggest_deck_fits_and_a_bigger_hand_is_refused() -> None:
+    # Three players with jokers: 54 cards, 18 tricks, the most the kernel holds.
+    rules = Ruleset(players=3, jokers=True)
+    t = tables(rules)
+    rng = random.Random(1)
+    hands = [sorted(rng.sample(h, 2)) for h in deal_hands(t, rng)]
+    pos = Position(tuple(tuple(h) for h in hands), 0, broken=True, done=16)
+    assert ddcore.Solver(rules, (0,), (0,)).value(pos) == dd.Solver(rules, (0,), (0,)).value(pos)
+    full = deal_hands(t, random.Random(2))
+    assert {len(h) for h in full} == {18}
+    big = Position((tuple(full[0] + full[1][:1]), tuple(full[1][1:]), tuple(full[2])), 0)
+    with pytest.raises(ValueError, match="not a position"):
+        ddcore.Solver(rules, (0,), (0,)).value(big)
+
+
+@pytest.mark.parametrize(
+    ("hands", "trick", "why"),
+    [
+        ((("AS",), ("AS",), ("2C",), ("3C",)), (), "share a card"),
+        ((("AS", "KS"), ("2H",), ("2C",), ("3C",)), (), "sizes"),
+        ((("AS",), ("2H",), ("2C",), ("3C",)), ("2H",), "trick in progress"),
+    ],
+)
+def test_a_position_that_is_not_one_is_refused(
+    hands: tuple[tuple[str, ...], ...], trick: tuple[str, ...], why: str
+) -> None:
+    from engine.cards import parse_cards
+
+    pos = Position(
+        tuple(tuple(parse_cards(" ".join(h))) for h in hands),
+        0,
+        tuple(parse_cards(" ".join(trick))) if trick else (),
+        broken=True,
+        done=5,
+    )
+    with pytest.raises(ValueError, match=why):
+        ddcore.Solver(Ruleset(), (0, 2), (0, 2)).value(pos)
+
+
+def test_a_missing_kernel_is_an_error_naming_the_build_never_a_fallback(tmp_path: object) -> None:
+    code = (
+        "from engine import ddcore\n"
+        "from engine.rules import Ruleset\n"
+        "try:\n"
+        "    ddcore.Solver(Ruleset(), (0, 2), (0, 2))\n"
+        "except ddcore.KernelMissing as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {**os.environ, "SPADES_DDCORE": os.path.join(str(tmp_path), "missing.so")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "is not built" in out
+    assert "make install" in out
+
+
+def test_a_search_over_its_budget_stops_and_leaves_the_solver_right() -> None:
+    from benchmarks.dd import RULES, deal
+
+    rules = RULES[4]
+    pos = deal(rules, 0)
+    tight = ddcore.Solver(rules, (0, 2), (0, 2), budget=1000)
+    with pytest.raises(ddcore.OverBudget):
+        tight.value(pos)
+    assert tight.nodes <= 1001 * 8  # each of the bisection's searches stops at the budget
+    # What was stored before the stop is right: a later position of the hand, small enough
+    # for the budget, gets the reference's value from the same solver.
+    rng = random.Random(0)
+    hands = [sorted(rng.sample(h, 3)) for h in pos.hands]
+    small = Position(tuple(tuple(h) for h in hands), pos.leader, broken=True, done=10)
+    assert tight.value(small) == dd.Solver(rules, (0, 2), (0, 2)).value(small)
+    assert ddcore.Solver(rules, (0, 2), (0, 2), budget=10**9).value(pos) == 6
+
+
+def test_the_bot_tier_stops_at_its_start_without_the_kernel(tmp_path: object) -> None:
+    code = "from services.bots.app import check_kernel\ncheck_kernel()\n"
+    env = {**os.environ, "SPADES_DDCORE": os.path.join(str(tmp_path), "missing.so")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "spades bots: the double-dummy kernel" in done.stderr
+    assert "make install" in done.stderr
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
