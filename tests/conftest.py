@@ -11,7 +11,8 @@ Fixtures (see tests/infra.py for how the servers are found):
 - `nc`, `js`      a NATS connection and its JetStream context; the test's streams are deleted
                   and the connection drained afterwards.
 - `service_env`   the environment a service process needs to join this test's world
-                  (SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX).
+                  (SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX), and a tiny
+                  budget for the bot tier's reviews (a test of the review sets its own).
 - `processes`     a `Processes` that starts `python ...` with `service_env`; kills leftovers.
 - `private_nats`  a NATS server of the test's own (an `EmbeddedNats`), for tests that stop it.
 
@@ -225,6 +226,12 @@ def service_env(database_url: str, nats_url: str, stream_prefix: str) -> dict[st
         # no contribution window: hand 1 is dealt with the start, as the tests written before
         # committed deals expect; tests/services/test_fairness_table.py opens one on purpose
         "SPADES_CONTRIBUTION_SECONDS": "0",
+        # the bot tier reviews every rated game it sees finish: ~45 CPU s a game to 500 with
+        # the rated budget, on a suite that is CPU-bound, in tests that never read the review
+        # (and a bots process stopped mid-review holds the test's teardown). One sampled deal,
+        # no double-dummy, no par: the same flow for ~1 CPU s. The review's own tests
+        # (test_stored_analysis.py, browser/test_review.py) set the budget they test.
+        "SPADES_ANALYSIS_BUDGET": "1,0,0",
     }
 
 
