@@ -11,8 +11,9 @@ Fixtures (see tests/infra.py for how the servers are found):
 - `nc`, `js`      a NATS connection and its JetStream context; the test's streams are deleted
                   and the connection drained afterwards.
 - `service_env`   the environment a service process needs to join this test's world
-                  (SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX), and a tiny
-                  budget for the bot tier's reviews (a test of the review sets its own).
+                  (SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX), and the
+                  suite's cheap bot tier: a tiny review budget, a short strong-bot search
+                  (a test of the review or of the bots' strength sets its own).
 - `processes`     a `Processes` that starts `python ...` with `service_env`; kills leftovers.
 - `private_nats`  a NATS server of the test's own (an `EmbeddedNats`), for tests that stop it.
 
@@ -232,6 +233,12 @@ def service_env(database_url: str, nats_url: str, stream_prefix: str) -> dict[st
         # no double-dummy, no par: the same flow for ~1 CPU s. The review's own tests
         # (test_stored_analysis.py, browser/test_review.py) set the budget they test.
         "SPADES_ANALYSIS_BUDGET": "1,0,0",
+        # the strong bot (every seat a person left, every hint) searches 0.02 s a decision,
+        # not the deployed 0.15 s: its search is under test here, never its strength. One
+        # worker decides one move at a time, so three games the bots finish for abandoned
+        # seats (test_fairplay.py) waited ~0.15 s a move in turn: most of that test's 86 s
+        # (test_bot_tier.py and browser/test_ranked.py used 0.02 s already)
+        "SPADES_BOT_SECONDS": "0.02",
     }
 
 
