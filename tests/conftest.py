@@ -79,18 +79,23 @@ LONGEST_FIRST = (
     # tests out in collection order, so these are moved to the front: they start at once, on
     # different workers, and the short tests fill in around them. A name that no longer exists
     # only misses its place; nothing else depends on this list.
-    "tests/services/test_fairplay.py::test_a_pair_that_keeps_abandoning_while_losing",
     "tests/gateway/test_schemathesis.py::",
     "tests/browser/test_ranked.py::test_four_browsers_queue_form_a_ranked_game_that_a_fifth",
-    "tests/services/test_failover.py::test_a_replica_paused_with_appends_in_flight",
     "tests/gateway/test_ws_resume.py::test_a_seat_dropping_mid_trick_at_the_default_timer",
+    "tests/services/test_failover.py::test_a_replica_paused_with_appends_in_flight",
+    "tests/gateway/test_ws_play.py::test_no_seat_or_spectator_ever_learns_a_hidden_card",
+    "tests/gateway/test_resend.py::test_opens_and_queue_requests_are_resent_past_a_paused",
     "tests/services/test_bot_tier.py::test_two_bot_workers_share_the_bot_seats",
-    "tests/services/test_failover.py::test_a_replica_cut_off_from_nats_only",
     "tests/services/test_devstack.py::test_spades_dev_prints_an_address",
-    "tests/gateway/test_integrity.py::test_the_auth_timeout_closes_with_a_policy_code",
-    "tests/services/test_failover.py::test_a_replica_paused_past_its_lease",
-    "tests/gateway/test_ws_resume.py::test_clients_resume_after_the_gateway_restarts",
     "tests/services/test_printed_commands.py::test_every_command_spades_dev_prints",
+    "tests/services/test_failover.py::test_a_replica_cut_off_from_nats_only",
+    "tests/services/test_failover.py::test_a_replica_paused_past_its_lease",
+    "tests/services/test_fairplay.py::test_a_pair_that_keeps_abandoning_while_losing",
+    "tests/gateway/test_integrity_round2.py::test_websocket_connections_are_capped",
+    "tests/gateway/test_integrity.py::test_the_auth_timeout_closes_with_a_policy_code",
+    "tests/gateway/test_friends.py::test_a_flood_of_invitations_is_refused",
+    "tests/services/test_slots_rescale.py::test_two_then_five_then_three_replicas",
+    "tests/gateway/test_ws_resume.py::test_clients_resume_after_the_gateway_restarts",
     "tests/services/test_stored_analysis.py::test_a_review_killed_midway",
 )
 
