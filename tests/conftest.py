@@ -11,7 +11,9 @@ Fixtures (see tests/infra.py for how the servers are found):
 - `nc`, `js`      a NATS connection and its JetStream context; the test's streams are deleted
                   and the connection drained afterwards.
 - `service_env`   the environment a service process needs to join this test's world
-                  (SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX).
+                  (SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX), and the
+                  suite's cheap bot tier: a tiny review budget, a short strong-bot search
+                  (a test of the review or of the bots' strength sets its own).
 - `processes`     a `Processes` that starts `python ...` with `service_env`; kills leftovers.
 - `private_nats`  a NATS server of the test's own (an `EmbeddedNats`), for tests that stop it.
 
@@ -77,18 +79,23 @@ LONGEST_FIRST = (
     # tests out in collection order, so these are moved to the front: they start at once, on
     # different workers, and the short tests fill in around them. A name that no longer exists
     # only misses its place; nothing else depends on this list.
-    "tests/services/test_fairplay.py::test_a_pair_that_keeps_abandoning_while_losing",
     "tests/gateway/test_schemathesis.py::",
     "tests/browser/test_ranked.py::test_four_browsers_queue_form_a_ranked_game_that_a_fifth",
-    "tests/services/test_failover.py::test_a_replica_paused_with_appends_in_flight",
     "tests/gateway/test_ws_resume.py::test_a_seat_dropping_mid_trick_at_the_default_timer",
+    "tests/services/test_failover.py::test_a_replica_paused_with_appends_in_flight",
+    "tests/gateway/test_ws_play.py::test_no_seat_or_spectator_ever_learns_a_hidden_card",
+    "tests/gateway/test_resend.py::test_opens_and_queue_requests_are_resent_past_a_paused",
     "tests/services/test_bot_tier.py::test_two_bot_workers_share_the_bot_seats",
-    "tests/services/test_failover.py::test_a_replica_cut_off_from_nats_only",
     "tests/services/test_devstack.py::test_spades_dev_prints_an_address",
-    "tests/gateway/test_integrity.py::test_the_auth_timeout_closes_with_a_policy_code",
-    "tests/services/test_failover.py::test_a_replica_paused_past_its_lease",
-    "tests/gateway/test_ws_resume.py::test_clients_resume_after_the_gateway_restarts",
     "tests/services/test_printed_commands.py::test_every_command_spades_dev_prints",
+    "tests/services/test_failover.py::test_a_replica_cut_off_from_nats_only",
+    "tests/services/test_failover.py::test_a_replica_paused_past_its_lease",
+    "tests/services/test_fairplay.py::test_a_pair_that_keeps_abandoning_while_losing",
+    "tests/gateway/test_integrity_round2.py::test_websocket_connections_are_capped",
+    "tests/gateway/test_integrity.py::test_the_auth_timeout_closes_with_a_policy_code",
+    "tests/gateway/test_friends.py::test_a_flood_of_invitations_is_refused",
+    "tests/services/test_slots_rescale.py::test_two_then_five_then_three_replicas",
+    "tests/gateway/test_ws_resume.py::test_clients_resume_after_the_gateway_restarts",
     "tests/services/test_stored_analysis.py::test_a_review_killed_midway",
 )
 
@@ -225,6 +232,18 @@ def service_env(database_url: str, nats_url: str, stream_prefix: str) -> dict[st
         # no contribution window: hand 1 is dealt with the start, as the tests written before
         # committed deals expect; tests/services/test_fairness_table.py opens one on purpose
         "SPADES_CONTRIBUTION_SECONDS": "0",
+        # the bot tier reviews every rated game it sees finish: ~45 CPU s a game to 500 with
+        # the rated budget, on a suite that is CPU-bound, in tests that never read the review
+        # (and a bots process stopped mid-review holds the test's teardown). One sampled deal,
+        # no double-dummy, no par: the same flow for ~1 CPU s. The review's own tests
+        # (test_stored_analysis.py, browser/test_review.py) set the budget they test.
+        "SPADES_ANALYSIS_BUDGET": "1,0,0",
+        # the strong bot (every seat a person left, every hint) searches 0.02 s a decision,
+        # not the deployed 0.15 s: its search is under test here, never its strength. One
+        # worker decides one move at a time, so three games the bots finish for abandoned
+        # seats (test_fairplay.py) waited ~0.15 s a move in turn: most of that test's 86 s
+        # (test_bot_tier.py and browser/test_ranked.py used 0.02 s already)
+        "SPADES_BOT_SECONDS": "0.02",
     }
 
 

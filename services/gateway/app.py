@@ -21,6 +21,7 @@ import uvicorn
 from litestar import Litestar
 from litestar.datastructures import State
 
+from services.gateway import auth
 from services.gateway.config import HARD_FRAME_BYTES, MAX_BODY_BYTES, ConfigError, GatewayConfig
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.eventrun import driving
@@ -86,6 +87,8 @@ async def serve(rt: Runtime) -> None:
     config = GatewayConfig.from_env(rt.settings)
     if config.dev_secret:
         rt.log.warning("SPADES_GATEWAY_DEV: signing tokens with a throwaway key")
+    if auth.CHEAP_HASHING:
+        rt.log.error(f"{auth.CHEAP_HASHING_ENV}: passwords hashed at a test's cost, never deploy")
     gateway = Gateway(
         settings=rt.settings,
         config=config,

@@ -6,6 +6,10 @@
   practice table's built-in bot.
 - Passwords are hashed with argon2id (memory-hard); hashing runs in a worker thread so a login
   never stalls the event loop. An unknown name costs the same hash as a wrong password.
+  Test hook: `SPADES_TEST_CHEAP_HASHING=1` hashes new passwords at argon2id's smallest cost
+  (about a millisecond, where the default costs ~0.3 CPU s a hash): the test suite registers
+  hundreds of accounts. Never set in production: the gateway logs an error at start when it
+  is. A stored hash carries its own parameters, so either kind verifies under either setting.
 - Access tokens are HS256 JWTs (`sub` = player id, `bot`, `iat`, `exp`, `iss`, `typ`), valid
   `SPADES_TOKEN_SECONDS` (15 minutes by default). Nothing is stored for them: a token stays
   good until it expires, logout included.
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import re
 import secrets
 import time
@@ -59,14 +64,27 @@ NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{2,23}$"
 _NAME = re.compile(NAME_PATTERN)
 NAME_RULE = "3 to 24 letters, digits, '_' or '-', starting with a letter"
 
-_hasher = PasswordHasher()
+CHEAP_HASHING_ENV = "SPADES_TEST_CHEAP_HASHING"
+"""Test hook: ``1`` hashes passwords at argon2id's smallest cost. Never set in production."""
+CHEAP_HASHING = os.environ.get(CHEAP_HASHING_ENV, "") == "1"
+
+_hasher = (
+    PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    if CHEAP_HASHING
+    else PasswordHasher()
+)
 # Verified against when the name is unknown, so both failures take one argon2 verification.
 # The hash of a random secret thrown away, written out rather than computed at import: each
 # gateway process saved ~0.25 s of CPU at start. A test checks it carries the hasher's own
-# parameters (else the two failures would take different times).
+# parameters (else the two failures would take different times). The test hook's hasher
+# costs next to nothing: its dummy is computed.
 DUMMY_HASH = (
-    "$argon2id$v=19$m=65536,t=3,p=4$FE4J37/NWGLkwuQ3Tn7FOg"
-    "$RXwbqkubzKOpLWFxbmp/pESzIeoi8cXFXq5JZta/rxQ"
+    _hasher.hash(secrets.token_urlsafe(16))
+    if CHEAP_HASHING
+    else (
+        "$argon2id$v=19$m=65536,t=3,p=4$FE4J37/NWGLkwuQ3Tn7FOg"
+        "$RXwbqkubzKOpLWFxbmp/pESzIeoi8cXFXq5JZta/rxQ"
+    )
 )
 
 Name = Annotated[

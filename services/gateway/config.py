@@ -4,6 +4,7 @@
 |---|---|---|
 | SPADES_JWT_SECRET | (required) | HS256 token key, >= 32 characters, shared by replicas |
 | SPADES_GATEWAY_DEV | (unset) | `1`: no SPADES_JWT_SECRET needed, a random per-process key |
+| SPADES_TEST_CHEAP_HASHING | (unset) | tests only: `1` hashes passwords at argon2id's least cost |
 | SPADES_HTTP_HOST | 0.0.0.0 | address the HTTP/WebSocket server binds |
 | SPADES_TOKEN_SECONDS | 900 | lifetime of an access token |
 | SPADES_SESSION_DAYS | 30 | a login's session (refresh token) ends after this many days unused |

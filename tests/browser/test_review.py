@@ -23,7 +23,9 @@ from tests.services.test_stored_analysis import store_game
 async def test_the_replay_shows_the_review_and_follows_a_flagged_decision(
     start: StartStack, new_page: NewPage
 ) -> None:
-    stack = await start()
+    # an asked review's own budget (services.bots.analyst.ASKED), not the suite's tiny one
+    # (tests/conftest.py): the decisions it flags are under test here
+    stack = await start(SPADES_ANALYSIS_BUDGET="24,4,0")
     async with httpx.AsyncClient(base_url=stack.url, timeout=60) as http:
         token = await register_and_login(http, "reviewed")
         game_id = await practice(http, token, {"target": 100})

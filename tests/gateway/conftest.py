@@ -28,6 +28,10 @@ GATEWAY_ENV = {
     "SPADES_WS_ANONYMOUS_PER_ADDRESS": "10000",
     "SPADES_QUEUE_CHANGES_PER_MINUTE": "10000",
     "SPADES_EVENT_CHANGES_PER_MINUTE": "10000",
+    # passwords at argon2id's smallest cost: ~0.3 CPU s a hash by default, two a new account
+    # (sign up, log in), hundreds of accounts a suite. tests/gateway/test_http_auth.py checks
+    # the deployed hasher in-process.
+    "SPADES_TEST_CHEAP_HASHING": "1",
 }
 """What a test's gateway runs with: any free ports, loopback, a fixed key, JSON logs."""
 

@@ -981,7 +981,12 @@ async def test_a_replica_paused_with_appends_in_flight_publishes_nothing_the_sto
         frames.append(frame_decoder.decode(msg.data))
 
     watching = await nc.subscribe(subjects.all_audiences(), cb=heard)
-    players = await open_games(nc, subjects, 8, like_the_gateway=True, target=LONGER)
+    # Games to 100, not LONGER: the games paused are the victim's, whose every append waits
+    # 0.3 s, so a game of its is in its first hand when the pause starts (at version 8) on
+    # any machine, and nobody else can write it before the takeover the test waits for.
+    # Played on to the end afterwards, the games to 300 cost this test two minutes of a
+    # loaded machine for nothing it checks.
+    players = await open_games(nc, subjects, 8, like_the_gateway=True, target=TARGET)
     game_ids = [p.game_id for p in players]
     paused_games = [g for g in game_ids if held[slot_of(g)] == victim_member]
     assert paused_games, "no game on the replica to pause"
