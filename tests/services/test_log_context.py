@@ -39,6 +39,8 @@ LIFECYCLE = {
     "service stopping",
     "service stopped",
     "gateway listening",
+    # a test gateway's start says it hashes at a test's cost (tests/gateway/conftest.py)
+    "SPADES_TEST_CHEAP_HASHING: passwords hashed at a test's cost, never deploy",
 }
 UVICORN_LIFECYCLE = re.compile(
     r"(Started|Finished) server process|Waiting for application (startup|shutdown)"
