@@ -62,16 +62,32 @@ def _after(rules: Ruleset, pos: Position, card: int) -> tuple[Position, int]:
 
 
 def brute(rules: Ruleset, pos: Position, counted: set[int], maxi: set[int]) -> int:
-    """Return the minimax tricks of ``counted`` over every legal card sequence."""
-    table = _table(rules, pos)
-    seat = table.to_play()
-    if not pos.hands[seat]:
-        return 0
-    values = []
-    for card in sorted(set(table.legal(seat))):
-        nxt, won = _after(rules, pos, card)
-        values.append((won in counted) + brute(rules, nxt, counted, maxi))
-    return max(values) if seat in maxi else min(values)
+    """Return the minimax tricks of ``counted`` over every legal card sequence.
+
+    Every sequence is played out on the engine's own table; a position reached again by
+    another order of the same cards is looked up, not searched again (a minimax value
+    depends on the position alone). Without that, an example of four tricks with five
+    hands could take minutes, and which examples the derandomized profile draws changes
+    whenever a test's source does.
+    """
+    seen: dict[Position, int] = {}
+
+    def value(pos: Position) -> int:
+        known = seen.get(pos)
+        if known is not None:
+            return known
+        table = _table(rules, pos)
+        seat = table.to_play()
+        if not pos.hands[seat]:
+            return 0
+        values = []
+        for card in sorted(set(table.legal(seat))):
+            nxt, won = _after(rules, pos, card)
+            values.append((won in counted) + value(nxt))
+        seen[pos] = result = max(values) if seat in maxi else min(values)
+        return result
+
+    return value(pos)
 
 
 @st.composite
