@@ -7,10 +7,11 @@ sight, the badge says when the game is over, and the replay turns to any seat.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
-from playwright.async_api import Page, WebSocket, expect
+from playwright.async_api import Page, Route, WebSocket, expect
 
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.stack import screenshot_path
@@ -401,3 +402,29 @@ async def test_a_heads_up_draw_deal_shows_the_card_on_offer_and_keeps_it(
         await page.get_by_role("button", name="Keep it").click()
         await expect(hand).to_have_count(before + 1)
         await expect(page.locator(f'.hand button[aria-label="{label}"]')).to_have_count(1)
+
+
+async def test_a_table_size_chosen_before_the_ladders_came_takes_its_ladders_rules(
+    start: StartStack, new_page: NewPage
+) -> None:
+    # The fresh clone's run once chose two players before a loaded gateway had answered
+    # GET /api/ladders: blind nil stayed on. Here the answer is held until the choice is made.
+    stack = await start()
+    page = await new_page(stack)
+    release = asyncio.Event()
+    held: list[str] = []
+
+    async def hold(route: Route) -> None:
+        held.append(route.request.url)
+        await release.wait()
+        await route.continue_()
+
+    await page.route("**/api/ladders", hold)
+    await sign_up(page, "early")
+    await page.get_by_text("Rules (every option of the rule book)").click()
+    await expect(page.get_by_label("Blind nil allowed")).to_be_checked()
+    await page.get_by_label("Players").select_option("2")
+    assert held, "the ladders were asked for before the choice"
+    await expect(page.get_by_label("Blind nil allowed")).to_be_checked()  # nothing known yet
+    release.set()
+    await expect(page.get_by_label("Blind nil allowed")).not_to_be_checked()

@@ -30,6 +30,7 @@ export function mountLobby(root) {
   let status = null; // the last GET /api/queue answer
   let playban = null; // a 403 playban refusal: {message, ends_at} (the queues refuse until then)
   let ladderInfo = []; // GET /api/ladders: every ranked ladder, public
+  let laddersLoaded = null; // the practice form's hook: a table size chosen before they came
   let wasQueued = false;
   let timer = null;
   let stopped = false;
@@ -85,6 +86,7 @@ export function mountLobby(root) {
     } catch (error) {
       showError(error, "Could not list the ladders");
     }
+    if (laddersLoaded) laddersLoaded();
     renderQueue();
   }
 
@@ -290,7 +292,11 @@ export function mountLobby(root) {
     }
   }
   // a table size with a ladder of its own starts from that ladder's rules (heads-up: no blind nil)
-  inputs.players.addEventListener("change", () => {
+  // (chosen before the ladders have come: applied when they come, a slow server or not)
+  let sizePending = false;
+  function applyTableSize() {
+    if (!ladderInfo.length) { sizePending = true; return; }
+    sizePending = false;
     const ladder = ladderInfo.find((info) => String(info.players) === inputs.players.value);
     if (!ladder) return;
     for (const option of RULE_OPTIONS) {
@@ -299,7 +305,10 @@ export function mountLobby(root) {
       if (option.kind === "bool") input.checked = ladder.rules[option.name];
       else input.value = String(ladder.rules[option.name]);
     }
-  });
+    checkRules();
+  }
+  inputs.players.addEventListener("change", applyTableSize);
+  laddersLoaded = () => { if (sizePending) applyTableSize(); };
   form.addEventListener("change", (event) => { if (event.target !== presetSelect && event.target !== bots && event.target !== untimed) checkRules(); });
   form.addEventListener("input", (event) => { if (event.target.type === "number") checkRules(); });
   loadRuleBook();
