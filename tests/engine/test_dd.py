@@ -91,12 +91,13 @@ def brute(rules: Ruleset, pos: Position, counted: set[int], maxi: set[int]) -> i
 
 
 @st.composite
-def endings(draw: st.DrawFn) -> tuple[Ruleset, Position]:
-    """Return a ruleset and an ending of 1..4 tricks, maybe with a trick in progress."""
+def endings(draw: st.DrawFn, most: int = 4) -> tuple[Ruleset, Position]:
+    """Return a ruleset and an ending of 1..``most`` tricks (one fewer with five players),
+    maybe with a trick in progress."""
     rules = draw(st.sampled_from(VARIANTS))
     t = tables(rules)
     rng = random.Random(draw(st.integers(0, 2**32)))
-    left = draw(st.integers(1, 4 if t.players < 5 else 3))
+    left = draw(st.integers(1, most if t.players < 5 else most - 1))
     hands = [rng.sample(h, left) for h in deal_hands(t, rng)]
     first = draw(st.booleans())
     if first and rules.first_lead == "two_of_clubs":
