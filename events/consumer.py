@@ -47,7 +47,17 @@ from events.pgstore import Conn
 from events.retry import Backoff
 from events.subjects import Subjects
 
-__all__ = ["Handler", "LagHandler", "Received", "Unprocessable", "consume", "game_id_of", "park"]
+__all__ = [
+    "ConsumerLost",
+    "Handler",
+    "LagHandler",
+    "Received",
+    "StateHandler",
+    "Unprocessable",
+    "consume",
+    "game_id_of",
+    "park",
+]
 
 log = get_logger("consumer")
 _envelope = msgspec.json.Decoder(StoredEvent)
@@ -164,6 +174,18 @@ async def _apply(pool: asyncpg.Pool, consumer: str, received: Received, handler:
     return True
 
 
+RESTART = Backoff(first=0.2, factor=2.0, most=5.0, jitter=0.2)
+"""The pause before a stopped consumer subscribes again (growing while it keeps failing)."""
+
+
+class ConsumerLost(Exception):
+    """JetStream has answered nothing but "unavailable" for too long: subscribe again."""
+
+
+StateHandler = Callable[[str, "str | None"], None]
+"""``(consumer, why)``: None once the consumer is fetching, else why it is not."""
+
+
 async def consume(
     js: JetStreamContext,
     pool: asyncpg.Pool,
@@ -180,6 +202,9 @@ async def consume(
     ack_wait: float = 30.0,
     on_lag: LagHandler | None = None,
     lag_interval: float = 2.0,
+    on_state: StateHandler | None = None,
+    lost_after: float = 5.0,
+    restart: Backoff = RESTART,
 ) -> None:
     """Feed `handler` every event on `filter_subject` until `stop`; see the module docstring.
 
@@ -187,7 +212,88 @@ async def consume(
     payload decode (and upcast) before the handler runs, so a payload of the wrong shape is
     parked instead of reaching the handler. `on_lag(consumer, messages)` is called every
     `lag_interval` seconds with the consumer's backlog.
+
+    Supervised: a consumer that cannot be created (JetStream slow to answer at start, a stream
+    being recreated), or whose fetches JetStream has answered with nothing but "unavailable"
+    for `lost_after` seconds (the durable consumer deleted), is subscribed again after the
+    `restart` schedule's pause, for as long as the service runs; before, a failed start ended
+    the loop's task silently and the service stayed deaf to the subject while reporting ready.
+    `on_state(consumer, None)` is called each time it is fetching, `on_state(consumer, why)`
+    each time it is not: a service's readiness follows it.
     """
+    attempt = 0
+    fetching = False
+
+    def ready() -> None:
+        nonlocal fetching
+        fetching = True
+        _tell(on_state, consumer, None)
+
+    while not stop.is_set():
+        attempt = 1 if fetching else attempt + 1  # a consumer that ran starts its pauses over
+        fetching = False
+        try:
+            await _consume_once(
+                js,
+                pool,
+                subjects=subjects,
+                consumer=consumer,
+                filter_subject=filter_subject,
+                handler=handler,
+                stop=stop,
+                registry=registry,
+                batch=batch,
+                max_attempts=max_attempts,
+                retry_delay=retry_delay,
+                ack_wait=ack_wait,
+                on_lag=on_lag,
+                lag_interval=lag_interval,
+                on_ready=ready,
+                lost_after=lost_after,
+            )
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # any failure: report, pause, subscribe again
+            why = type(exc).__name__
+            _tell(on_state, consumer, why)
+            pause = restart.delay(attempt)
+            log.warning(
+                "consumer stopped: subscribing again",
+                consumer=consumer,
+                error=why,
+                retry_in=round(pause, 2),
+                request_id=f"fetch:{consumer}",
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=pause)
+
+
+def _tell(on_state: StateHandler | None, consumer: str, why: str | None) -> None:
+    if on_state is not None:
+        on_state(consumer, why)
+
+
+async def _consume_once(
+    js: JetStreamContext,
+    pool: asyncpg.Pool,
+    *,
+    subjects: Subjects,
+    consumer: str,
+    filter_subject: str,
+    handler: Handler,
+    stop: asyncio.Event,
+    registry: Registry | None,
+    batch: int,
+    max_attempts: int,
+    retry_delay: float,
+    ack_wait: float,
+    on_lag: LagHandler | None,
+    lag_interval: float,
+    on_ready: Callable[[], None],
+    lost_after: float,
+) -> None:
+    """Subscribe the durable consumer and feed `handler` until `stop` (or raise)."""
     await ensure_streams(js, subjects)
     durable = subjects.durable(consumer)
     sub = await js.pull_subscribe(
@@ -210,6 +316,7 @@ async def consume(
         if on_lag is not None
         else None
     )
+    on_ready()
     try:
         await _consume_loop(
             sub,
@@ -224,6 +331,7 @@ async def consume(
             batch,
             max_attempts,
             retry_delay,
+            lost_after,
         )
     finally:
         if watcher is not None:
@@ -272,20 +380,30 @@ async def _consume_loop(
     batch: int,
     max_attempts: int,
     retry_delay: float,
+    lost_after: float,
 ) -> None:
+    loop = asyncio.get_running_loop()
+    unavailable_since: float | None = None
     while not stop.is_set():
         try:
             msgs = await sub.fetch(batch, timeout=0.5)
         except TimeoutError:  # nats' own TimeoutError and asyncio's both derive from it
+            unavailable_since = None
             continue
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError):
             await asyncio.sleep(0.2)
             continue
-        except nats.js.errors.ServiceUnavailableError:
-            # JetStream answers 503 while busy or electing a leader: a pause, not a failure
+        except (nats.js.errors.ServiceUnavailableError, nats.errors.NoRespondersError) as exc:
+            # JetStream answers 503 while busy or electing a leader: a pause, not a failure;
+            # but a durable consumer that is gone is answered so for ever
+            now = loop.time()
+            unavailable_since = now if unavailable_since is None else unavailable_since
+            if now - unavailable_since >= lost_after:
+                raise ConsumerLost(f"no fetch answered for {lost_after:.0f} s") from exc
             bound.warning("jetstream unavailable; fetching again", request_id=f"fetch:{consumer}")
             await asyncio.sleep(0.5)
             continue
+        unavailable_since = None
         for msg in msgs:
             await _handle(
                 msg,

@@ -55,6 +55,8 @@ class Runtime:
     """The /readyz checks; a service adds its own (the table: its leases are being renewed)."""
     nats_health: NatsHealth | None = None
     """The end-to-end probe of ``nc`` (the table gives its leases up while it fails)."""
+    consumers_down: dict[str, str] = field(default_factory=dict)
+    """The durable consumers not fetching now, and why (``starting`` until the first time)."""
 
     def consume(
         self, consumer: str, filter_subject: str, handler: Handler, **options: Any
@@ -62,8 +64,13 @@ class Runtime:
         """Return the exactly-once consumer loop of ``handler`` on this service's connections.
 
         Its backlog is the ``spades_consumer_lag_messages{consumer=...}`` gauge of /metrics.
+        /readyz says ``consumers`` is down from now until it fetches, and again whenever it
+        is subscribing anew (`events.consumer.consume` does so after any failure): a service
+        deaf to a subject it must follow is not ready.
         """
         options.setdefault("on_lag", _show_consumer_lag)
+        self.consumers_down[consumer] = "starting"
+        self.checks.setdefault("consumers", self._consumers_check)
         return consume(
             self.js,
             self.pool,
@@ -73,8 +80,18 @@ class Runtime:
             handler=handler,
             stop=self.stop,
             registry=REGISTRY,
+            on_state=self._consumer_state,
             **options,
         )
+
+    def _consumer_state(self, consumer: str, why: str | None) -> None:
+        if why is None:
+            self.consumers_down.pop(consumer, None)
+        else:
+            self.consumers_down[consumer] = why
+
+    async def _consumers_check(self) -> bool:
+        return not self.consumers_down
 
 
 def _show_consumer_lag(consumer: str, messages: int) -> None:

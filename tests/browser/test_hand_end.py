@@ -12,6 +12,8 @@ from playwright.async_api import expect
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.test_practice import ACTIONABLE, next_move, play_card, sign_up
 
+A_BID = r"(\d+|Nil|Blind nil)"
+
 
 async def test_the_hand_card_the_scorecard_and_each_sides_bid_in_play(
     start: StartStack, new_page: NewPage
@@ -49,7 +51,8 @@ async def test_the_hand_card_the_scorecard_and_each_sides_bid_in_play(
     for side, name in ((0, "N+S"), (1, "E+W")):
         part = card.get_by_test_id(f"hand-card-side-{side}")
         await expect(part).to_contain_text(name)
-        await expect(part).to_contain_text(re.compile(r"Bid \d+ \+ \d+, took \d+"))
+        # a side's bid: "Bid 5 + 3", or with a nil "Bid 5 + Nil" (the bots bid nil too)
+        await expect(part).to_contain_text(re.compile(rf"Bid {A_BID} \+ {A_BID}, took \d+"))
         await expect(part).to_contain_text(re.compile(r"[+−]\d+ → −?\d+ · \d+ bags?"))
     shown = (await card.inner_text()).replace("Next hand", "").strip()
     # the next bidding waits behind the card, whoever bids first

@@ -8,8 +8,11 @@ match from JetStream, where a relay process publishes it for the table service.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
+import urllib.error
+import urllib.request
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +32,7 @@ from events.contracts.skill import Rating, win_probability
 from events.envelope import REGISTRY, StoredEvent
 from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
+from services.matchmaking.app import GAMES_CONSUMER
 from tests.infra import Processes, eventually
 
 pytestmark = pytest.mark.infra
@@ -517,3 +521,63 @@ async def _at_least(found: Any, count: int) -> list[MatchFound] | None:
 
 async def _with_player(found: Any, player: str) -> list[MatchFound]:
     return [m for m in await found if player in m.seats]
+
+
+def readiness(port: int) -> tuple[int, list[str]]:
+    """Return /readyz's status and the names of the checks it says are down."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as answer:
+            return int(answer.status), list(json.loads(answer.read())["down"])
+    except urllib.error.HTTPError as exc:
+        return exc.code, list(json.loads(exc.read())["down"])
+
+
+async def test_a_consumer_deleted_under_the_service_is_subscribed_again_and_ready_says_so(
+    processes: Processes,
+    event_store: PostgresEventStore,
+    nc: NATS,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    """The durable consumer of finished games is deleted while matchmaking runs (an operator's
+    mistake, a stream recreated): JetStream answers its fetches "unavailable" for ever. Once
+    that has lasted a few seconds /readyz says `consumers` is down, the service subscribes
+    again (creating the consumer anew), says it is ready, and a game finished afterwards frees
+    its players. Before, a consumer that failed ended its task without a word: the players of
+    every later game stayed seated for ever while the service reported ready."""
+    proc = await started(processes, nc, subjects)
+    found = re.search(r'"ops_port": ?(\d+)', processes.log(proc))
+    assert found, "matchmaking never said where its ops server listens"
+    port = int(found.group(1))
+    await eventually(lambda: readiness(port) == (200, []), within=60, what="ready")
+    durable = subjects.durable(GAMES_CONSUMER)
+    await js.delete_consumer(subjects.events_stream, durable)
+    await eventually(
+        lambda: readiness(port) == (503, ["consumers"]),
+        within=60,
+        interval=0.1,
+        what="/readyz to say the consumer is down",
+    )
+    await eventually(lambda: readiness(port) == (200, []), within=60, what="ready again")
+    assert "consumer stopped: subscribing again" in processes.log(proc)
+    assert (await js.consumer_info(subjects.events_stream, durable)).name == durable
+
+    players = new_players(2)
+    for player in players:
+        await join(nc, subjects, player, "heads-up")
+    (match,) = await eventually(lambda: matches(event_store, "heads-up"), within=60, what="match")
+    finished = GameFinished(
+        winner=0,
+        reason="target",
+        scores=(250, 90),
+        ladder="heads-up",
+        rated=True,
+        players=match.seats,
+    )
+    await publish_event(js, subjects, f"game-{uuid.uuid4()}", finished, version=40)
+
+    async def all_queued() -> bool:
+        answers = [await join(nc, subjects, p, "heads-up") for p in players]
+        return all(a["code"] in ("queued", "already_queued") for a in answers)
+
+    await eventually(all_queued, within=60, interval=0.2, what="queued again after the game")
