@@ -183,6 +183,17 @@ class Games:
             await self.fenced_off(table.game_id)
             raise
         _APPENDED.observe(time.perf_counter() - started)
+        if stored and stored[0].metadata.epoch != fence.epoch:
+            # Our epoch is stale, yet the store answered: what we meant to write is what the
+            # slot's new owner wrote at that version (a bot's or a resent command's same
+            # move), so the store took it for a retry and handed back the new owner's
+            # events. What is published below is theirs, as stored.
+            self.log.info(
+                "late append: the slot's new owner had written the same events",
+                lease=lease_name(self.slot(table.game_id)),
+                epoch=fence.epoch,
+                owner_epoch=stored[0].metadata.epoch,
+            )
         await self.publish(table, commit.fold(table, stored, events, states, time.time()))
 
     async def publish(self, table: Table, frame: Frame) -> None:
