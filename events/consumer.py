@@ -39,10 +39,10 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from events.bookkeeping import MessageParked
 from events.bus import ensure_streams
 from events.envelope import Registry, StoredEvent
 from events.logs import bound_ids, get_logger
+from events.parking import park
 from events.pgstore import Conn
 from events.retry import Backoff
 from events.subjects import Subjects
@@ -61,7 +61,6 @@ __all__ = [
 
 log = get_logger("consumer")
 _envelope = msgspec.json.Decoder(StoredEvent)
-_encoder = msgspec.json.Encoder()
 
 
 class Unprocessable(Exception):
@@ -103,56 +102,6 @@ def _message_context(msg: Msg, consumer: str, event: StoredEvent | None) -> Iter
         ids = {"request_id": msg_id or f"{consumer}:{sequence}"}
     with bound_ids(**ids):
         yield
-
-
-async def park(
-    pool: asyncpg.Pool,
-    js: JetStreamContext,
-    subjects: Subjects,
-    msg: Msg,
-    *,
-    consumer: str,
-    reason: str,
-) -> None:
-    """Set `msg` aside with `reason` (table + parking subject + log), then `term` it."""
-    sequence = msg.metadata.sequence.stream if msg.reply else None
-    event_id = (msg.headers or {}).get("Nats-Msg-Id")
-    await pool.execute(
-        "INSERT INTO spades_parked (consumer, subject, stream_sequence, reason, payload, headers)"
-        " VALUES ($1, $2, $3, $4, $5, $6::jsonb) ON CONFLICT (consumer, stream_sequence)"
-        " DO NOTHING",
-        consumer,
-        msg.subject,
-        sequence,
-        reason,
-        msg.data,
-        _encoder.encode(msg.headers or {}).decode(),
-    )
-    parked = MessageParked(
-        consumer=consumer,
-        subject=msg.subject,
-        reason=reason,
-        stream_sequence=sequence,
-        event_id=event_id,
-        payload=msg.data[:4096].decode("utf-8", errors="replace"),
-    )
-    try:
-        await js.publish(
-            subjects.parked(consumer),
-            _encoder.encode(parked),
-            headers={"Nats-Msg-Id": f"{consumer}:{sequence}"},
-        )
-    except Exception as exc:  # the table row is the record; the subject is a courtesy
-        log.error("parking subject publish failed", consumer=consumer, error=type(exc).__name__)
-    log.warning(
-        "message parked",
-        consumer=consumer,
-        subject=msg.subject,
-        stream_sequence=sequence,
-        event_id=event_id,
-        reason=reason,
-    )
-    await msg.term()
 
 
 async def _apply(pool: asyncpg.Pool, consumer: str, received: Received, handler: Handler) -> bool:

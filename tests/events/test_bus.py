@@ -487,6 +487,7 @@ async def test_a_busy_jetstream_answering_503_pauses_the_consumer_instead_of_kil
         1,
         1,
         0.0,
+        60.0,  # lost_after: one 503 is a pause, never taken for a consumer that is gone
     )
     assert sub.calls == 2
 
