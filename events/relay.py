@@ -64,7 +64,7 @@ from events.pgstore import (
     create_pool,
     load_checkpoint,
 )
-from events.relayloops import Pacing, RelayStats, Wake, publish_page
+from events.relayloops import Pacing, RelayStats, Session, Wake, publish_page
 from events.relayloops import awaited as _awaited
 from events.relayloops import pipelined as _pipelined
 from events.retry import Backoff
@@ -304,9 +304,24 @@ async def _publish_while_active(
         )
         run = _pipelined if pacing.pipelined else _awaited
         await run(
-            nc, js, lock_conn, pool, store, subjects, stop, name, page_size, idle_wait,
-            stats, crash_after, pacing, wake, checkpoint,
-        )  # fmt: skip
+            Session(
+                nc=nc,
+                js=js,
+                lock_conn=lock_conn,
+                pool=pool,
+                store=store,
+                subjects=subjects,
+                stop=stop,
+                name=name,
+                page_size=page_size,
+                idle_wait=idle_wait,
+                stats=stats,
+                crash_after=crash_after,
+                pacing=pacing,
+                wake=wake,
+                checkpoint=checkpoint,
+            )
+        )
         return stats
     finally:
         if stopping is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import os
 import signal
@@ -39,13 +40,14 @@ from nats.js.errors import NoStreamResponseError
 from events.bus import ensure_streams
 from events.envelope import StoredEvent
 from events.logs import bound_ids, get_logger
+from events.pgrows import read_all_on
 from events.pgstore import PostgresEventStore, save_checkpoint
 from events.relaypipe import ChainBroken, Pipeline
 from events.retry import Backoff
 from events.store import Checkpoint, checkpoint_of
 from events.subjects import Subjects
 
-__all__ = ["Pacing", "RelayStats", "Wake", "awaited", "pipelined", "publish_page"]
+__all__ = ["Pacing", "RelayStats", "Session", "Wake", "awaited", "pipelined", "publish_page"]
 
 # After a page failed to publish: publish it again, less often each time, until it goes through.
 PUBLISH_BACKOFF = Backoff(first=0.1, factor=2.0, most=2.0)
@@ -59,6 +61,14 @@ CRASH_SENT_ENV = "SPADES_RELAY_CRASH_AFTER_SENT"
 
 log = get_logger("relay")
 _encoder = msgspec.json.Encoder()
+# A page's batch id (the request_id of every line logged about it): this process's random
+# prefix and a counter, unique without a uuid4 (a getrandom system call) for every page.
+_RUN = uuid.uuid4().hex[:12]
+_BATCHES = itertools.count(1)
+
+
+def _batch_id() -> str:
+    return f"batch-{_RUN}-{next(_BATCHES)}"
 
 
 @dataclass
@@ -110,26 +120,41 @@ class Wake:
             self.event.set()
 
 
-async def pipelined(
-    nc: Any,
-    js: JetStreamContext,
-    lock_conn: asyncpg.Connection,
-    pool: asyncpg.Pool,
-    store: PostgresEventStore,
-    subjects: Subjects,
-    stop: asyncio.Event,
-    name: str,
-    page_size: int,
-    idle_wait: float,
-    stats: RelayStats,
-    crash_after: int,
-    pacing: Pacing,
-    wake: Wake,
-    checkpoint: Checkpoint,
-) -> None:
-    """Publish the log through a pipeline until `stop` (see the module docstring)."""
+@dataclass
+class Session:
+    """What an active relay's loop works with: its connections, settings and state.
+
+    Both ways of publishing (`pipelined`, `awaited`) take one; `checkpoint` is where the
+    session began (the stored checkpoint), and each loop moves its own copy along."""
+
+    nc: Any
+    js: JetStreamContext
+    lock_conn: asyncpg.Connection  # holds the advisory lock and LISTENs for commits
+    pool: asyncpg.Pool
+    store: PostgresEventStore
+    subjects: Subjects
+    stop: asyncio.Event
+    name: str  # the checkpoint's key
+    page_size: int
+    idle_wait: float  # seconds between reads when nothing is notified
+    stats: RelayStats
+    crash_after: int  # test hook: SIGKILL once this many events are confirmed (0: never)
+    pacing: Pacing
+    wake: Wake
+    checkpoint: Checkpoint
+
+    def check_lock(self) -> None:
+        """Raise when the lock connection is gone: another relay may hold the lock by now."""
+        if self.lock_conn.is_closed():
+            raise RuntimeError("lost the relay lock connection")
+
+
+async def pipelined(s: Session) -> None:
+    """Publish the log through a pipeline until `s.stop` (see the module docstring)."""
+    stop, stats, pacing, wake = s.stop, s.stats, s.pacing, s.wake
+    checkpoint, page_size = s.checkpoint, s.page_size
     crash_sent = int(os.environ.get(CRASH_SENT_ENV, "0") or 0)
-    pipe = Pipeline(nc, subjects, checkpoint, ack_wait=pacing.ack_wait, changed=wake.event)
+    pipe = Pipeline(s.nc, s.subjects, checkpoint, ack_wait=pacing.ack_wait, changed=wake.event)
     await pipe.start()
     saved, saved_at = checkpoint, time.monotonic()
     sent = 0
@@ -140,17 +165,16 @@ async def pipelined(
     poll_at = 0.0  # when to read even if nothing was notified
     try:
         while not stop.is_set():
-            if lock_conn.is_closed():
-                raise RuntimeError("lost the relay lock connection")
+            s.check_lock()
             wake.event.clear()  # before looking: anything after this wakes the next wait
             try:
                 if careful:
-                    page = await store.read_all(after=pipe.confirmed, limit=page_size)
+                    page = await read_all_on(s.lock_conn, pipe.confirmed, page_size)
                     stats.reads += 1
                     before = stats.published
                     try:
                         if page:
-                            with bound_ids(request_id=f"batch-{uuid.uuid4().hex}"):
+                            with bound_ids(request_id=_batch_id()):
                                 await pipe.careful(page)
                     finally:
                         stats.published = before + _between(page, checkpoint, pipe.confirmed)
@@ -172,15 +196,15 @@ async def pipelined(
                 await _pause(stop, PUBLISH_BACKOFF.delay(failed_in_a_row))
                 if exc.no_stream:  # the server came back without the stream
                     with contextlib.suppress(Exception):
-                        await ensure_streams(js, subjects)
+                        await ensure_streams(s.js, s.subjects)
                 continue
             if confirmed:
                 stats.published += confirmed
-                if crash_after and stats.published >= crash_after:
+                if s.crash_after and stats.published >= s.crash_after:
                     os.kill(os.getpid(), signal.SIGKILL)  # acknowledged, checkpoint not saved
             now = time.monotonic()
             if checkpoint != saved and now - saved_at >= pacing.checkpoint_every:
-                await save_checkpoint(pool, name, checkpoint)
+                await save_checkpoint(s.lock_conn, s.name, checkpoint)
                 saved, saved_at = checkpoint, now
                 stats.checkpoints += 1
             room = pipe.in_flight < pacing.max_in_flight
@@ -202,19 +226,19 @@ async def pipelined(
                 wake.armed = pipe.wake_on_ack = True
                 continue
             woken, wake.notified = wake.notified, False
-            page = await store.read_all(after=pipe.sent, limit=page_size)
+            page = await read_all_on(s.lock_conn, pipe.sent, page_size)
             stats.reads += 1
-            poll_at = now + idle_wait
+            poll_at = now + s.idle_wait
             if not page:
                 # Quick re-reads only when something committed is really held back: a
                 # notification whose events an earlier read already took needs none.
-                held = woken and await _held_back(pool, pipe.sent)
+                held = woken and await _held_back(s.lock_conn, pipe.sent)
                 fast_polls = pacing.held_back_polls if held else max(0, fast_polls - 1)
                 next_read = now + HELD_BACK_WAIT
                 continue
             stats.idle = False
             next_read = now if len(page) >= page_size else now + pacing.batch_wait
-            with bound_ids(request_id=f"batch-{uuid.uuid4().hex}"):
+            with bound_ids(request_id=_batch_id()):
                 try:
                     await pipe.send(page)
                 except ChainBroken:
@@ -237,7 +261,7 @@ async def pipelined(
                 wake.event.clear()
         if pipe.confirmed != saved:
             with contextlib.suppress(Exception):
-                await save_checkpoint(pool, name, pipe.confirmed)
+                await save_checkpoint(s.lock_conn, s.name, pipe.confirmed)
                 stats.checkpoints += 1
     finally:
         await pipe.close()
@@ -248,11 +272,11 @@ SELECT EXISTS (SELECT 1 FROM spades_events WHERE (transaction_id, position) > ($
 """
 
 
-async def _held_back(pool: asyncpg.Pool, after: Checkpoint) -> bool:
+async def _held_back(conn: asyncpg.Connection, after: Checkpoint) -> bool:
     """Whether events after `after` are committed but not readable yet (`read_all` holds them
     back behind an older transaction still running); False for a notification that came after
     its events were read."""
-    return bool(await pool.fetchval(_HELD_BACK, after.transaction_id, after.position))
+    return bool(await conn.fetchval(_HELD_BACK, after.transaction_id, after.position))
 
 
 def _between(page: Sequence[StoredEvent], after: Checkpoint, upto: Checkpoint) -> int:
@@ -261,10 +285,19 @@ def _between(page: Sequence[StoredEvent], after: Checkpoint, upto: Checkpoint) -
 
 
 async def _wait(event: asyncio.Event, seconds: float) -> None:
+    """Wait until `event` is set, at most `seconds`: a timer sets it (the loop clears it before
+    each look, so a wake-up by the timer is just one more look). Cheaper than `wait_for`, which
+    wraps the wait in a task and a timeout context on each of the loop's turns."""
     if event.is_set():
         return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), timeout=max(0.0, seconds))
+    if seconds == math.inf:
+        await event.wait()
+        return
+    timer = asyncio.get_running_loop().call_later(max(0.0, seconds), event.set)
+    try:
+        await event.wait()
+    finally:
+        timer.cancel()
 
 
 async def _pause(stop: asyncio.Event, seconds: float) -> None:
@@ -329,53 +362,37 @@ async def _publish_or_pause(
     return True
 
 
-async def awaited(
-    nc: Any,
-    js: JetStreamContext,
-    lock_conn: asyncpg.Connection,
-    pool: asyncpg.Pool,
-    store: PostgresEventStore,
-    subjects: Subjects,
-    stop: asyncio.Event,
-    name: str,
-    page_size: int,
-    idle_wait: float,
-    stats: RelayStats,
-    crash_after: int,
-    pacing: Pacing,
-    wake: Wake,
-    checkpoint: Checkpoint,
-) -> None:
-    """Publish the log page by page, awaiting each acknowledgement, until `stop`."""
+async def awaited(s: Session) -> None:
+    """Publish the log page by page, awaiting each acknowledgement, until `s.stop`."""
+    stop, stats, wake, checkpoint = s.stop, s.stats, s.wake, s.checkpoint
     fast_polls = 0
     failed_in_a_row = 0
     while not stop.is_set():
-        if lock_conn.is_closed():
-            raise RuntimeError("lost the relay lock connection")
+        s.check_lock()
         woken = wake.event.is_set()
         wake.event.clear()  # before reading: a commit after this read wakes the next wait
-        page = await store.read_all(after=checkpoint, limit=page_size)
+        page = await s.store.read_all(after=checkpoint, limit=s.page_size)
         stats.reads += 1
         if not page:
             fast_polls = HELD_BACK_POLLS if woken else max(0, fast_polls - 1)
             stats.idle = not fast_polls
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    wake.event.wait(), timeout=HELD_BACK_WAIT if fast_polls else idle_wait
+                    wake.event.wait(), timeout=HELD_BACK_WAIT if fast_polls else s.idle_wait
                 )
             stats.idle = False
             continue
         # Every line logged about this page carries its batch id as request_id.
-        with bound_ids(request_id=f"batch-{uuid.uuid4().hex}"):
+        with bound_ids(request_id=_batch_id()):
             pause = PUBLISH_BACKOFF.delay(failed_in_a_row + 1)  # should this page fail too
-            if not await _publish_or_pause(js, subjects, page, stats, pause):
+            if not await _publish_or_pause(s.js, s.subjects, page, stats, pause):
                 failed_in_a_row += 1
                 continue
             failed_in_a_row = 0
             stats.published += len(page)
-            if crash_after and stats.published >= crash_after:
+            if s.crash_after and stats.published >= s.crash_after:
                 os.kill(os.getpid(), signal.SIGKILL)
             checkpoint = checkpoint_of(page[-1])
-            await save_checkpoint(pool, name, checkpoint)
+            await save_checkpoint(s.pool, s.name, checkpoint)
             stats.checkpoints += 1
             log.debug("page published", events=len(page))
