@@ -64,7 +64,7 @@ from events.pgstore import (
     create_pool,
     load_checkpoint,
 )
-from events.relayloops import Pacing, RelayStats, Session, Wake, publish_page
+from events.relayloops import EVENTS_CHANNEL, Pacing, RelayStats, Session, Wake, publish_page
 from events.relayloops import awaited as _awaited
 from events.relayloops import pipelined as _pipelined
 from events.retry import Backoff
@@ -90,8 +90,6 @@ _CRASH_ENV = "SPADES_RELAY_CRASH_AFTER"
 # Counting unpublished events stops here: past it the number says "very far behind" already,
 # and a count must stay cheap when the relay has been down for hours.
 LAG_COUNT_CAP = 100_000
-# The channel the log's trigger notifies at each appending commit (migration 5).
-EVENTS_CHANNEL = "spades_events"
 MAX_RESTART_PAUSE = 5.0  # seconds between attempts to reconnect after a session failed
 # After a session failed (lost lock connection, NATS away): connect again, less often each time.
 RESTART_BACKOFF = Backoff(first=0.2, factor=2.0, most=MAX_RESTART_PAUSE, jitter=0.2)

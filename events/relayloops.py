@@ -55,6 +55,12 @@ PUBLISH_BACKOFF = Backoff(first=0.1, factor=2.0, most=2.0)
 # read again this often, this many times, before falling back to `idle_wait`.
 HELD_BACK_WAIT = 0.005
 HELD_BACK_POLLS = 40
+# The channel the log's trigger notifies at each appending commit (migration 5).
+EVENTS_CHANNEL = "spades_events"
+# While every read finds at least this many commits notified since the one before, this many
+# times in a row, the relay stops listening (see `pipelined`).
+BUSY_COMMITS = 3
+BUSY_READS = 3
 # Test hook: the process kills itself (SIGKILL) once it has *sent* this many events, with pages
 # still unacknowledged in the pipeline (SPADES_RELAY_CRASH_AFTER: once this many are confirmed).
 CRASH_SENT_ENV = "SPADES_RELAY_CRASH_AFTER_SENT"
@@ -81,6 +87,7 @@ class RelayStats:
     idle: bool = False  # caught up and waiting for a commit (or the long poll), not re-reading
     reads: int = 0  # pages read from the log (empty reads included)
     checkpoints: int = 0  # checkpoints saved
+    unlistened: int = 0  # times the relay stopped listening for commits, busy reading anyway
 
 
 @dataclass(frozen=True)
@@ -107,15 +114,18 @@ class Pacing:
 class Wake:
     """Why the relay should look again: a commit was notified (`notified`), or an
     acknowledgement came back; either sets `event`. A notification sets `event` only while
-    `armed`: a relay already due to read at a set time need not be woken by every commit."""
+    `armed`: a relay already due to read at a set time need not be woken by every commit.
+    `commits` counts the notifications (how busy the log is)."""
 
     event: asyncio.Event = field(default_factory=asyncio.Event)
     notified: bool = False
     armed: bool = True
+    commits: int = 0
 
     def notify(self, *_: Any) -> None:
         """The LISTEN callback: a transaction that appends committed."""
         self.notified = True
+        self.commits += 1
         if self.armed:
             self.event.set()
 
@@ -143,6 +153,14 @@ class Session:
     wake: Wake
     checkpoint: Checkpoint
 
+    async def listen(self) -> None:
+        """LISTEN for commits on the lock connection (`Wake.notify` hears each one)."""
+        await self.lock_conn.add_listener(EVENTS_CHANNEL, self.wake.notify)
+
+    async def unlisten(self) -> None:
+        """Stop hearing of commits (UNLISTEN): the relay reads on its own clock meanwhile."""
+        await self.lock_conn.remove_listener(EVENTS_CHANNEL, self.wake.notify)
+
     def check_lock(self) -> None:
         """Raise when the lock connection is gone: another relay may hold the lock by now."""
         if self.lock_conn.is_closed():
@@ -163,6 +181,9 @@ async def pipelined(s: Session) -> None:
     fast_polls = 0
     next_read = 0.0  # monotonic time before which a notified commit is not read yet
     poll_at = 0.0  # when to read even if nothing was notified
+    listening = True  # the session LISTENs before the loop starts
+    busy_reads = 0  # reads in a row that found at least BUSY_COMMITS commits notified
+    commits_seen = wake.commits
     try:
         while not stop.is_set():
             s.check_lock()
@@ -208,7 +229,7 @@ async def pipelined(s: Session) -> None:
                 saved, saved_at = checkpoint, now
                 stats.checkpoints += 1
             room = pipe.in_flight < pacing.max_in_flight
-            reading = wake.notified or fast_polls > 0 or now >= poll_at
+            reading = wake.notified or fast_polls > 0 or now >= poll_at or not listening
             if not (room and reading and now >= next_read):
                 # Woken by: a commit only when no read is due anyway; an answer only when the
                 # pipeline is full. Answers otherwise wait for the next look (at most
@@ -221,7 +242,9 @@ async def pipelined(s: Session) -> None:
                 if checkpoint != saved:
                     due.append(saved_at + pacing.checkpoint_every)
                 wake.armed, pipe.wake_on_ack = room and not reading, not room
-                stats.idle = not pipe.in_flight and checkpoint == saved and not fast_polls
+                stats.idle = (
+                    listening and not pipe.in_flight and checkpoint == saved and not fast_polls
+                )
                 await _wait(wake.event, min(due, default=math.inf) - now)
                 wake.armed = pipe.wake_on_ack = True
                 continue
@@ -230,6 +253,14 @@ async def pipelined(s: Session) -> None:
             stats.reads += 1
             poll_at = now + s.idle_wait
             if not page:
+                busy_reads = 0
+                if not listening:
+                    # The flow paused: hear of commits again, and read once more at once for
+                    # any that committed before the LISTEN took effect.
+                    await s.listen()
+                    listening, wake.notified, next_read = True, True, now
+                    commits_seen = wake.commits
+                    continue
                 # Quick re-reads only when something committed is really held back: a
                 # notification whose events an earlier read already took needs none.
                 held = woken and await _held_back(s.lock_conn, pipe.sent)
@@ -238,6 +269,18 @@ async def pipelined(s: Session) -> None:
                 continue
             stats.idle = False
             next_read = now if len(page) >= page_size else now + pacing.batch_wait
+            if listening:
+                # Busy (several commits a read, read after read): the relay reads every
+                # `batch_wait` anyway, so a notification per commit is only cost, in this
+                # process and in the PostgreSQL backend that delivers it. Stop listening
+                # until a read finds nothing.
+                busy = wake.commits - commits_seen >= BUSY_COMMITS
+                busy_reads = busy_reads + 1 if busy else 0
+                commits_seen = wake.commits
+                if busy_reads >= BUSY_READS:
+                    await s.unlisten()
+                    listening = False
+                    stats.unlistened += 1
             with bound_ids(request_id=_batch_id()):
                 try:
                     await pipe.send(page)
