@@ -420,3 +420,13 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
         stop.set()
         await relay
     assert_bus_is_the_log(await bus_events(js, subjects), logged + lone)
+
+
+def test_after_a_small_page_the_relay_waits_longer_than_after_a_big_one() -> None:
+    """Reads are the relay's main cost at a moderate flow: a small page is followed by a
+    longer wait (more commits a read), a big one by `batch_wait`; never shorter than it."""
+    pacing = Pacing()
+    assert pacing.wait_after(pacing.small_page - 1) == pacing.small_page_wait
+    assert pacing.wait_after(pacing.small_page) == pacing.batch_wait
+    assert pacing.small_page_wait > pacing.batch_wait
+    assert Pacing(batch_wait=0.05).wait_after(1) == 0.05
