@@ -8,8 +8,9 @@ import msgspec
 from asyncpg.pool import PoolConnectionProxy
 
 from events.envelope import Metadata, StoredEvent
+from events.store import Checkpoint
 
-__all__ = ["COLUMNS", "QUALIFIED_COLUMNS", "Conn", "row_to_event"]
+__all__ = ["COLUMNS", "QUALIFIED_COLUMNS", "READ_ALL", "Conn", "read_all_on", "row_to_event"]
 
 Conn = asyncpg.Connection | PoolConnectionProxy
 """A plain connection or one borrowed from a pool (asyncpg hands out proxies)."""
@@ -42,3 +43,22 @@ def row_to_event(row: asyncpg.Record) -> StoredEvent:
         position=row["position"],
         transaction_id=row["transaction_id"],
     )
+
+
+READ_ALL = (
+    f"SELECT {COLUMNS} FROM spades_events"
+    " WHERE (transaction_id, position) > ($1::xid8, $2::int8)"
+    " AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())"
+    " ORDER BY transaction_id, position LIMIT $3"
+)
+"""The committed events after a checkpoint, in log order (`PostgresEventStore.read_all` says
+why the transaction id comes first and why the read stops at the snapshot's xmin)."""
+
+
+async def read_all_on(
+    conn: Conn | asyncpg.Pool, after: Checkpoint, limit: int
+) -> list[StoredEvent]:
+    """`PostgresEventStore.read_all` on a given connection or pool: the relay reads on a
+    connection of its own, without a pool's acquire and release around every page."""
+    rows = await conn.fetch(READ_ALL, after.transaction_id, after.position, limit)
+    return [row_to_event(row) for row in rows]

@@ -22,7 +22,7 @@ import msgspec
 from events.directory import LogDirectory, Opening, count_unfinished_openings
 from events.envelope import NewEvent, StoredEvent
 from events.logs import get_logger
-from events.pgrows import COLUMNS, Conn, row_to_event
+from events.pgrows import COLUMNS, Conn, read_all_on, row_to_event
 from events.store import (
     START,
     Checkpoint,
@@ -485,16 +485,7 @@ class PostgresEventStore(LogDirectory):
         long-open transaction anywhere delays delivery (it never loses it). Keep transactions
         short; the store's own are one statement.
         """
-        rows = await self._pool.fetch(
-            f"SELECT {COLUMNS} FROM spades_events"
-            " WHERE (transaction_id, position) > ($1::xid8, $2::int8)"
-            " AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())"
-            " ORDER BY transaction_id, position LIMIT $3",
-            after.transaction_id,
-            after.position,
-            limit,
-        )
-        return [row_to_event(row) for row in rows]
+        return await read_all_on(self._pool, after, limit)
 
     async def stream_version(self, stream_id: str) -> int:
         """See EventStore.stream_version."""

@@ -22,10 +22,12 @@
 - Woken, not polling: a trigger notifies channel `spades_events` at the commit of every
   transaction that appends (migration 5); the active relay LISTENs on its lock connection and
   reads the log as soon as it is told (while busy, at most every SPADES_RELAY_BATCH_WAIT =
-  0.01 s, so one read carries several commits). It still polls every `idle_wait` seconds, and
-  quickly for a moment after a wake-up that found a commit held back (events of a transaction
-  that committed while an older one is still running are held back by `read_all` until that
-  one ends).
+  0.01 s after a big page and SPADES_RELAY_SMALL_PAGE_WAIT = 0.025 s after a small one, so
+  one read carries several commits; under a steady flow it stops listening and reads on that
+  clock until a read finds nothing: `events.relayloops`). It still polls every `idle_wait`
+  seconds, and quickly for a moment after a wake-up that found a commit held back (events of a
+  transaction that committed while an older one is still running are held back by `read_all`
+  until that one ends).
 - One active relay: the instance holding a PostgreSQL advisory lock (on a dedicated
   connection, so the lock dies with the process) publishes; others wait as standbys. A
   database restart ends the session (the lock went with the connection); the relay connects
@@ -40,7 +42,8 @@
 
 Run it as `python -m events.relay` (or `spades serve relay`): configuration from
 SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX, SPADES_RELAY_PIPELINE (1),
-SPADES_RELAY_BATCH_WAIT (0.01 s) and, for `python -m events.relay`, SPADES_RELAY_PAGE_SIZE.
+SPADES_RELAY_BATCH_WAIT (0.01 s), SPADES_RELAY_SMALL_PAGE_WAIT (0.025 s) and, for
+`python -m events.relay`, SPADES_RELAY_PAGE_SIZE.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ from events.pgstore import (
     create_pool,
     load_checkpoint,
 )
-from events.relayloops import Pacing, RelayStats, Wake, publish_page
+from events.relayloops import EVENTS_CHANNEL, Pacing, RelayStats, Session, Wake, publish_page
 from events.relayloops import awaited as _awaited
 from events.relayloops import pipelined as _pipelined
 from events.retry import Backoff
@@ -90,8 +93,6 @@ _CRASH_ENV = "SPADES_RELAY_CRASH_AFTER"
 # Counting unpublished events stops here: past it the number says "very far behind" already,
 # and a count must stay cheap when the relay has been down for hours.
 LAG_COUNT_CAP = 100_000
-# The channel the log's trigger notifies at each appending commit (migration 5).
-EVENTS_CHANNEL = "spades_events"
 MAX_RESTART_PAUSE = 5.0  # seconds between attempts to reconnect after a session failed
 # After a session failed (lost lock connection, NATS away): connect again, less often each time.
 RESTART_BACKOFF = Backoff(first=0.2, factor=2.0, most=MAX_RESTART_PAUSE, jitter=0.2)
@@ -304,9 +305,24 @@ async def _publish_while_active(
         )
         run = _pipelined if pacing.pipelined else _awaited
         await run(
-            nc, js, lock_conn, pool, store, subjects, stop, name, page_size, idle_wait,
-            stats, crash_after, pacing, wake, checkpoint,
-        )  # fmt: skip
+            Session(
+                nc=nc,
+                js=js,
+                lock_conn=lock_conn,
+                pool=pool,
+                store=store,
+                subjects=subjects,
+                stop=stop,
+                name=name,
+                page_size=page_size,
+                idle_wait=idle_wait,
+                stats=stats,
+                crash_after=crash_after,
+                pacing=pacing,
+                wake=wake,
+                checkpoint=checkpoint,
+            )
+        )
         return stats
     finally:
         if stopping is not None:

@@ -5,12 +5,18 @@
   next page is read while earlier ones are still unacknowledged; the checkpoint follows what
   the server confirmed, saved at most every `Pacing.checkpoint_every` seconds (a crash
   republishes at most that much, deduplicated by Nats-Msg-Id). While events keep coming it
-  reads at most every `Pacing.batch_wait` seconds unless the last page was full, so a busy
-  relay publishes several commits per read instead of one read, one write and one checkpoint
-  per commit. A notification that finds nothing to read starts the quick re-reads (a
-  transaction held back behind an older one) only when something committed is really held
-  back: most such notifications are of commits an earlier read already took, and each one used
-  to cost 40 reads in 200 ms (about 1.1 ms of the relay's CPU per commit at 200 commits/s).
+  reads at most every `Pacing.batch_wait` seconds after a big page (every
+  `Pacing.small_page_wait` after a small one: `Pacing.wait_after`), and at once after a full
+  one, so a busy relay publishes several commits per read instead of one read, one write and
+  one checkpoint per commit. It reads, and saves its checkpoint, on its lock connection (no
+  pool's acquire and release around each). While every read finds several commits
+  notified, read after read, it stops listening (UNLISTEN: it reads on its own clock then,
+  and a notification per commit would cost it and PostgreSQL for nothing), and listens
+  again at the first read that finds nothing, reading once more at once. A notification
+  that finds nothing to read starts the quick re-reads (a transaction held back behind an
+  older one) only when something committed is really held back: most such notifications are
+  of commits an earlier read already took, and each one used to cost 40 reads in 200 ms
+  (about 1.1 ms of the relay's CPU per commit at 200 commits/s).
 - `awaited`: the relay as it was before issue 32, kept for comparison (`python -m benchmarks
   relay`) and as a fallback (SPADES_RELAY_PIPELINE=0): each page's streams published
   concurrently, each event awaiting JetStream's acknowledgement before the next event of its
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import os
 import signal
@@ -39,13 +46,14 @@ from nats.js.errors import NoStreamResponseError
 from events.bus import ensure_streams
 from events.envelope import StoredEvent
 from events.logs import bound_ids, get_logger
+from events.pgrows import read_all_on
 from events.pgstore import PostgresEventStore, save_checkpoint
 from events.relaypipe import ChainBroken, Pipeline
 from events.retry import Backoff
 from events.store import Checkpoint, checkpoint_of
 from events.subjects import Subjects
 
-__all__ = ["Pacing", "RelayStats", "Wake", "awaited", "pipelined", "publish_page"]
+__all__ = ["Pacing", "RelayStats", "Session", "Wake", "awaited", "pipelined", "publish_page"]
 
 # After a page failed to publish: publish it again, less often each time, until it goes through.
 PUBLISH_BACKOFF = Backoff(first=0.1, factor=2.0, most=2.0)
@@ -53,12 +61,26 @@ PUBLISH_BACKOFF = Backoff(first=0.1, factor=2.0, most=2.0)
 # read again this often, this many times, before falling back to `idle_wait`.
 HELD_BACK_WAIT = 0.005
 HELD_BACK_POLLS = 40
+# The channel the log's trigger notifies at each appending commit (migration 5).
+EVENTS_CHANNEL = "spades_events"
+# While every read finds at least this many commits notified since the one before, this many
+# times in a row, the relay stops listening (see `pipelined`).
+BUSY_COMMITS = 3
+BUSY_READS = 3
 # Test hook: the process kills itself (SIGKILL) once it has *sent* this many events, with pages
 # still unacknowledged in the pipeline (SPADES_RELAY_CRASH_AFTER: once this many are confirmed).
 CRASH_SENT_ENV = "SPADES_RELAY_CRASH_AFTER_SENT"
 
 log = get_logger("relay")
 _encoder = msgspec.json.Encoder()
+# A page's batch id (the request_id of every line logged about it): this process's random
+# prefix and a counter, unique without a uuid4 (a getrandom system call) for every page.
+_RUN = uuid.uuid4().hex[:12]
+_BATCHES = itertools.count(1)
+
+
+def _batch_id() -> str:
+    return f"batch-{_RUN}-{next(_BATCHES)}"
 
 
 @dataclass
@@ -71,6 +93,7 @@ class RelayStats:
     idle: bool = False  # caught up and waiting for a commit (or the long poll), not re-reading
     reads: int = 0  # pages read from the log (empty reads included)
     checkpoints: int = 0  # checkpoints saved
+    unlistened: int = 0  # times the relay stopped listening for commits, busy reading anyway
 
 
 @dataclass(frozen=True)
@@ -83,53 +106,96 @@ class Pacing:
     max_in_flight: int = 8  # pages sent and not yet acknowledged
     ack_wait: float = 5.0  # seconds a page's acknowledgement may take before it counts lost
     held_back_polls: int = HELD_BACK_POLLS  # quick re-reads after a held-back wake-up
+    small_page: int = 32  # a page of fewer events than this is small (see `wait_after`)
+    small_page_wait: float = 0.025  # seconds between reads after a small page
 
     @classmethod
     def from_env(cls) -> Pacing:
-        """SPADES_RELAY_PIPELINE (1; 0 for the awaited way), SPADES_RELAY_BATCH_WAIT (0.01)."""
+        """SPADES_RELAY_PIPELINE (1; 0 for the awaited way), SPADES_RELAY_BATCH_WAIT (0.01),
+        SPADES_RELAY_SMALL_PAGE_WAIT (0.025)."""
         return cls(
             pipelined=os.environ.get("SPADES_RELAY_PIPELINE", "1") != "0",
             batch_wait=float(os.environ.get("SPADES_RELAY_BATCH_WAIT", "0.01")),
+            small_page_wait=float(os.environ.get("SPADES_RELAY_SMALL_PAGE_WAIT", "0.025")),
         )
+
+    def wait_after(self, events: int) -> float:
+        """Seconds from a read that found `events` (a page not full) to the next read.
+
+        A read costs about the same whether it carries 2 events or 200 (its round trips to
+        PostgreSQL and NATS, an acknowledgement, the loop's wake-ups): at a moderate flow it
+        is most of the relay's CPU. After a small page the relay waits `small_page_wait`, so
+        each read carries more; after a big one only `batch_wait`, since the flow is fast
+        enough that reads are already cheap per event and the shorter wait keeps its delay
+        low."""
+        if events >= self.small_page:
+            return self.batch_wait
+        return max(self.batch_wait, self.small_page_wait)
 
 
 @dataclass
 class Wake:
     """Why the relay should look again: a commit was notified (`notified`), or an
     acknowledgement came back; either sets `event`. A notification sets `event` only while
-    `armed`: a relay already due to read at a set time need not be woken by every commit."""
+    `armed`: a relay already due to read at a set time need not be woken by every commit.
+    `commits` counts the notifications (how busy the log is)."""
 
     event: asyncio.Event = field(default_factory=asyncio.Event)
     notified: bool = False
     armed: bool = True
+    commits: int = 0
 
     def notify(self, *_: Any) -> None:
         """The LISTEN callback: a transaction that appends committed."""
         self.notified = True
+        self.commits += 1
         if self.armed:
             self.event.set()
 
 
-async def pipelined(
-    nc: Any,
-    js: JetStreamContext,
-    lock_conn: asyncpg.Connection,
-    pool: asyncpg.Pool,
-    store: PostgresEventStore,
-    subjects: Subjects,
-    stop: asyncio.Event,
-    name: str,
-    page_size: int,
-    idle_wait: float,
-    stats: RelayStats,
-    crash_after: int,
-    pacing: Pacing,
-    wake: Wake,
-    checkpoint: Checkpoint,
-) -> None:
-    """Publish the log through a pipeline until `stop` (see the module docstring)."""
+@dataclass
+class Session:
+    """What an active relay's loop works with: its connections, settings and state.
+
+    Both ways of publishing (`pipelined`, `awaited`) take one; `checkpoint` is where the
+    session began (the stored checkpoint), and each loop moves its own copy along."""
+
+    nc: Any
+    js: JetStreamContext
+    lock_conn: asyncpg.Connection  # holds the advisory lock and LISTENs for commits
+    pool: asyncpg.Pool
+    store: PostgresEventStore
+    subjects: Subjects
+    stop: asyncio.Event
+    name: str  # the checkpoint's key
+    page_size: int
+    idle_wait: float  # seconds between reads when nothing is notified
+    stats: RelayStats
+    crash_after: int  # test hook: SIGKILL once this many events are confirmed (0: never)
+    pacing: Pacing
+    wake: Wake
+    checkpoint: Checkpoint
+
+    async def listen(self) -> None:
+        """LISTEN for commits on the lock connection (`Wake.notify` hears each one)."""
+        await self.lock_conn.add_listener(EVENTS_CHANNEL, self.wake.notify)
+
+    async def unlisten(self) -> None:
+        """Stop hearing of commits (UNLISTEN): the relay reads on its own clock meanwhile."""
+        await self.lock_conn.remove_listener(EVENTS_CHANNEL, self.wake.notify)
+
+    def check_lock(self) -> None:
+        """Raise when the lock connection is gone: another relay may hold the lock by now."""
+        if self.lock_conn.is_closed():
+            raise RuntimeError("lost the relay lock connection")
+
+
+async def pipelined(s: Session) -> None:
+    """Publish the log through a pipeline until `s.stop` (see the module docstring)."""
+    stop, stats, pacing, wake = s.stop, s.stats, s.pacing, s.wake
+    checkpoint, page_size = s.checkpoint, s.page_size
     crash_sent = int(os.environ.get(CRASH_SENT_ENV, "0") or 0)
-    pipe = Pipeline(nc, subjects, checkpoint, ack_wait=pacing.ack_wait, changed=wake.event)
+    pipe = Pipeline(s.nc, s.subjects, checkpoint, ack_wait=pacing.ack_wait, changed=wake.event)
     await pipe.start()
     saved, saved_at = checkpoint, time.monotonic()
     sent = 0
@@ -138,19 +204,21 @@ async def pipelined(
     fast_polls = 0
     next_read = 0.0  # monotonic time before which a notified commit is not read yet
     poll_at = 0.0  # when to read even if nothing was notified
+    listening = True  # the session LISTENs before the loop starts
+    busy_reads = 0  # reads in a row that found at least BUSY_COMMITS commits notified
+    commits_seen = wake.commits
     try:
         while not stop.is_set():
-            if lock_conn.is_closed():
-                raise RuntimeError("lost the relay lock connection")
+            s.check_lock()
             wake.event.clear()  # before looking: anything after this wakes the next wait
             try:
                 if careful:
-                    page = await store.read_all(after=pipe.confirmed, limit=page_size)
+                    page = await read_all_on(s.lock_conn, pipe.confirmed, page_size)
                     stats.reads += 1
                     before = stats.published
                     try:
                         if page:
-                            with bound_ids(request_id=f"batch-{uuid.uuid4().hex}"):
+                            with bound_ids(request_id=_batch_id()):
                                 await pipe.careful(page)
                     finally:
                         stats.published = before + _between(page, checkpoint, pipe.confirmed)
@@ -172,19 +240,19 @@ async def pipelined(
                 await _pause(stop, PUBLISH_BACKOFF.delay(failed_in_a_row))
                 if exc.no_stream:  # the server came back without the stream
                     with contextlib.suppress(Exception):
-                        await ensure_streams(js, subjects)
+                        await ensure_streams(s.js, s.subjects)
                 continue
             if confirmed:
                 stats.published += confirmed
-                if crash_after and stats.published >= crash_after:
+                if s.crash_after and stats.published >= s.crash_after:
                     os.kill(os.getpid(), signal.SIGKILL)  # acknowledged, checkpoint not saved
             now = time.monotonic()
             if checkpoint != saved and now - saved_at >= pacing.checkpoint_every:
-                await save_checkpoint(pool, name, checkpoint)
+                await save_checkpoint(s.lock_conn, s.name, checkpoint)
                 saved, saved_at = checkpoint, now
                 stats.checkpoints += 1
             room = pipe.in_flight < pacing.max_in_flight
-            reading = wake.notified or fast_polls > 0 or now >= poll_at
+            reading = wake.notified or fast_polls > 0 or now >= poll_at or not listening
             if not (room and reading and now >= next_read):
                 # Woken by: a commit only when no read is due anyway; an answer only when the
                 # pipeline is full. Answers otherwise wait for the next look (at most
@@ -197,24 +265,46 @@ async def pipelined(
                 if checkpoint != saved:
                     due.append(saved_at + pacing.checkpoint_every)
                 wake.armed, pipe.wake_on_ack = room and not reading, not room
-                stats.idle = not pipe.in_flight and checkpoint == saved and not fast_polls
+                stats.idle = (
+                    listening and not pipe.in_flight and checkpoint == saved and not fast_polls
+                )
                 await _wait(wake.event, min(due, default=math.inf) - now)
                 wake.armed = pipe.wake_on_ack = True
                 continue
             woken, wake.notified = wake.notified, False
-            page = await store.read_all(after=pipe.sent, limit=page_size)
+            page = await read_all_on(s.lock_conn, pipe.sent, page_size)
             stats.reads += 1
-            poll_at = now + idle_wait
+            poll_at = now + s.idle_wait
             if not page:
+                busy_reads = 0
+                if not listening:
+                    # The flow paused: hear of commits again, and read once more at once for
+                    # any that committed before the LISTEN took effect.
+                    await s.listen()
+                    listening, wake.notified, next_read = True, True, now
+                    commits_seen = wake.commits
+                    continue
                 # Quick re-reads only when something committed is really held back: a
                 # notification whose events an earlier read already took needs none.
-                held = woken and await _held_back(pool, pipe.sent)
+                held = woken and await _held_back(s.lock_conn, pipe.sent)
                 fast_polls = pacing.held_back_polls if held else max(0, fast_polls - 1)
                 next_read = now + HELD_BACK_WAIT
                 continue
             stats.idle = False
-            next_read = now if len(page) >= page_size else now + pacing.batch_wait
-            with bound_ids(request_id=f"batch-{uuid.uuid4().hex}"):
+            next_read = now if len(page) >= page_size else now + pacing.wait_after(len(page))
+            if listening:
+                # Busy (several commits a read, read after read): the relay reads every
+                # `batch_wait` anyway, so a notification per commit is only cost, in this
+                # process and in the PostgreSQL backend that delivers it. Stop listening
+                # until a read finds nothing.
+                busy = wake.commits - commits_seen >= BUSY_COMMITS
+                busy_reads = busy_reads + 1 if busy else 0
+                commits_seen = wake.commits
+                if busy_reads >= BUSY_READS:
+                    await s.unlisten()
+                    listening = False
+                    stats.unlistened += 1
+            with bound_ids(request_id=_batch_id()):
                 try:
                     await pipe.send(page)
                 except ChainBroken:
@@ -237,7 +327,7 @@ async def pipelined(
                 wake.event.clear()
         if pipe.confirmed != saved:
             with contextlib.suppress(Exception):
-                await save_checkpoint(pool, name, pipe.confirmed)
+                await save_checkpoint(s.lock_conn, s.name, pipe.confirmed)
                 stats.checkpoints += 1
     finally:
         await pipe.close()
@@ -248,11 +338,11 @@ SELECT EXISTS (SELECT 1 FROM spades_events WHERE (transaction_id, position) > ($
 """
 
 
-async def _held_back(pool: asyncpg.Pool, after: Checkpoint) -> bool:
+async def _held_back(conn: asyncpg.Connection, after: Checkpoint) -> bool:
     """Whether events after `after` are committed but not readable yet (`read_all` holds them
     back behind an older transaction still running); False for a notification that came after
     its events were read."""
-    return bool(await pool.fetchval(_HELD_BACK, after.transaction_id, after.position))
+    return bool(await conn.fetchval(_HELD_BACK, after.transaction_id, after.position))
 
 
 def _between(page: Sequence[StoredEvent], after: Checkpoint, upto: Checkpoint) -> int:
@@ -261,10 +351,19 @@ def _between(page: Sequence[StoredEvent], after: Checkpoint, upto: Checkpoint) -
 
 
 async def _wait(event: asyncio.Event, seconds: float) -> None:
+    """Wait until `event` is set, at most `seconds`: a timer sets it (the loop clears it before
+    each look, so a wake-up by the timer is just one more look). Cheaper than `wait_for`, which
+    wraps the wait in a task and a timeout context on each of the loop's turns."""
     if event.is_set():
         return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), timeout=max(0.0, seconds))
+    if seconds == math.inf:
+        await event.wait()
+        return
+    timer = asyncio.get_running_loop().call_later(max(0.0, seconds), event.set)
+    try:
+        await event.wait()
+    finally:
+        timer.cancel()
 
 
 async def _pause(stop: asyncio.Event, seconds: float) -> None:
@@ -329,53 +428,37 @@ async def _publish_or_pause(
     return True
 
 
-async def awaited(
-    nc: Any,
-    js: JetStreamContext,
-    lock_conn: asyncpg.Connection,
-    pool: asyncpg.Pool,
-    store: PostgresEventStore,
-    subjects: Subjects,
-    stop: asyncio.Event,
-    name: str,
-    page_size: int,
-    idle_wait: float,
-    stats: RelayStats,
-    crash_after: int,
-    pacing: Pacing,
-    wake: Wake,
-    checkpoint: Checkpoint,
-) -> None:
-    """Publish the log page by page, awaiting each acknowledgement, until `stop`."""
+async def awaited(s: Session) -> None:
+    """Publish the log page by page, awaiting each acknowledgement, until `s.stop`."""
+    stop, stats, wake, checkpoint = s.stop, s.stats, s.wake, s.checkpoint
     fast_polls = 0
     failed_in_a_row = 0
     while not stop.is_set():
-        if lock_conn.is_closed():
-            raise RuntimeError("lost the relay lock connection")
+        s.check_lock()
         woken = wake.event.is_set()
         wake.event.clear()  # before reading: a commit after this read wakes the next wait
-        page = await store.read_all(after=checkpoint, limit=page_size)
+        page = await s.store.read_all(after=checkpoint, limit=s.page_size)
         stats.reads += 1
         if not page:
             fast_polls = HELD_BACK_POLLS if woken else max(0, fast_polls - 1)
             stats.idle = not fast_polls
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    wake.event.wait(), timeout=HELD_BACK_WAIT if fast_polls else idle_wait
+                    wake.event.wait(), timeout=HELD_BACK_WAIT if fast_polls else s.idle_wait
                 )
             stats.idle = False
             continue
         # Every line logged about this page carries its batch id as request_id.
-        with bound_ids(request_id=f"batch-{uuid.uuid4().hex}"):
+        with bound_ids(request_id=_batch_id()):
             pause = PUBLISH_BACKOFF.delay(failed_in_a_row + 1)  # should this page fail too
-            if not await _publish_or_pause(js, subjects, page, stats, pause):
+            if not await _publish_or_pause(s.js, s.subjects, page, stats, pause):
                 failed_in_a_row += 1
                 continue
             failed_in_a_row = 0
             stats.published += len(page)
-            if crash_after and stats.published >= crash_after:
+            if s.crash_after and stats.published >= s.crash_after:
                 os.kill(os.getpid(), signal.SIGKILL)
             checkpoint = checkpoint_of(page[-1])
-            await save_checkpoint(pool, name, checkpoint)
+            await save_checkpoint(s.pool, s.name, checkpoint)
             stats.checkpoints += 1
             log.debug("page published", events=len(page))

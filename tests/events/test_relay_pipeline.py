@@ -371,3 +371,62 @@ async def test_only_a_held_back_commit_sets_the_relay_re_reading(
         stop.set()
         await relay
     assert_bus_is_the_log(await bus_events(js, subjects), first + held)
+
+
+async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flow_pauses(
+    event_store: PostgresEventStore,
+    js: JetStreamContext,
+    nats_url: str,
+    database_url: str,
+    subjects: Subjects,
+) -> None:
+    """While commits keep coming (several a read, read after read) the relay UNLISTENs and reads
+    on its own clock; once a read finds nothing it LISTENs again, so a lone commit after the
+    pause is still published by its notification: the poll is an hour, nothing else could.
+    Every event reaches the bus once, in the log's order."""
+    stop, stats = asyncio.Event(), RelayStats()
+    relay = asyncio.create_task(
+        run_relay(
+            database_url=database_url,
+            nats_url=nats_url,
+            subjects=subjects,
+            stop=stop,
+            stats=stats,
+            idle_wait=3600,
+            pacing=Pacing(batch_wait=0.05),  # several commits a read even on a slow machine
+        )
+    )
+
+    async def writer() -> None:
+        sid = stream("game")
+        version = 0
+        while not stats.unlistened and version < 2_000:
+            await event_store.append(sid, version, new_events(1))
+            version += 1
+
+    try:
+        await asyncio.gather(*(writer() for _ in range(6)))
+        assert stats.unlistened == 1, "the relay kept listening under a flow of commits"
+        logged = await event_store.read_all(START, limit=100_000)
+        await eventually(lambda: stats.published == len(logged), what="the flow published")
+        await eventually(lambda: stats.idle, what="the relay idle (listening again)")
+        reads = stats.reads
+        lone = await event_store.append(stream("game"), 0, new_events(1))
+        await eventually(
+            lambda: stats.published == len(logged) + 1, what="the lone commit, by its notification"
+        )
+        assert stats.reads - reads <= 2  # woken once (and a held-back check at most)
+    finally:
+        stop.set()
+        await relay
+    assert_bus_is_the_log(await bus_events(js, subjects), logged + lone)
+
+
+def test_after_a_small_page_the_relay_waits_longer_than_after_a_big_one() -> None:
+    """Reads are the relay's main cost at a moderate flow: a small page is followed by a
+    longer wait (more commits a read), a big one by `batch_wait`; never shorter than it."""
+    pacing = Pacing()
+    assert pacing.wait_after(pacing.small_page - 1) == pacing.small_page_wait
+    assert pacing.wait_after(pacing.small_page) == pacing.batch_wait
+    assert pacing.small_page_wait > pacing.batch_wait
+    assert Pacing(batch_wait=0.05).wait_after(1) == 0.05
