@@ -22,7 +22,12 @@ from tests.services.tablekit import TableClient
 
 
 async def start_platform(processes: Processes, **env: str) -> GatewayProcess:
-    """Start relay, table and a bot worker, then the gateway; return the gateway."""
+    """Start relay, table and a bot worker, then the gateway; return the gateway (on a
+    `shared_platform` test, the shared platform's, which runs those and more)."""
+    if processes.shared is not None:
+        assert not env, f"a shared_platform test cannot set {sorted(env)}: start its own"
+        shared: GatewayProcess = await processes.shared.gateway()
+        return shared
     for name in ("relay", "table", "bots"):
         processes.start(
             "-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env}
