@@ -16,12 +16,14 @@ The tests stay independent by their own accounts (`unique_name`), tables and gam
 test never counts what the whole platform holds. A test that stops, pauses or restarts a
 service, or needs a setting of its own, starts its own platform as before (`start(**env)` on
 the shared platform is refused). After each shared test every shared service must still be
-running, else that test fails with their logs.
+running, else that test fails with their logs. SPADES_TEST_SHARED_PLATFORM=0 turns the
+sharing off: every test starts its own platform again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from dataclasses import dataclass, field
 
@@ -35,7 +37,11 @@ MARKER = "shared_platform"
 
 
 def shares_platform(request: pytest.FixtureRequest) -> bool:
-    """Return whether the requesting test runs on the session's shared platform."""
+    """Return whether the requesting test runs on the session's shared platform: it is
+    marked so, and SPADES_TEST_SHARED_PLATFORM is not 0 (which gives every test its own
+    platform, as before, to tell a test's failure from a neighbour's)."""
+    if os.environ.get("SPADES_TEST_SHARED_PLATFORM", "1").strip() == "0":
+        return False
     return request.node.get_closest_marker(MARKER) is not None
 
 
