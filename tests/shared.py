@@ -18,6 +18,10 @@ service, or needs a setting of its own, starts its own platform as before (`star
 the shared platform is refused). After each shared test every shared service must still be
 running, else that test fails with their logs. SPADES_TEST_SHARED_PLATFORM=0 turns the
 sharing off: every test starts its own platform again.
+
+Measured (2026-11-28, two cores at load average ~25 from other suites): 16 of these tests
+(5 browser, 11 gateway), run serially with the sharing off and on at the same time, took
+772 s and 417 s (setup, call and teardown summed).
 """
 
 from __future__ import annotations
