@@ -16,6 +16,9 @@ Fixtures (see tests/infra.py for how the servers are found):
                   (a test of the review or of the bots' strength sets its own).
 - `processes`     a `Processes` that starts `python ...` with `service_env`; kills leftovers.
 - `private_nats`  a NATS server of the test's own (an `EmbeddedNats`), for tests that stop it.
+- `shared_world`  session: the platform that tests marked `shared_platform` share (one per
+                  xdist worker, started on first use; see tests/shared.py). For such a test,
+                  `database_url` and `stream_prefix` (and all built on them) are the shared ones.
 
 Property tests (Hypothesis) run under the profile named by `SPADES_HYPOTHESIS_PROFILE`:
 `ci` (the default, `make test` and CI) draws the same examples on every run and every machine
@@ -51,6 +54,7 @@ from tests.infra import (
     start_servers,
     unique_token,
 )
+from tests.shared import SharedWorld, shares_platform
 
 settings.register_profile(
     "ci",
@@ -150,9 +154,47 @@ async def template_database(servers: Servers) -> AsyncIterator[str]:
         await admin.close()
 
 
+@pytest.fixture(scope="session")
+async def shared_world(
+    servers: Servers, template_database: str, scratch: Path
+) -> AsyncIterator[SharedWorld]:
+    """The database, prefix and (once a test asks) platform of the `shared_platform` tests."""
+    name = unique_token("spades_shared_")
+    prefix = unique_token("s")
+    url = database_url_for(servers.database_url, name)
+    admin = await asyncpg.connect(servers.database_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
+        env = service_env_for(url, servers.nats_url, prefix)
+        world = SharedWorld(url, prefix, Processes(env, scratch / "shared-logs"))
+        try:
+            yield world
+        finally:
+            world.processes.stop_all()
+            with contextlib.suppress(Exception):
+                conn = await nats.connect(servers.nats_url)
+                js = conn.jetstream()
+                for stream in (Subjects(prefix).events_stream, Subjects(prefix).parked_stream):
+                    with contextlib.suppress(Exception):
+                        await js.delete_stream(stream)
+                await conn.close()
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
 @pytest.fixture
-async def database_url(servers: Servers, template_database: str) -> AsyncIterator[str]:
-    """URL of a migrated database that only this test uses."""
+async def database_url(
+    request: pytest.FixtureRequest,
+    servers: Servers,
+    template_database: str,
+    shared_world: SharedWorld,
+) -> AsyncIterator[str]:
+    """URL of a migrated database that only this test uses (the shared one for a
+    `shared_platform` test)."""
+    if shares_platform(request):
+        yield shared_world.database_url
+        return
     name = unique_token("spades_t_")
     admin = await asyncpg.connect(servers.database_url)
     try:
@@ -188,9 +230,10 @@ def nats_url(servers: Servers) -> str:
 
 
 @pytest.fixture
-def stream_prefix() -> str:
-    """A subject/stream prefix that only this test uses."""
-    return unique_token("t")
+def stream_prefix(request: pytest.FixtureRequest, shared_world: SharedWorld) -> str:
+    """A subject/stream prefix that only this test uses (the shared one for a
+    `shared_platform` test)."""
+    return shared_world.prefix if shares_platform(request) else unique_token("t")
 
 
 @pytest.fixture
@@ -200,13 +243,16 @@ def subjects(stream_prefix: str) -> Subjects:
 
 
 @pytest.fixture
-async def nc(nats_url: str, subjects: Subjects) -> AsyncIterator[NATS]:
-    """A NATS connection; this test's JetStream streams are deleted after it."""
+async def nc(
+    nats_url: str, subjects: Subjects, request: pytest.FixtureRequest
+) -> AsyncIterator[NATS]:
+    """A NATS connection; this test's JetStream streams are deleted after it (the shared
+    platform's at the end of the session)."""
     conn = await nats.connect(nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
     try:
         yield conn
     finally:
-        if conn.is_connected:
+        if conn.is_connected and not shares_platform(request):
             js = conn.jetstream()
             for name in (subjects.events_stream, subjects.parked_stream):
                 with contextlib.suppress(Exception):
@@ -225,6 +271,11 @@ def js(nc: NATS) -> JetStreamContext:
 @pytest.fixture
 def service_env(database_url: str, nats_url: str, stream_prefix: str) -> dict[str, str]:
     """Environment variables that put a service process in this test's database and prefix."""
+    return service_env_for(database_url, nats_url, stream_prefix)
+
+
+def service_env_for(database_url: str, nats_url: str, stream_prefix: str) -> dict[str, str]:
+    """The environment of a service process in this database and prefix (`service_env`)."""
     return {
         "SPADES_DATABASE_URL": database_url,
         "SPADES_NATS_URL": nats_url,
@@ -248,13 +299,23 @@ def service_env(database_url: str, nats_url: str, stream_prefix: str) -> dict[st
 
 
 @pytest.fixture
-def processes(service_env: dict[str, str], tmp_path: Path) -> Iterator[Processes]:
-    """Starts `python ...` processes with `service_env`; kills any left at teardown."""
-    procs = Processes(service_env, tmp_path / "logs")
+def processes(
+    service_env: dict[str, str],
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    shared_world: SharedWorld,
+) -> Iterator[Processes]:
+    """Starts `python ...` processes with `service_env`; kills any left at teardown. On a
+    `shared_platform` test it carries the shared world (`processes.shared`), whose services
+    must still run after the test."""
+    shared = shared_world if shares_platform(request) else None
+    procs = Processes(service_env, tmp_path / "logs", shared)
     try:
         yield procs
     finally:
         procs.stop_all()
+        if shared is not None:
+            shared.check_running()
 
 
 @pytest.fixture

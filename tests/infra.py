@@ -131,10 +131,12 @@ class Processes:
     still running at teardown is killed and reaped, so tests never leak children.
     """
 
-    def __init__(self, env: Mapping[str, str], log_dir: Path) -> None:
+    def __init__(self, env: Mapping[str, str], log_dir: Path, shared: Any = None) -> None:
         self.env = dict(env)
         self._log_dir = log_dir
         self._procs: list[tuple[subprocess.Popen[bytes], Path]] = []
+        # the session's `tests.shared.SharedWorld` when this test runs on the shared platform
+        self.shared = shared
 
     def start(self, *argv: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
         """Start `python *argv` with the test's environment (plus `env`) and return it."""

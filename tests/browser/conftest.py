@@ -2,7 +2,8 @@
 
 - `browser`  session: Playwright's Chromium from the system (`stack.find_chromium`).
 - `start`    starts the services and gateway as processes in this test's database and NATS
-             prefix: `stack = await start(**env)`.
+             prefix: `stack = await start(**env)`; a test marked `shared_platform` gets the
+             session's platform instead (`await start()`, see tests/shared.py).
 - `new_page` opens a page on a stack in a fresh browser context (one person each),
              failing the test on any uncaught script error in it.
 """
@@ -48,7 +49,11 @@ async def start(processes: Processes, request: pytest.FixtureRequest) -> AsyncIt
     started: list[Stack] = []
 
     async def run(**env: str) -> Stack:
-        stack = await start_stack(processes, **env)
+        if processes.shared is not None:  # a `shared_platform` test: the session's platform
+            assert not env, f"a shared_platform test cannot set {sorted(env)}: start its own"
+            stack: Stack = await processes.shared.stack()
+        else:
+            stack = await start_stack(processes, **env)
         started.append(stack)
         return stack
 

@@ -10,14 +10,26 @@ import asyncio
 import hashlib
 import re
 
-from playwright.async_api import expect
+import pytest
+from playwright.async_api import Locator, Page, expect
 
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.stack import screenshot_path
 from tests.browser.test_friends import play_out
 from tests.browser.test_practice import sign_up
+from tests.shared import unique_name
+
+# on the worker's shared platform (tests/shared.py): names of their own, their own event
+pytestmark = pytest.mark.shared_platform
 
 EVENT = re.compile(r"#/events/([0-9a-f-]{36})$")
+
+
+def listed(page: Page, event_id: str) -> Locator:
+    """The events list's entry of this event (the list also shows other tests' public ones)."""
+    return page.get_by_test_id("events-list").locator(
+        "li", has=page.locator(f"a[href*='{event_id}']")
+    )
 
 
 async def test_a_private_event_is_created_joined_played_and_its_standings_move(
@@ -26,8 +38,9 @@ async def test_a_private_event_is_created_joined_played_and_its_standings_move(
     stack = await start()
     host = await new_page(stack)
     friend = await new_page(stack, width=390, height=844)  # bob is on a phone
-    await sign_up(host, "ann")
-    await sign_up(friend, "bob")
+    ann, bob = unique_name("ann"), unique_name("bob")
+    await sign_up(host, ann)
+    await sign_up(friend, bob)
 
     await host.get_by_role("link", name="Events").click()
     await host.get_by_test_id("event-name").fill("Friday pairs")
@@ -41,15 +54,15 @@ async def test_a_private_event_is_created_joined_played_and_its_standings_move(
 
     await host.get_by_test_id("event-bot").check()
     await host.get_by_test_id("join-event").click()
-    await expect(host.get_by_test_id("event-pairs")).to_contain_text("ann & a bot")
+    await expect(host.get_by_test_id("event-pairs")).to_contain_text(f"{ann} & a bot")
 
     await friend.goto(f"/#/events/{event_id}")
     await expect(friend.get_by_test_id("commitment-1")).to_have_text(committed)
     await friend.get_by_test_id("event-bot").check()
     await friend.get_by_test_id("join-event").click()
-    await expect(friend.get_by_test_id("event-pairs")).to_contain_text("bob & a bot")
+    await expect(friend.get_by_test_id("event-pairs")).to_contain_text(f"{bob} & a bot")
     # ann's page hears of bob's entry (pushed, or at the next poll)
-    await expect(host.get_by_test_id("event-pairs")).to_contain_text("bob & a bot")
+    await expect(host.get_by_test_id("event-pairs")).to_contain_text(f"{bob} & a bot")
     await expect(host.get_by_test_id("boards-1")).to_have_text("0")
     await expect(host.get_by_test_id("board-scores")).to_have_count(0)
 
@@ -76,7 +89,8 @@ async def test_a_swiss_event_shows_its_format_and_round(
 ) -> None:
     stack = await start()
     host = await new_page(stack)
-    await sign_up(host, "cyd")
+    cyd = unique_name("cyd")
+    await sign_up(host, cyd)
     await host.get_by_role("link", name="Events").click()
     await host.get_by_test_id("event-name").fill("Swiss night")
     await host.get_by_test_id("event-format").select_option("swiss")
@@ -84,19 +98,20 @@ async def test_a_swiss_event_shows_its_format_and_round(
     await host.get_by_test_id("event-rounds").fill("1")
     await host.get_by_test_id("create-event").click()
     await expect(host).to_have_url(EVENT)
+    event_id = EVENT.search(host.url).group(1)  # type: ignore[union-attr]
     status = host.get_by_test_id("event-status")
     await expect(status).to_contain_text("Swiss")
     await expect(status).to_contain_text("sign-up open")
     await host.get_by_test_id("event-bot").check()
     await host.get_by_test_id("join-event").click()
-    await expect(host.get_by_test_id("event-pairs")).to_contain_text("cyd & a bot")
+    await expect(host.get_by_test_id("event-pairs")).to_contain_text(f"{cyd} & a bot")
     await host.get_by_test_id("start-event").click()  # a bot pair makes the count even
     await expect(status).to_contain_text("under way")
     await expect(status).to_contain_text("round 1 of 1")
     await expect(status).to_contain_text("Swiss")
     await host.get_by_role("link", name="Events").click()
-    await expect(host.get_by_test_id("events-list")).to_contain_text("Swiss")
-    await expect(host.get_by_test_id("events-list")).to_contain_text("round 1 of 1")
+    await expect(listed(host, event_id)).to_contain_text("Swiss")
+    await expect(listed(host, event_id)).to_contain_text("round 1 of 1")
     await host.screenshot(path=screenshot_path("event-swiss"), full_page=True)
 
 
@@ -105,7 +120,8 @@ async def test_an_arena_shows_its_format_time_left_and_standings(
 ) -> None:
     stack = await start()
     host = await new_page(stack)
-    await sign_up(host, "dee")
+    dee = unique_name("dee")
+    await sign_up(host, dee)
     await host.get_by_role("link", name="Events").click()
     await host.get_by_test_id("event-name").fill("Lunch arena")
     await host.get_by_test_id("event-format").select_option("arena")
@@ -120,7 +136,7 @@ async def test_an_arena_shows_its_format_time_left_and_standings(
     await expect(status).to_contain_text("20 minutes")
     await host.get_by_test_id("event-bot").check()
     await host.get_by_test_id("join-event").click()
-    await expect(host.get_by_test_id("event-pairs")).to_contain_text("dee & a bot")
+    await expect(host.get_by_test_id("event-pairs")).to_contain_text(f"{dee} & a bot")
     await host.get_by_test_id("start-event").click()  # a bot pair to meet
     await expect(status).to_contain_text("under way")
     await expect(status).to_contain_text(re.compile(r"(19|20) min \d+ s left"))
@@ -138,6 +154,6 @@ async def test_an_arena_shows_its_format_time_left_and_standings(
     await expect(host.get_by_test_id("resume-arena")).to_be_visible()
     await expect(host.get_by_test_id("standing-1")).to_contain_text("paused")
     await host.get_by_role("link", name="Events").click()
-    await expect(host.get_by_test_id("events-list")).to_contain_text("Arena")
-    await expect(host.get_by_test_id("events-list")).to_contain_text(" s left")
+    await expect(listed(host, event_id)).to_contain_text("Arena")
+    await expect(listed(host, event_id)).to_contain_text(" s left")
     await host.screenshot(path=screenshot_path("event-arena"), full_page=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 
+import pytest
 from playwright.async_api import Page, expect
 
 from events.contracts import game as wire
@@ -18,6 +19,7 @@ from events.pgstore import PostgresEventStore
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.stack import screenshot_path
 from tests.browser.test_practice import next_move, pass_cards, play_card, sign_up
+from tests.shared import unique_name
 
 TABLE = re.compile(r"#/table/([0-9a-f-]{36})$")
 ROOM = re.compile(r"#/friends/([A-Z0-9]{8})$")
@@ -51,14 +53,16 @@ async def opening(store: PostgresEventStore, game_id: str) -> wire.TableOpened:
     return first
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_friends_open_a_table_join_by_link_play_and_rematch(
     start: StartStack, new_page: NewPage, event_store: PostgresEventStore
 ) -> None:
     stack = await start()
     host = await new_page(stack)
     friend = await new_page(stack, width=390, height=844)  # the friend is on a phone
-    await sign_up(host, "ann")
-    await sign_up(friend, "bob")
+    ann, bob = unique_name("ann"), unique_name("bob")
+    await sign_up(host, ann)
+    await sign_up(friend, bob)
 
     # ann opens a table from the lobby: one hand, seat 2 open, seats 3 and 4 bots
     await host.get_by_test_id("play-with-friends").click()
@@ -85,16 +89,16 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
     # bob follows the link: he sits at the open seat, and ann sees him arrive (pushed)
     await friend.goto(link.removeprefix(stack.url))
     await expect(friend).to_have_url(ROOM)
-    await expect(friend.get_by_test_id("room-seat-1")).to_contain_text("bob (you)")
-    await expect(host.get_by_test_id("room-seat-1")).to_contain_text("bob")
+    await expect(friend.get_by_test_id("room-seat-1")).to_contain_text(f"{bob} (you)")
+    await expect(host.get_by_test_id("room-seat-1")).to_contain_text(bob)
     await friend.screenshot(path=screenshot_path("friends-waiting-room-phone"), full_page=True)
 
     # ann swaps bob with the bot after him, by keyboard, then starts
     await host.get_by_test_id("swap-seat-1").focus()
     await host.keyboard.press("Enter")
-    await expect(host.get_by_test_id("room-seat-2")).to_contain_text("bob")
+    await expect(host.get_by_test_id("room-seat-2")).to_contain_text(bob)
     await expect(host.get_by_test_id("swap-seat-1")).to_be_focused()  # kept through re-renders
-    await expect(friend.get_by_test_id("room-seat-2")).to_contain_text("bob (you)")
+    await expect(friend.get_by_test_id("room-seat-2")).to_contain_text(f"{bob} (you)")
     await expect(host.get_by_test_id("room-seat-1")).to_contain_text("Bot")
     await host.get_by_test_id("start-friends").click()
     await expect(host).to_have_url(TABLE)
@@ -102,7 +106,7 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
     game_id = TABLE.search(host.url).group(1)  # type: ignore[union-attr]
     assert TABLE.search(friend.url).group(1) == game_id  # type: ignore[union-attr]
     first = await opening(event_store, game_id)
-    assert first.players == ("ann", "bot:1", "bob", "bot:3")
+    assert first.players == (ann, "bot:1", bob, "bot:3")
     assert first.bots == (1, 3)
 
     # ann and bob are partners now (North and South): they bid with the presets
@@ -110,11 +114,11 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
     await host.get_by_label("Tricks").select_option("4")
     await host.get_by_test_id("talk-sure").click()
     await expect(friend.get_by_test_id("talk-log")).to_contain_text(
-        "ann (North) to partner: I can take 4"
+        f"{ann} (North) to partner: I can take 4"
     )
     await friend.get_by_test_id("talk-half").click()
     await expect(host.get_by_test_id("talk-log")).to_contain_text(
-        "bob (South) to partner: And a half, maybe"
+        f"{bob} (South) to partner: And a half, maybe"
     )
 
     # both play the one hand out
@@ -125,8 +129,8 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
 
     # ann asks for a rematch; bob is asked at once, accepts, and both go to the new game
     await host.get_by_test_id("rematch-accept").click()
-    await expect(host.get_by_test_id("rematch-waiting")).to_contain_text("waiting for bob")
-    await expect(friend.get_by_test_id("rematch-offer")).to_contain_text("ann wants a rematch")
+    await expect(host.get_by_test_id("rematch-waiting")).to_contain_text(f"waiting for {bob}")
+    await expect(friend.get_by_test_id("rematch-offer")).to_contain_text(f"{ann} wants a rematch")
     await friend.get_by_test_id("rematch-accept").click()
     await expect(friend).not_to_have_url(re.compile(game_id))
     await expect(host).not_to_have_url(re.compile(game_id))
@@ -138,39 +142,41 @@ async def test_friends_open_a_table_join_by_link_play_and_rematch(
     assert second.players == first.players
     assert second.bots == first.bots
     await expect(host.get_by_test_id("connection")).to_have_text("● live")
-    await expect(host.locator(".seat.mine")).to_contain_text("ann")
-    await expect(friend.locator(".seat.mine")).to_contain_text("bob")
+    await expect(host.locator(".seat.mine")).to_contain_text(ann)
+    await expect(friend.locator(".seat.mine")).to_contain_text(bob)
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_a_kept_seat_is_an_invitation_in_the_lobby_and_the_rest_fills_with_bots(
     start: StartStack, new_page: NewPage, event_store: PostgresEventStore
 ) -> None:
     stack = await start()
     host = await new_page(stack)
     guest = await new_page(stack)
-    await sign_up(host, "ann")
-    await sign_up(guest, "cyd")
+    ann, cyd = unique_name("ann"), unique_name("cyd")
+    await sign_up(host, ann)
+    await sign_up(guest, cyd)
 
     # ann keeps seat 2 for cyd, leaves seat 3 open to anyone, and seat 4 to a bot
     await host.goto("/#/friends")
     await host.get_by_test_id("seat-kind-1").select_option("player")
-    await host.get_by_test_id("seat-player-1").fill("cyd")
+    await host.get_by_test_id("seat-player-1").fill(cyd)
     await host.get_by_test_id("seat-kind-3").select_option("bot")
     await host.get_by_test_id("open-friends-table").click()
     await expect(host).to_have_url(ROOM)
     code = ROOM.search(host.url).group(1)  # type: ignore[union-attr]
-    await expect(host.get_by_test_id("room-seat-1")).to_contain_text("Kept for cyd")
+    await expect(host.get_by_test_id("room-seat-1")).to_contain_text(f"Kept for {cyd}")
 
     # cyd's lobby shows the invitation; the table's open seat is listed for everyone too
     invitation = guest.get_by_test_id(f"invitation-{code}")
-    await expect(invitation).to_contain_text("ann keeps a seat for you")
+    await expect(invitation).to_contain_text(f"{ann} keeps a seat for you")
     await guest.get_by_role("link", name="Friends", exact=True).click()
-    await expect(guest.get_by_test_id("open-seats")).to_contain_text("ann's table")
+    await expect(guest.get_by_test_id("open-seats")).to_contain_text(f"{ann}'s table")
     await guest.goto("/#/lobby")
     await invitation.get_by_role("link", name="Join").click()
     await expect(guest).to_have_url(ROOM)
-    await expect(guest.get_by_test_id("room-seat-1")).to_contain_text("cyd (you)")
-    await expect(host.get_by_test_id("room-seat-1")).to_contain_text("cyd")
+    await expect(guest.get_by_test_id("room-seat-1")).to_contain_text(f"{cyd} (you)")
+    await expect(host.get_by_test_id("room-seat-1")).to_contain_text(cyd)
 
     # seat 3 is still open: ann fills it with a bot and starts
     await expect(host.get_by_test_id("start-friends")).to_be_disabled()
@@ -179,5 +185,5 @@ async def test_a_kept_seat_is_an_invitation_in_the_lobby_and_the_rest_fills_with
     await expect(guest).to_have_url(TABLE)
     game_id = TABLE.search(guest.url).group(1)  # type: ignore[union-attr]
     first = await opening(event_store, game_id)
-    assert first.players == ("ann", "cyd", "bot:2", "bot:3")
+    assert first.players == (ann, cyd, "bot:2", "bot:3")
     assert first.bots == (2, 3)

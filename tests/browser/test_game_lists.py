@@ -11,6 +11,7 @@ import asyncio
 import re
 import uuid
 
+import pytest
 from playwright.async_api import expect
 
 from events.contracts import game as wire
@@ -19,6 +20,10 @@ from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.test_practice import sign_up
+from tests.shared import unique_name
+
+# on the worker's shared platform (tests/shared.py), with names of its own
+pytestmark = pytest.mark.shared_platform
 
 
 async def finished_game(
@@ -47,11 +52,12 @@ async def test_game_lists_show_each_sides_score_the_result_and_the_rating_change
 ) -> None:
     stack = await start()
     page = await new_page(stack)
-    await sign_up(page, "ann")
+    ann, bob, cyd, dee = (unique_name(n) for n in ("ann", "bob", "cyd", "dee"))
+    await sign_up(page, ann)
     # practice: ann (North, side 0) lost −291 to 330
     practice = await finished_game(
         event_store,
-        players=("ann", "bot:1", "bot:2", "bot:3"),
+        players=(ann, "bot:1", "bot:2", "bot:3"),
         rated=False,
         winner=1,
         scores=(-291, 330),
@@ -59,7 +65,7 @@ async def test_game_lists_show_each_sides_score_the_result_and_the_rating_change
     # ranked: ann (East, side 1) won 555 to 377; the rating service rates it
     ranked = await finished_game(
         event_store,
-        players=("bob", "ann", "cyd", "dee"),
+        players=(bob, ann, cyd, dee),
         rated=True,
         winner=1,
         scores=(377, 555),
@@ -69,7 +75,7 @@ async def test_game_lists_show_each_sides_score_the_result_and_the_rating_change
             break
         await asyncio.sleep(0.1)
     await page.reload()
-    await expect(page.get_by_role("heading", name="Welcome, ann")).to_be_visible()
+    await expect(page.get_by_role("heading", name=f"Welcome, {ann}")).to_be_visible()
     lost = page.get_by_test_id(f"game-{practice}")
     won = page.get_by_test_id(f"game-{ranked}")
     await expect(lost).to_contain_text("lost −291–330")
@@ -78,13 +84,13 @@ async def test_game_lists_show_each_sides_score_the_result_and_the_rating_change
     )
 
     # her own profile: the same lines
-    await page.goto("/#/player/ann")
+    await page.goto(f"/#/player/{ann}")
     await expect(page.get_by_test_id(f"game-{practice}")).to_contain_text("lost −291–330")
     await expect(page.get_by_test_id(f"game-{ranked}")).to_contain_text(
         re.compile(r"won 555–377 · \+\d+ \(1500\? → 15\d\d\?\): for the win")
     )
     # bob's profile, seen by ann: from bob's side (North, side 0), who lost the ranked game
-    await page.goto("/#/player/bob")
+    await page.goto(f"/#/player/{bob}")
     await expect(page.get_by_test_id(f"game-{ranked}")).to_contain_text(
         re.compile(r"lost 377–555 · −\d+ \(1500\? → 1[0-4]\d\d\?\): for the loss")
     )

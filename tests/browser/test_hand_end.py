@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import expect
 
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.test_practice import ACTIONABLE, next_move, play_card, sign_up
+from tests.shared import unique_name
+
+# on the worker's shared platform (tests/shared.py), with names of their own
+pytestmark = pytest.mark.shared_platform
 
 A_BID = r"(\d+|Nil|Blind nil)"
 
@@ -20,7 +25,7 @@ async def test_the_hand_card_the_scorecard_and_each_sides_bid_in_play(
 ) -> None:
     stack = await start()
     page = await new_page(stack)
-    await sign_up(page, "ann")
+    await sign_up(page, unique_name("ann"))
     await page.get_by_test_id("start-practice").click()
     await expect(page).to_have_url(re.compile(r"#/table/[0-9a-f-]{36}$"))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import Page, expect
 
 from events.contracts import game as wire
@@ -14,6 +15,10 @@ from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.test_practice import sign_up
+from tests.shared import unique_name
+
+# on the worker's shared platform (tests/shared.py), with names of their own
+pytestmark = pytest.mark.shared_platform
 
 TABLE = re.compile(r"#/table/([0-9a-f-]{36})$")
 
@@ -31,7 +36,8 @@ async def test_leaving_practice_tables_closes_them_and_frees_the_account(
 ) -> None:
     stack = await start()
     page = await new_page(stack)
-    await sign_up(page, "ann")
+    ann = unique_name("ann")
+    await sign_up(page, ann)
     games = []
     for _ in range(3):
         games.append(await open_practice(page))
@@ -54,7 +60,7 @@ async def test_leaving_practice_tables_closes_them_and_frees_the_account(
     await expect(live.get_by_test_id(f"game-{games[0]}")).to_have_count(0)
     logged = [REGISTRY.decode(e) for e in await event_store.read(stream_of(games[0]))]
     left = [e for e in logged if isinstance(e, wire.SeatAbandoned)]
-    assert left == [wire.SeatAbandoned(seat=0, player_id="ann", streak=0, left=True)]
+    assert left == [wire.SeatAbandoned(seat=0, player_id=ann, streak=0, left=True)]
     finished = logged[-1]
     assert isinstance(finished, wire.GameFinished)
     assert finished.reason == "abandoned"

@@ -11,10 +11,12 @@ import asyncio
 import json
 import re
 
+import pytest
 from playwright.async_api import Page, Route, WebSocket, expect
 
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.stack import screenshot_path
+from tests.shared import unique_name
 
 PASSWORD = "a good password"
 
@@ -351,12 +353,13 @@ async def test_blind_nil_is_offered_before_the_hand_is_shown_then_cards_are_exch
     await expect(hand).to_have_count(13)
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_a_cut_throat_practice_table_seats_three_with_seventeen_cards_each(
     start: StartStack, new_page: NewPage
 ) -> None:
     stack = await start()
     page = await new_page(stack, width=390, height=844)  # a phone
-    await sign_up(page, "cat")
+    await sign_up(page, unique_name("cat"))
     await page.get_by_text("Rules (every option of the rule book)").click()
     await page.get_by_label("Players").select_option("3")
     await page.get_by_test_id("start-practice").click()
@@ -375,12 +378,13 @@ async def test_a_cut_throat_practice_table_seats_three_with_seventeen_cards_each
     await page.screenshot(path=screenshot_path("cut-throat-phone"), full_page=True)
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_a_heads_up_draw_deal_shows_the_card_on_offer_and_keeps_it(
     start: StartStack, new_page: NewPage
 ) -> None:
     stack = await start()
     page = await new_page(stack)
-    await sign_up(page, "drew")
+    await sign_up(page, unique_name("drew"))
     await page.get_by_text("Rules (every option of the rule book)").click()
     await page.get_by_label("Players").select_option("2")
     # two players take the heads-up ladder's rules: no blind nil, which the draw deal refuses
@@ -404,6 +408,7 @@ async def test_a_heads_up_draw_deal_shows_the_card_on_offer_and_keeps_it(
         await expect(page.locator(f'.hand button[aria-label="{label}"]')).to_have_count(1)
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_a_table_size_chosen_before_the_ladders_came_takes_its_ladders_rules(
     start: StartStack, new_page: NewPage
 ) -> None:
@@ -420,7 +425,7 @@ async def test_a_table_size_chosen_before_the_ladders_came_takes_its_ladders_rul
         await route.continue_()
 
     await page.route("**/api/ladders", hold)
-    await sign_up(page, "early")
+    await sign_up(page, unique_name("early"))
     await page.get_by_text("Rules (every option of the rule book)").click()
     await expect(page.get_by_label("Blind nil allowed")).to_be_checked()
     await page.get_by_label("Players").select_option("2")

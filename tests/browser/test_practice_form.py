@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import expect
 
 from events.contracts import game as wire
@@ -14,6 +15,10 @@ from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.test_practice import sign_up
+from tests.shared import unique_name
+
+# on the worker's shared platform (tests/shared.py), with names of their own
+pytestmark = pytest.mark.shared_platform
 
 
 async def test_presets_bounds_dependencies_bot_level_and_the_hint(
@@ -21,7 +26,7 @@ async def test_presets_bounds_dependencies_bot_level_and_the_hint(
 ) -> None:
     stack = await start()
     page = await new_page(stack)
-    await sign_up(page, "ann")
+    await sign_up(page, unique_name("ann"))
     await page.get_by_text("Rules (every option of the rule book)").click()
     problem = page.get_by_test_id("rules-problem")
     start_button = page.get_by_test_id("start-practice")

@@ -9,10 +9,12 @@ import json
 import re
 from typing import Any
 
+import pytest
 from playwright.async_api import Page, expect
 
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.test_practice import PASSWORD, sign_up
+from tests.shared import unique_name
 
 KEY = "spades.session"
 
@@ -45,12 +47,14 @@ async def refresh_answer(page: Page, refresh_token: str) -> tuple[int, dict[str,
     return answer.status, body
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_a_reload_with_an_expired_token_stays_logged_in_and_logout_ends_the_session(
     start: StartStack, new_page: NewPage
 ) -> None:
     stack = await start()
     page = await new_page(stack)
-    await sign_up(page, "ann")
+    ann = unique_name("ann")
+    await sign_up(page, ann)
     first = await stored(page)
     assert first["refresh_token"]
     kept = await page.evaluate("() => JSON.stringify({...localStorage, ...sessionStorage})")
@@ -58,7 +62,7 @@ async def test_a_reload_with_an_expired_token_stays_logged_in_and_logout_ends_th
 
     await expire_access_token(page)
     await page.reload()
-    await expect(page.get_by_role("heading", name="Welcome, ann")).to_be_visible()
+    await expect(page.get_by_role("heading", name=f"Welcome, {ann}")).to_be_visible()
     await page.wait_for_function(
         f"old => JSON.parse(localStorage.getItem('{KEY}')).refresh_token !== old",
         arg=first["refresh_token"],
@@ -68,7 +72,7 @@ async def test_a_reload_with_an_expired_token_stays_logged_in_and_logout_ends_th
     assert renewed["expires_at"] > first["expires_at"] - 5
     me = await page.request.get("/api/me", headers={"Authorization": f"Bearer {renewed['token']}"})
     assert me.ok
-    assert (await me.json())["name"] == "ann"
+    assert (await me.json())["name"] == ann
     await expect(page).to_have_url(re.compile(r"#/lobby$"))  # never sent to the login page
     await expect(page.get_by_test_id("form-error")).to_have_count(0)
 

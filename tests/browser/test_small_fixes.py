@@ -5,11 +5,16 @@ from __future__ import annotations
 import re
 import uuid
 
+import pytest
 from playwright.async_api import expect
 
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.test_leave import open_practice
 from tests.browser.test_practice import sign_up
+from tests.shared import unique_name
+
+# on the worker's shared platform (tests/shared.py), with names of their own
+pytestmark = pytest.mark.shared_platform
 
 SORT = """(hand) => import('/static/js/cards.js').then((c) => [
   c.sortHand(hand, { deuces_high: true, jokers: false }),
@@ -27,7 +32,7 @@ async def test_the_small_things_a_player_met(start: StartStack, new_page: NewPag
     await expect(page.get_by_test_id("no-such-game")).to_contain_text("No such game")
     await expect(page.locator(".toast")).to_have_count(0)
 
-    await sign_up(page, "ann")
+    await sign_up(page, unique_name("ann"))
     # with deuces high the 2♠ is a trump above the ace (all four deuces without jokers:
     # 2♥ > 2♣ > 2♦ > 2♠; with jokers only the 2♠, under them), never the lowest spade
     plain, jjd = await page.evaluate(SORT, ["3S", "AS", "2S", "KS", "2H", "3C", "2D", "2C"])

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import Page, expect
 
 from tests.browser.conftest import NewPage, StartStack
 from tests.browser.test_practice import next_move, play_card, sign_up
+from tests.shared import unique_name
+
+# on the worker's shared platform (tests/shared.py), with names of their own
+pytestmark = pytest.mark.shared_platform
 
 PHONE = {"width": 390, "height": 844}
 
@@ -52,7 +57,7 @@ async def test_five_player_practice_game_with_power_checks_desktop_and_phone(
 ) -> None:
     stack = await start()
     page = await new_page(stack)
-    await sign_up(page, "fay")
+    await sign_up(page, unique_name("fay"))
     await open_rules(page)
     await page.get_by_label("Players").select_option("5")
     await page.get_by_label("Power checks (cards each dealt face up)").select_option("1")
@@ -106,7 +111,7 @@ async def test_five_player_practice_game_with_power_checks_desktop_and_phone(
 async def test_a_moe_hand_bid_seconded_and_scored(start: StartStack, new_page: NewPage) -> None:
     stack = await start()
     page = await new_page(stack)
-    await sign_up(page, "moe")
+    await sign_up(page, unique_name("moe"))
     await open_rules(page)
     await page.get_by_label("Big and Little Moe (8 or 6 tricks in a row: 300 / 150)").check()
     await page.get_by_label("Blind nil allowed").uncheck()

@@ -78,7 +78,13 @@ async def start_gateway(processes: Processes, **env: str) -> GatewayProcess:
 
 @pytest.fixture
 async def gateway(processes: Processes) -> AsyncIterator[GatewayProcess]:
-    """A gateway process in this test's database and NATS prefix (its log shown on failure)."""
+    """A gateway process in this test's database and NATS prefix (its log shown on failure);
+    the shared platform's on a `shared_platform` test."""
+    if processes.shared is not None:
+        shared: GatewayProcess = await processes.shared.gateway()
+        yield shared
+        print(processes.shared.processes.log(shared.proc)[-20_000:])
+        return
     started = await start_gateway(processes)
     yield started
     print(processes.log(started.proc)[-20_000:])

@@ -10,10 +10,16 @@ import time
 
 import httpx
 import jwt
+import pytest
 
 from services.gateway.auth import ISSUER, Tokens
 from tests.gateway.conftest import SECRET, GatewayProcess, register_and_login, start_gateway
 from tests.infra import REPO, Processes
+from tests.shared import unique_name
+
+# the tests taking the `http` fixture run on the worker's shared platform (tests/shared.py):
+# each signs up names of its own
+shared = pytest.mark.shared_platform
 
 
 def test_the_gateway_refuses_to_start_without_a_signing_key() -> None:
@@ -41,60 +47,71 @@ def test_the_gateway_refuses_to_start_without_a_signing_key() -> None:
     assert "at least 32" in short.stderr
 
 
+@shared
 async def test_register_log_in_and_read_the_account(http: httpx.AsyncClient) -> None:
-    made = await http.post("/api/accounts", json={"name": "Ann", "password": "a good password"})
+    ann = unique_name("Ann")
+    made = await http.post("/api/accounts", json={"name": ann, "password": "a good password"})
     assert made.status_code == 201, made.text
-    assert made.json()["player_id"] == "ann"
+    assert made.json()["player_id"] == ann.lower()
     assert made.json()["bot"] is False
     assert "password" not in made.text
 
-    token = await http.post("/api/tokens", json={"name": "ANN", "password": "a good password"})
+    token = await http.post(
+        "/api/tokens", json={"name": ann.upper(), "password": "a good password"}
+    )
     assert token.status_code == 200, token.text
     body = token.json()
     assert body["token_type"] == "bearer"
-    assert body["player_id"] == "ann"
+    assert body["player_id"] == ann.lower()
     assert 0 < body["expires_in"] <= 3600
     claims = jwt.decode(body["access_token"], SECRET, algorithms=["HS256"], issuer=ISSUER)
-    assert claims["sub"] == "ann"
+    assert claims["sub"] == ann.lower()
     assert claims["exp"] - claims["iat"] == body["expires_in"]
 
     me = await http.get("/api/me", headers={"Authorization": f"Bearer {body['access_token']}"})
     assert me.status_code == 200, me.text
-    assert me.json()["name"] == "Ann"
+    assert me.json()["name"] == ann
 
 
+@shared
 async def test_bot_accounts_are_marked_and_named_as_bots(http: httpx.AsyncClient) -> None:
-    token = await register_and_login(http, "Robo", bot=True)
+    robo = unique_name("Robo")
+    token = await register_and_login(http, robo, bot=True)
     me = (await http.get("/api/me", headers={"Authorization": f"Bearer {token}"})).json()
     assert me["bot"] is True
-    assert me["player_id"] == "bot:robo"  # the prefix ranked queues refuse
+    assert me["player_id"] == f"bot:{robo.lower()}"  # the prefix ranked queues refuse
     assert jwt.decode(token, SECRET, algorithms=["HS256"], issuer=ISSUER)["bot"] is True
 
 
+@shared
 async def test_names_are_unique_ignoring_case_across_people_and_bots(
     http: httpx.AsyncClient,
 ) -> None:
-    await register_and_login(http, "cyd")
+    cyd = unique_name("cyd")
+    await register_and_login(http, cyd)
     for body in (
-        {"name": "CYD", "password": "another password"},
-        {"name": "Cyd", "password": "another password", "bot": True},
+        {"name": cyd.upper(), "password": "another password"},
+        {"name": cyd.capitalize(), "password": "another password", "bot": True},
     ):
         again = await http.post("/api/accounts", json=body)
         assert again.status_code == 409
         assert again.json()["code"] == "name_taken"
 
 
+@shared
 async def test_wrong_password_and_unknown_name_get_the_same_answer(
     http: httpx.AsyncClient,
 ) -> None:
-    await register_and_login(http, "dia")
-    wrong = await http.post("/api/tokens", json={"name": "dia", "password": "not the password"})
-    unknown = await http.post("/api/tokens", json={"name": "nobody", "password": "whatever1"})
+    dia, nobody = unique_name("dia"), unique_name("nobody")
+    await register_and_login(http, dia)
+    wrong = await http.post("/api/tokens", json={"name": dia, "password": "not the password"})
+    unknown = await http.post("/api/tokens", json={"name": nobody, "password": "whatever1"})
     assert wrong.status_code == unknown.status_code == 401
     assert wrong.json() == unknown.json()
     assert wrong.json()["code"] == "invalid_credentials"
 
 
+@shared
 async def test_bad_requests_get_a_code_and_a_message(http: httpx.AsyncClient) -> None:
     cases = [
         (
@@ -146,14 +163,16 @@ async def test_bad_requests_get_a_code_and_a_message(http: httpx.AsyncClient) ->
     assert listed.json()["code"] == "unauthenticated"
 
 
+@shared
 async def test_forged_and_expired_tokens_are_refused_with_their_reason(
     http: httpx.AsyncClient,
 ) -> None:
-    await register_and_login(http, "eve")
-    forged, _ = Tokens("another-secret-" + "y" * 40, 900).issue("eve", False)
-    expired, _ = Tokens(SECRET, 60).issue("eve", False, now=time.time() - 3600)
+    eve = unique_name("eve")
+    await register_and_login(http, eve)
+    forged, _ = Tokens("another-secret-" + "y" * 40, 900).issue(eve, False)
+    expired, _ = Tokens(SECRET, 60).issue(eve, False, now=time.time() - 3600)
     unsigned = jwt.encode(
-        {"sub": "eve", "iss": ISSUER, "iat": 0, "exp": 2**40}, None, algorithm="none"
+        {"sub": eve, "iss": ISSUER, "iat": 0, "exp": 2**40}, None, algorithm="none"
     )
     for token, code in (
         (forged, "token_invalid"),
@@ -166,6 +185,7 @@ async def test_forged_and_expired_tokens_are_refused_with_their_reason(
         assert answer.json()["code"] == code, (token, answer.text)
 
 
+@shared
 async def test_the_openapi_document_lists_the_api(http: httpx.AsyncClient) -> None:
     answer = await http.get("/schema/openapi.json")
     assert answer.status_code == 200

@@ -14,10 +14,12 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 
 from services.gateway.auth import Tokens
 from tests.gateway.conftest import SECRET, GatewayProcess, register_and_login, start_gateway
 from tests.infra import Processes
+from tests.shared import unique_name
 
 TOKEN_CODES = {"unauthenticated", "token_invalid", "token_expired"}
 SAMPLE = {
@@ -89,6 +91,7 @@ def concrete(template: str) -> str:
     return path
 
 
+@pytest.mark.shared_platform  # names of its own; every request names nothing that exists
 async def test_routes_need_a_token_exactly_where_the_document_says(
     gateway: GatewayProcess, http: httpx.AsyncClient
 ) -> None:
@@ -96,9 +99,10 @@ async def test_routes_need_a_token_exactly_where_the_document_says(
     routes = operations(document)
     assert {route for route, secured in routes.items() if secured} == NEEDS_ACCOUNT
     assert len(routes) > len(NEEDS_ACCOUNT) + 10  # the public ones are listed too
-    await register_and_login(http, "keyholder")
-    forged, _ = Tokens("another-secret-" + "y" * 40, 900).issue("keyholder", False)
-    expired, _ = Tokens(SECRET, 60).issue("keyholder", False, now=time.time() - 3600)
+    keyholder = unique_name("keyholder")
+    await register_and_login(http, keyholder)
+    forged, _ = Tokens("another-secret-" + "y" * 40, 900).issue(keyholder, False)
+    expired, _ = Tokens(SECRET, 60).issue(keyholder, False, now=time.time() - 3600)
     callers: list[tuple[str, dict[str, str]]] = [
         ("unauthenticated", {}),
         ("unauthenticated", {"authorization": "Basic a2V5aG9sZGVyOnB3"}),  # not a bearer
@@ -127,6 +131,7 @@ async def test_routes_need_a_token_exactly_where_the_document_says(
         assert "OPTIONS" in answer.headers["allow"], template
 
 
+@pytest.mark.shared_platform  # a name of its own (tests/shared.py)
 async def test_a_route_that_needs_an_account_refuses_before_reading_the_body(
     http: httpx.AsyncClient,
 ) -> None:
@@ -138,7 +143,7 @@ async def test_a_route_that_needs_an_account_refuses_before_reading_the_body(
         assert answer.status_code == 401, answer.text
         assert answer.json()["code"] == "unauthenticated"
     # and with a token, the body is judged as before
-    token = await register_and_login(http, "bodyguard")
+    token = await register_and_login(http, unique_name("bodyguard"))
     answer = await http.post(
         "/api/practice",
         content=b"name=x",

@@ -19,12 +19,13 @@ from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.gateway.auth import Tokens
 from services.gateway.config import ConfigError, parse_proxies
-from tests.gateway.conftest import SECRET, register_and_login, start_gateway
+from tests.gateway.conftest import SECRET, GatewayProcess, register_and_login, start_gateway
 from tests.gateway.test_sessions import PASSWORD, refresh, refused, sign_up
 from tests.gateway.test_ws_play import open_casual, seated, start_platform
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
 from tests.services.tablekit import TableClient
+from tests.shared import unique_name
 
 DEEP = "[" * 1000 + "]" * 1000
 JSON = {"content-type": "application/json"}
@@ -184,20 +185,21 @@ async def test_a_name_is_matched_to_its_very_end(
     assert await pg_pool.fetchval("SELECT array_agg(name) FROM gateway_accounts") == ["ann"]
 
 
+@pytest.mark.shared_platform  # a name of its own (tests/shared.py)
 async def test_token_answers_are_not_cached_and_logins_are_json_only(
-    processes: Processes,
+    gateway: GatewayProcess,
 ) -> None:
-    gateway = await start_gateway(processes)
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
-        login = await sign_up(http, "cache")
-        got = await http.post("/api/tokens", json={"name": "cache", "password": PASSWORD})
+        cache = unique_name("cache")
+        login = await sign_up(http, cache)
+        got = await http.post("/api/tokens", json={"name": cache, "password": PASSWORD})
         renewed = await refresh(http, login["refresh_token"])
         for answer in (got, renewed):
             assert answer.status_code == 200, answer.text
             assert answer.headers["cache-control"] == "no-store"
             assert answer.headers["pragma"] == "no-cache"
         # what a foreign page's form or text/plain fetch sends, without a preflight
-        body = '{"name": "cache", "password": "' + PASSWORD + '"}'
+        body = '{"name": "' + cache + '", "password": "' + PASSWORD + '"}'
         for content_type in ("text/plain", "application/x-www-form-urlencoded", ""):
             answer = await http.post(
                 "/api/tokens", content=body, headers={"content-type": content_type}
@@ -213,12 +215,12 @@ async def test_token_answers_are_not_cached_and_logins_are_json_only(
 # -- 8. a wrong secret beside a known session id ---------------------------------------------
 
 
+@pytest.mark.shared_platform  # a name of its own (tests/shared.py)
 async def test_a_refresh_with_a_wrong_secret_revokes_nothing(
-    processes: Processes, pg_pool: asyncpg.Pool
+    gateway: GatewayProcess, pg_pool: asyncpg.Pool
 ) -> None:
-    gateway = await start_gateway(processes)
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
-        login = await sign_up(http, "owner")
+        login = await sign_up(http, unique_name("owner"))
         session_id = login["refresh_token"].split(".")[0]
         for guess in ("A" * 43, "b" * 43):
             refused(await refresh(http, f"{session_id}.{guess}"), "refresh_invalid")
@@ -266,8 +268,8 @@ async def test_an_expired_token_can_only_authenticate_again(
     assert (await client.expect("subscribed"))["role"] == "seat"
 
 
-async def test_the_auth_timeout_closes_with_a_policy_code(processes: Processes) -> None:
-    gateway = await start_gateway(processes)
+@pytest.mark.shared_platform  # no account: one connection of its own
+async def test_the_auth_timeout_closes_with_a_policy_code(gateway: GatewayProcess) -> None:
     client = WsClient(gateway.ws_url, "")
     await client.connect(auth=False)
     assert (await client.recv(20))["code"] == "auth_timeout"

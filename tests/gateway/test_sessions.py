@@ -18,10 +18,16 @@ from typing import Any
 import asyncpg
 import httpx
 import jwt
+import pytest
 
 from services.gateway.auth import ISSUER
 from tests.gateway.conftest import SECRET, start_gateway
 from tests.infra import Processes
+from tests.shared import unique_name
+
+# the tests taking the `http` fixture run on the worker's shared platform (tests/shared.py):
+# each signs up names of its own and reads only its own sessions' rows
+shared = pytest.mark.shared_platform
 
 PASSWORD = "a good password"
 TOKEN_FORM = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[\w-]{43}")
@@ -55,10 +61,12 @@ async def me(http: httpx.AsyncClient, access_token: str) -> httpx.Response:
     return await http.get("/api/me", headers={"Authorization": f"Bearer {access_token}"})
 
 
+@shared
 async def test_a_login_opens_a_session_and_a_refresh_renews_it(
     http: httpx.AsyncClient, pg_pool: asyncpg.Pool
 ) -> None:
-    login = await sign_up(http, "Ann")
+    ann = unique_name("Ann")
+    login = await sign_up(http, ann)
     assert TOKEN_FORM.fullmatch(login["refresh_token"]), login
     assert login["refresh_expires_in"] == 30 * 86_400  # SPADES_SESSION_DAYS
 
@@ -66,7 +74,7 @@ async def test_a_login_opens_a_session_and_a_refresh_renews_it(
     assert renewed.status_code == 200, renewed.text
     body = renewed.json()
     assert set(body) == set(login)  # the same answer as a login
-    assert body["player_id"] == "ann"
+    assert body["player_id"] == ann.lower()
     assert body["bot"] is False
     assert body["token_type"] == "bearer"
     assert TOKEN_FORM.fullmatch(body["refresh_token"])
@@ -74,40 +82,48 @@ async def test_a_login_opens_a_session_and_a_refresh_renews_it(
     # the same session: its id is kept, its secret replaced
     assert body["refresh_token"].split(".")[0] == login["refresh_token"].split(".")[0]
     claims = jwt.decode(body["access_token"], SECRET, algorithms=["HS256"], issuer=ISSUER)
-    assert claims["sub"] == "ann"
+    assert claims["sub"] == ann.lower()
     assert claims["exp"] - claims["iat"] == body["expires_in"]
     answer = await me(http, body["access_token"])
     assert answer.status_code == 200, answer.text
-    assert answer.json()["name"] == "Ann"
+    assert answer.json()["name"] == ann
 
     # and again with the next one: a session renews as often as it is used
     again = await refresh(http, body["refresh_token"])
     assert again.status_code == 200, again.text
-    row = await pg_pool.fetchrow("SELECT * FROM gateway_sessions")
-    assert row["player_id"] == "ann"
+    row = await pg_pool.fetchrow("SELECT * FROM gateway_sessions WHERE player_id = $1", ann.lower())
+    assert row["player_id"] == ann.lower()
     assert row["revoked_at"] is None
     assert row["last_used_at"] > row["created_at"]
 
 
+@shared
 async def test_a_bot_keeps_its_bot_flag_through_a_refresh(http: httpx.AsyncClient) -> None:
-    login = await sign_up(http, "Robo", bot=True)
+    robo = unique_name("Robo")
+    login = await sign_up(http, robo, bot=True)
     renewed = await refresh(http, login["refresh_token"])
     assert renewed.status_code == 200, renewed.text
-    assert renewed.json()["player_id"] == "bot:robo"
+    assert renewed.json()["player_id"] == f"bot:{robo.lower()}"
     assert renewed.json()["bot"] is True
     claims = jwt.decode(renewed.json()["access_token"], SECRET, algorithms=["HS256"], issuer=ISSUER)
     assert claims["bot"] is True
 
 
+@shared
 async def test_reusing_a_refresh_token_revokes_the_whole_session(
     http: httpx.AsyncClient, pg_pool: asyncpg.Pool
 ) -> None:
-    login = await sign_up(http, "bob")
-    other = await http.post("/api/tokens", json={"name": "bob", "password": PASSWORD})
+    bob = unique_name("bob")
+    login = await sign_up(http, bob)
+    other = await http.post("/api/tokens", json={"name": bob, "password": PASSWORD})
     assert other.status_code == 200
     first = login["refresh_token"]
     second = (await refresh(http, first)).json()["refresh_token"]
-    await pg_pool.execute("UPDATE gateway_sessions SET rotated_at = now() - interval '31 seconds'")
+    await pg_pool.execute(
+        "UPDATE gateway_sessions SET rotated_at = now() - interval '31 seconds'"
+        " WHERE player_id = $1",
+        bob,
+    )
 
     refused(await refresh(http, first), "refresh_invalid")  # a copy of a traded token: theft
     refused(await refresh(http, second), "refresh_invalid")  # so the session is over
@@ -120,11 +136,12 @@ async def test_reusing_a_refresh_token_revokes_the_whole_session(
     assert (await refresh(http, other.json()["refresh_token"])).status_code == 200
 
 
+@shared
 async def test_the_token_a_renewal_replaced_renews_within_the_grace_and_no_older_one(
     http: httpx.AsyncClient, pg_pool: asyncpg.Pool
 ) -> None:
     """Two tabs, or a retry whose answer was lost: the replaced token is the owner's own."""
-    login = await sign_up(http, "fay")
+    login = await sign_up(http, unique_name("fay"))
     first = login["refresh_token"]
     second = (await refresh(http, first)).json()["refresh_token"]
     again = await refresh(http, first)  # the sibling tab, a moment late
@@ -139,17 +156,20 @@ async def test_the_token_a_renewal_replaced_renews_within_the_grace_and_no_older
     refused(await refresh(http, fourth.json()["refresh_token"]), "refresh_invalid")  # revoked
 
 
+@shared
 async def test_two_refreshes_racing_with_one_token_both_renew_the_session(
     http: httpx.AsyncClient, pg_pool: asyncpg.Pool
 ) -> None:
-    login = await sign_up(http, "cyd")
+    cyd = unique_name("cyd")
+    login = await sign_up(http, cyd)
     answers = await asyncio.gather(*(refresh(http, login["refresh_token"]) for _ in range(2)))
     assert [a.status_code for a in answers] == [200, 200], [a.text for a in answers]
     secrets = {a.json()["refresh_token"].split(".")[1] for a in answers}
     # serialised by the row lock: one renewal replaced the login's secret, the other (taking
     # it within the grace) replaced that one; the session holds the last, and the one before
     row = await pg_pool.fetchrow(
-        "SELECT secret_hash, previous_hash, revoked_at FROM gateway_sessions"
+        "SELECT secret_hash, previous_hash, revoked_at FROM gateway_sessions WHERE player_id = $1",
+        cyd,
     )
     assert row["revoked_at"] is None
     assert {bytes(row["secret_hash"]), bytes(row["previous_hash"])} == {
@@ -164,23 +184,33 @@ async def test_two_refreshes_racing_with_one_token_both_renew_the_session(
     assert (await refresh(http, current)).status_code == 200
 
 
+@shared
 async def test_an_expired_session_is_refused_as_expired(
     http: httpx.AsyncClient, pg_pool: asyncpg.Pool
 ) -> None:
-    login = await sign_up(http, "dia")
-    await pg_pool.execute("UPDATE gateway_sessions SET expires_at = now() - interval '1 second'")
+    dia = unique_name("dia")
+    login = await sign_up(http, dia)
+    await pg_pool.execute(
+        "UPDATE gateway_sessions SET expires_at = now() - interval '1 second' WHERE player_id = $1",
+        dia,
+    )
     refused(await refresh(http, login["refresh_token"]), "refresh_expired")
     refused(await refresh(http, login["refresh_token"]), "refresh_expired")  # and stays so
     # a new login opens a new session (and clears the ended one away)
-    again = await http.post("/api/tokens", json={"name": "dia", "password": PASSWORD})
+    again = await http.post("/api/tokens", json={"name": dia, "password": PASSWORD})
     assert (await refresh(http, again.json()["refresh_token"])).status_code == 200
-    assert await pg_pool.fetchval("SELECT count(*) FROM gateway_sessions") == 1
+    assert (
+        await pg_pool.fetchval("SELECT count(*) FROM gateway_sessions WHERE player_id = $1", dia)
+        == 1
+    )
     refused(await refresh(http, login["refresh_token"]), "refresh_invalid")  # now unknown
 
 
+@shared
 async def test_logout_ends_the_session_and_is_idempotent(http: httpx.AsyncClient) -> None:
-    login = await sign_up(http, "eve")
-    other = (await http.post("/api/tokens", json={"name": "eve", "password": PASSWORD})).json()
+    eve = unique_name("eve")
+    login = await sign_up(http, eve)
+    other = (await http.post("/api/tokens", json={"name": eve, "password": PASSWORD})).json()
     renewed = (await refresh(http, login["refresh_token"])).json()
 
     out = await logout(http, renewed["refresh_token"])
@@ -195,8 +225,9 @@ async def test_logout_ends_the_session_and_is_idempotent(http: httpx.AsyncClient
     assert (await refresh(http, other["refresh_token"])).status_code == 200
 
 
+@shared
 async def test_garbled_tokens_and_bodies_are_refused_with_a_code(http: httpx.AsyncClient) -> None:
-    login = await sign_up(http, "fay")
+    login = await sign_up(http, unique_name("fay"))
     session_id, secret = login["refresh_token"].split(".")
     for token in (
         "garbage",
@@ -229,13 +260,15 @@ async def test_garbled_tokens_and_bodies_are_refused_with_a_code(http: httpx.Asy
         assert answer.json()["code"] == "malformed"
 
 
+@shared
 async def test_the_database_never_holds_a_secret(
     http: httpx.AsyncClient, pg_pool: asyncpg.Pool
 ) -> None:
-    login = await sign_up(http, "gus")
+    gus = unique_name("gus")
+    login = await sign_up(http, gus)
     renewed = (await refresh(http, login["refresh_token"])).json()
     current = renewed["refresh_token"].split(".")[1]
-    rows = await pg_pool.fetch("SELECT * FROM gateway_sessions")
+    rows = await pg_pool.fetch("SELECT * FROM gateway_sessions WHERE player_id = $1", gus)
     assert len(rows) == 1
     assert rows[0]["secret_hash"] == hashlib.sha256(current.encode()).digest()
     for token in (login["refresh_token"], renewed["refresh_token"]):
@@ -258,6 +291,7 @@ async def test_refreshes_are_rate_limited_like_logins(processes: Processes) -> N
         assert limited.json()["code"] == "rate_limited"
 
 
+@shared
 async def test_the_openapi_document_describes_sessions(http: httpx.AsyncClient) -> None:
     document = (await http.get("/schema/openapi.json")).json()
     paths = document["paths"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from nats.aio.client import Client as NATS
 
 from events.pgstore import PostgresEventStore
@@ -15,13 +16,15 @@ from events.subjects import Subjects
 from tests.gateway.test_ws_play import assert_no_gap, open_casual, seated, start_platform
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
+from tests.shared import unique_name
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_a_batching_connection_is_told_exactly_what_a_plain_one_is(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
     gateway = await start_platform(processes)
-    names = ["bnorth", "beast", "bsouth", "bwest"]
+    names = [unique_name(n) for n in ("bnorth", "beast", "bsouth", "bwest")]
     seats = await seated(gateway, names)
     for seat in seats:
         await seat.close()

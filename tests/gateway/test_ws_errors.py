@@ -22,6 +22,7 @@ from tests.gateway.wsclient import WsClient
 from tests.infra import Processes, eventually
 from tests.moves import choose
 from tests.services.tablekit import TableClient
+from tests.shared import unique_name
 
 NAMES = ["anna", "bert", "cara", "dave", "outsider"]
 
@@ -169,9 +170,10 @@ async def test_a_command_after_the_token_expired_is_refused(
     await client.expect("welcome")
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_an_oversized_frame_is_refused_by_the_server(processes: Processes) -> None:
     gateway = await start_platform(processes)
-    (client,) = await seated(gateway, ["bigfoot"])
+    (client,) = await seated(gateway, [unique_name("bigfoot")])
     await client.send({"type": "ping", "pad": "x" * 100_000})
     with pytest.raises(websockets.ConnectionClosed) as closed:
         await client.recv(10)
@@ -179,6 +181,7 @@ async def test_an_oversized_frame_is_refused_by_the_server(processes: Processes)
     assert closed.value.rcvd.code == 1009
 
 
+@pytest.mark.shared_platform  # no account at all
 async def test_a_silent_connection_is_closed_after_the_auth_timeout(processes: Processes) -> None:
     gateway = await start_platform(processes)
     client = WsClient(gateway.ws_url, "")
@@ -189,9 +192,10 @@ async def test_a_silent_connection_is_closed_after_the_auth_timeout(processes: P
         await client.recv(5)
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_a_flooding_client_is_rate_limited_and_kept(processes: Processes) -> None:
     gateway = await start_platform(processes)
-    (client,) = await seated(gateway, ["flood"])
+    (client,) = await seated(gateway, [unique_name("flood")])
     for _ in range(400):
         await client.send({"type": "ping"})
     answers = [(await client.recv(10))["type"] for _ in range(400)]

@@ -6,6 +6,7 @@ import asyncio
 import uuid
 
 import httpx
+import pytest
 from nats.aio.client import Client as NATS
 
 import engine
@@ -19,10 +20,16 @@ from tests.gateway.hidden import leaks, states
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
 from tests.services.tablekit import TableClient
+from tests.shared import unique_name
 
 
 async def start_platform(processes: Processes, **env: str) -> GatewayProcess:
-    """Start relay, table and a bot worker, then the gateway; return the gateway."""
+    """Start relay, table and a bot worker, then the gateway; return the gateway (on a
+    `shared_platform` test, the shared platform's, which runs those and more)."""
+    if processes.shared is not None:
+        assert not env, f"a shared_platform test cannot set {sorted(env)}: start its own"
+        shared: GatewayProcess = await processes.shared.gateway()
+        return shared
     for name in ("relay", "table", "bots"):
         processes.start(
             "-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env}
@@ -57,11 +64,12 @@ def assert_no_gap(client: WsClient, game_id: str) -> None:
     assert seqs == list(range(start + 1, start + 1 + len(seqs))), seqs
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_four_websocket_clients_play_a_whole_game(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
     gateway = await start_platform(processes)
-    names = ["north", "east", "south", "west"]
+    names = [unique_name(n) for n in ("north", "east", "south", "west")]
     clients = await seated(gateway, names)
     game_id = await open_casual(nc, subjects, names)
 
@@ -91,6 +99,7 @@ async def test_four_websocket_clients_play_a_whole_game(
         await client.close()
 
 
+@pytest.mark.shared_platform  # names of its own (tests/shared.py)
 async def test_no_seat_or_spectator_ever_learns_a_hidden_card_or_the_seed(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
@@ -101,14 +110,16 @@ async def test_no_seat_or_spectator_ever_learns_a_hidden_card_or_the_seed(
         {"blind_bids": True, "blind_bid_deficit": 0, "target": 250},
     ]
     games = []
+    players: list[list[str]] = []
     for g, rules in enumerate(rule_sets):
-        names = [f"p{g}n", f"p{g}e", f"p{g}s", f"p{g}w"]
-        clients = await seated(gateway, [*names, f"watcher{g}"])
+        names = [unique_name(f"p{g}{seat}") for seat in "nesw"]
+        clients = await seated(gateway, [*names, unique_name(f"watcher{g}")])
         game_id = await open_casual(nc, subjects, names, **rules)
         watcher = clients[4]
         if g == 1:  # the game with exchanges is watched without an account: same rules
             watcher = WsClient(gateway.ws_url, "")  # connects when it starts watching
         games.append((game_id, clients[:4], watcher))
+        players.append(names)
 
     async def watch(spectator: WsClient, game_id: str) -> None:
         if spectator.connection is None:  # no account: no auth, straight to subscribe
@@ -167,7 +178,7 @@ async def test_no_seat_or_spectator_ever_learns_a_hidden_card_or_the_seed(
         "game_id": games[1][0],
         "role": "spectator",
         "seat": -1,
-        "players": ["p1n", "p1e", "p1s", "p1w"],
+        "players": players[1],
     }
     play = {"type": "PlayCard", "card": "AS"}
     await anonymous.send(
