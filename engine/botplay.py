@@ -114,9 +114,24 @@ def play(view: SeatView, rng: random.Random | None) -> Command:
     if best_seat == partner and (len(to_play) == 1 or _is_top(trick[best_i], view, t)):
         return _card(me, low(cards))
     win = winners(cards)
+    # Power checks: an opponent still to play who shows a higher card of the led suit
+    # takes a cheap winner with it (he holds the suit, so he may play it; a nil bidder
+    # would not): head his card, or keep the winner and play low.
+    shown = [
+        value(c)
+        for s, c in shown_cards(view)
+        if suit[c] == led and s in to_play and t.team[s] != t.team[me]
+        if not (nil and view.bids[s] == 0)
+    ]
+    win = [c for c in win if value(c) > max(shown, default=-1)]
     if win:
         return _card(me, min(win, key=lambda c: power[c] + (50 if suit[c] == SPADES else 0)))
     return _card(me, low(cards))
+
+
+def shown_cards(view: SeatView) -> list[tuple[int, int]]:
+    """Power checks: (holder, card) of every face-up card another seat still holds."""
+    return [(s, c) for s, up in enumerate(view.face_up) if s != view.seat for c in up]
 
 
 def _cover_lead(view: SeatView, cards: list[int], t: Tables) -> int:
