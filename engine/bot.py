@@ -287,7 +287,24 @@ def wanted_bid(view: SeatView) -> int:
     expected += _fit(rules)[1] * shown
     # Never below the sure tricks: the fit regresses a great hand to the mean.
     sure = estimate(view.hand, t) * 13 / t.tricks + shown
-    return max(1, math.floor(expected - margin + 0.5), round(sure))
+    bid = max(1, math.floor(expected - margin + 0.5), round(sure))
+    others = [b for s, b in enumerate(view.bids) if s != view.seat]
+    if rules.players == 4 and min(others) >= 0:
+        # The last bidder sees the whole table: tricks nobody bid fall to someone.
+        spare = t.tricks - sum(others) - bid
+        bid += math.floor(LAST_BID_SPARE * max(0, spare - 1))
+    return bid
+
+
+LAST_BID_SPARE = 0.5
+"""Four players: the last bidder adds this share of the tricks past one that the table's
+bids (his own included) leave unbid. Every bot's overtricks grow with that spare (baseline
+self-play: +0.51 tricks over the bid at a spare of 2, +1.08 at 4), and beside the strong
+bot, which bids its tricks and ducks the rest, the spare falls to the baseline. Ladder
+self-play, 200 games (seeds 1000+): tricks - bid +0.29 -> +0.25, contracts made 78.6% ->
+77.9%, 94% by the target either way (jokers +0.42 -> +0.34, 84.4% -> 82.7%, 92% -> 93%);
+against the bot without it, 212 of 400 duplicate-seated ladder games. At 1.0 self-play
+made 70.8% of its contracts and ended 88% of games by the target."""
 
 
 LITTLE_MOE_FROM = 10.0
