@@ -3,6 +3,16 @@
 It covers a partner's nil, takes tricks while its side needs them or a set of the
 opponents is worth its bags, and otherwise ducks: it leads the card likeliest to lose and,
 last to a trick it cannot lose, sheds its highest card.
+
+Covering a nil, it plays high before the nil bidder, except on a trick already headed by the
+top card of its suit: there it plays low and keeps its high cards for the tricks that need
+them. Suicide self-play (two nils every hand): nils made 44.9% -> 49.2% and games ending by
+the target 21% -> 34% (200 games, seeds 1000+); 44.3% -> 49.5% and 17% -> 30% (300, seeds
+5000+); with forcing 47.7% -> 53.3% and 26.5% -> 40.5% (200). Against the bot covering high
+there, 151 of 300 duplicate-seated suicide games won (its nils 46.2% against 45.5%): the
+gain is every seat keeping its high cards. Ladder self-play unchanged (nils 82-83% made). A
+trump it could have put on such a trick counts as a cover failure in the bot report
+(`benchmarks.bots.judge` does not ask whether heading mattered).
 """
 
 from __future__ import annotations
@@ -88,6 +98,11 @@ def play(view: SeatView, rng: random.Random | None) -> Command:
         if not trick:
             return _card(me, _cover_lead(view, cards, t))
         if partner in to_play:
+            if _is_top(trick[best_i], view, t):
+                # Headed by the top card of its suit: the nil goes under it with any card
+                # of the suit or a discard. A high card here would be spent for nothing,
+                # and a later trick may need it (the module's docstring).
+                return _card(me, low(cards))
             return _card(me, high(cards))
         if best_seat == partner:
             win = winners(cards)

@@ -477,3 +477,24 @@ def test_the_last_bidder_bids_up_into_tricks_the_table_left_unbid() -> None:
     # bid, 13 - 5 - 3 = 5 would go unbid: he takes half of those past one.
     assert full.tricks == 3
     assert short.tricks == 3 + 2
+
+
+# E leads the AH; S covers his nil partner N, who plays last.
+TOPPED = hands(
+    "2H 4H 6H 2C 3C 4C 5C 6C 2D 3D 4D 5D 6D",
+    "AH 7H 8H 7C 8C 9C TC 7D 8D 9D TD 2S 3S",
+    "KH 3H JC QC KC AC JD QD KD AD AS KS QS",
+    "5H 9H TH JH QH 4S 5S 6S 7S 8S 9S TS JS",
+)
+
+
+def test_the_nil_partner_keeps_his_high_card_under_a_trick_the_top_card_heads() -> None:
+    # Nothing N holds can beat the ace: the king would be spent for nothing (it would
+    # head a later heart the nil must duck under).
+    state = bid_round(start(None, TOPPED, dealer=0), {0: 0, 1: 3, 2: 5, 3: 3})
+    state, _ = run(state, PlayCard(1, parse_card("AH")))
+    assert choose(view(state, 2)) == PlayCard(2, parse_card("3H"))
+    # Below the ace he still goes high before his partner.
+    state = bid_round(start(None, TOPPED, dealer=0), {0: 0, 1: 3, 2: 5, 3: 3})
+    state, _ = run(state, PlayCard(1, parse_card("7H")))
+    assert choose(view(state, 2)) == PlayCard(2, parse_card("KH"))
