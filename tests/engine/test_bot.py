@@ -498,3 +498,19 @@ def test_the_nil_partner_keeps_his_high_card_under_a_trick_the_top_card_heads() 
     state = bid_round(start(None, TOPPED, dealer=0), {0: 0, 1: 3, 2: 5, 3: 3})
     state, _ = run(state, PlayCard(1, parse_card("7H")))
     assert choose(view(state, 2)) == PlayCard(2, parse_card("KH"))
+
+
+# S is void in hearts, N (nil) plays last to E's heart lead.
+VOID = hands(
+    "2H 4H 6H 2C 3C 4C 5C 6C 2D 3D 4D 5D 6D",
+    "AH 7H 8H 7C 8C 9C TC 7D 8D 9D TD 2S 3S",
+    "4S 5S JC QC KC AC JD QD KD AD AS KS QS",
+    "KH 3H 5H 9H TH JH QH 6S 7S 8S 9S TS JS",
+)
+
+
+def test_the_nil_partner_void_in_the_led_suit_ruffs_low_before_the_nil() -> None:
+    # Any trump leaves N only hearts that lose: the ace of spades would be wasted on it.
+    state = bid_round(start(None, VOID, dealer=0), {0: 0, 1: 3, 2: 5, 3: 3})
+    state, _ = run(state, PlayCard(1, parse_card("7H")))
+    assert choose(view(state, 2)) == PlayCard(2, parse_card("4S"))
