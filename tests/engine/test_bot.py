@@ -457,28 +457,6 @@ def test_a_king_behind_a_shown_ace_bids_more_than_one_in_front_of_it() -> None:
     assert bot.wanted_bid(behind) > bot.wanted_bid(in_front)
 
 
-def last_to_bid(hand: str, others: tuple[int, int, int]) -> SeatView:
-    """N holds ``hand`` and bids last (dealer N) after E, S and W bid ``others``."""
-    mine = hands(hand)[0]
-    rest = [c for c in range(52) if c not in mine]
-    state = start(None, (mine, tuple(rest[:13]), tuple(rest[13:26]), tuple(rest[26:])), dealer=0)
-    for seat, tricks in zip((1, 2, 3), others, strict=True):
-        state, _ = run(state, PlaceBid(seat, tricks))
-    return view(state, 0)
-
-
-def test_the_last_bidder_bids_up_into_tricks_the_table_left_unbid() -> None:
-    hand = "AS 7S 4S AH 8H 5H KD 9D 4D 9C 6C 4C 2C"
-    full = choose(last_to_bid(hand, (4, 3, 3)))
-    short = choose(last_to_bid(hand, (2, 1, 2)))
-    assert isinstance(full, PlaceBid)
-    assert isinstance(short, PlaceBid)
-    # Three tricks is what the hand is worth: beside 10 bid nothing is left over. Beside 5
-    # bid, 13 - 5 - 3 = 5 would go unbid: he takes half of those past one.
-    assert full.tricks == 3
-    assert short.tricks == 3 + 2
-
-
 # E leads the AH; S covers his nil partner N, who plays last.
 TOPPED = hands(
     "2H 4H 6H 2C 3C 4C 5C 6C 2D 3D 4D 5D 6D",
