@@ -23,13 +23,12 @@ within the noise: the partner leading its top unseen spade to draw the nil's, it
 spade, the nil discarding its most dangerous card instead of its highest, the first
 partner's nil threshold `SUICIDE_NIL_FROM` at 0.2, 0.4, 0.5 instead of 0.3.
 
-What moved it (stop 36, `engine.botplay`): the nil's partner stops spending high cards
-that do not help. Before the nil on a trick already headed by the top card of its suit he
-plays low (nils 44.9% -> 49.2% made over 200 games), and void in a side suit led he ruffs
-with the lowest trump that heads it, not his top one (-> 52.2%). This module's 300 games
-now: **nils made 52.5%, 42.7% of games end by the target** (128 of 300; mercy 172). Tried
-and kept out: the partner playing low also when nothing he holds heads the trick (52.2% ->
-52.4%, within the noise); `SUICIDE_NIL_FROM` 0.1, 0.2, 0.4, 0.5 (on seeds 5000+ 0.3 stays
+What moved it (stop 36, `engine.botplay`'s docstring): the nil's partner stops spending high
+cards that do not help. Before the nil he ruffs a side suit with the lowest trump that heads
+the trick, not his top one, and plays low when nothing of his heads it. This module's 300
+games now: **nils made 49.6%, 42.7% of games end by the target** (128 of 300; mercy 172).
+Tried
+and kept out: `SUICIDE_NIL_FROM` 0.1, 0.2, 0.4, 0.5 (on seeds 5000+ 0.3 stays
 best: 126 of 300 games by the target against 108 and 114 at 0.1 and 0.2). Opponents and the
 nil of the other side: pressing it (ducking under a winning opponent nil) lowers both sides'
 nils to 40.1% and 11% of games by the target (measured before the partner's changes; 157 of 300
@@ -41,7 +40,7 @@ have a nil that survives opponents who attack it, and all 20 have one that the t
 seats could let through; real play sits between the two.
 
 The ~80% of nils made that the ladder's mercy of -200 needs for 90% of games by the target
-(the table printed below) stays far off: play got from 45% to 52%. What would get there is
+(the table printed below) stays far off: play got from 45% to about 50%. What would get there is
 the mercy itself: the suicide ladder plays the `engine.presets` "suicide" variant with the
 default mercy of -200, and a lower mercy for suicide is the operator's choice (a rules
 question, not the bots').

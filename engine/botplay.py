@@ -4,19 +4,18 @@ It covers a partner's nil, takes tricks while its side needs them or a set of th
 opponents is worth its bags, and otherwise ducks: it leads the card likeliest to lose and,
 last to a trick it cannot lose, sheds its highest card.
 
-Covering a nil, it plays high before the nil bidder, except on a trick already headed by the
-top card of its suit: there it plays low and keeps its high cards for the tricks that need
-them. Suicide self-play (two nils every hand): nils made 44.9% -> 49.2% and games ending by
-the target 21% -> 34% (200 games, seeds 1000+); 44.3% -> 49.5% and 17% -> 30% (300, seeds
-5000+); with forcing 47.7% -> 53.3% and 26.5% -> 40.5% (200). Against the bot covering high
-there, 151 of 300 duplicate-seated suicide games won (its nils 46.2% against 45.5%): the
-gain is every seat keeping its high cards. Ladder self-play unchanged (nils 82-83% made). A
-Void in a side suit led before the nil, it ruffs with its lowest trump that heads the trick,
-not its highest: suicide self-play nils 48.8% -> 52.2% made, by the target 31.5% -> 44%
-(200 games, seeds 1000+), 49.3% -> 52.5% and 29% -> 42% (300, seeds 5000+); against the
-bot ruffing high, 164 of 300 duplicate-seated suicide games won. A
-trump it could have put on such a trick counts as a cover failure in the bot report
-(`benchmarks.bots.judge` does not ask whether heading mattered).
+Covering a nil before the nil bidder plays, it heads the trick: void in a side suit led,
+with its lowest trump that does (any trump leaves the nil only losing cards of the suit),
+else with its highest card; when no card of its heads the trick (the top card of the suit
+already does) it plays low and keeps its high cards for the tricks that need them (it used
+to play its highest card in every case). Suicide self-play (two nils every hand), step by
+step over 200 games from seeds 1000+: playing low under a top card, nils made 44.9% ->
+49.2% and games by the target 21% -> 34%; the lowest heading ruff instead of the top trump,
+-> 52.2% and 44% (against the bot ruffing high: 164 of 300 duplicate-seated suicide games
+won; the low card under a topped trick 151 of 300). As kept, heading with a ruff even under
+a top card, as the blunder audit of tests/engine/test_search.py asks: 49.6% and 44.5%
+(seeds 5000+: 50.9%, 49.5%; before 44.3%, 17%). Ladder self-play unchanged (nils 82-83%
+made).
 """
 
 from __future__ import annotations
@@ -102,17 +101,16 @@ def play(view: SeatView, rng: random.Random | None) -> Command:
         if not trick:
             return _card(me, _cover_lead(view, cards, t))
         if partner in to_play:
-            if _is_top(trick[best_i], view, t):
-                # Headed by the top card of its suit: the nil goes under it with any card
-                # of the suit or a discard. A high card here would be spent for nothing,
-                # and a later trick may need it (the module's docstring).
-                return _card(me, low(cards))
-            if led != SPADES and all(suit[c] != led for c in cards):
+            win = winners(cards)
+            if win and led != SPADES and all(suit[c] != led for c in cards):
                 # Void: any trump that heads the trick leaves the nil only losers in the
                 # led suit; the lowest such does it and keeps the high ones.
-                win = winners(cards)
-                if win:
-                    return _card(me, min(win, key=lambda c: power[c]))
+                return _card(me, min(win, key=lambda c: power[c]))
+            if not win:
+                # Headed by a card none of his beats (the top card of its suit, say): a
+                # high card here would be spent for nothing, and a later trick may need
+                # it (the module's docstring).
+                return _card(me, low(cards))
             return _card(me, high(cards))
         if best_seat == partner:
             win = winners(cards)

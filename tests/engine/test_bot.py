@@ -161,9 +161,10 @@ def after_east_leads_a_heart(bids: dict[int, int], taken: tuple[int, ...]) -> Se
     return view(state, 2)
 
 
-def test_the_partner_covers_a_nil_by_playing_high_before_him() -> None:
+def test_the_partner_covers_a_nil_by_heading_the_trick_before_him() -> None:
+    # Void in hearts, S ruffs: his lowest spade heads the trick as well as his ace.
     v = after_east_leads_a_heart({0: 0, 1: 4, 2: 5, 3: 4}, (0, 0, 0, 0))
-    assert choose(v) == PlayCard(2, parse_card("AS"))
+    assert choose(v) == PlayCard(2, parse_card("3S"))
 
 
 # N is nil, last to play to E's heart lead with only the two top hearts.
