@@ -14,21 +14,36 @@ more than the side's contracts win back. This module measures why, in two steps:
    for p from the observed rate to 0.95: the share of games ending by the target. The model is
    checked against step 1 at the observed p (it is printed beside it).
 
-What play changes (issue #28, measured with this module's 300 games and 400 more from seed
-5000, baseline in every seat): nils make 44.7% and 21% of games end by the target. The nil
-fails mostly late, holding spades: of 1,034 first tricks a nil took in 150 games, about four in
-ten were a spade it had to play (spades led, or void and only spades left) from the eighth
-trick on, and in nine of ten of those the partner had played to the trick before it. Tried and
-kept out, each within the noise (about one point of nil rate either way): the partner leading
-its top unseen spade to draw the nil's (45.6%, 21.7% by target; on seed 5000 45.0%, 18%), its
-highest spade (45.8%, 20.3%), the nil discarding its most dangerous card instead of its highest
-(43.6%, 17.3%), and the first partner's nil threshold `SUICIDE_NIL_FROM` at 0.2, 0.4, 0.5
-instead of 0.3 (44.6%, 44.7%, 43.3%). The baseline already leaves an opponent's nil alone
-(pressing it would lower both sides' rate). So play alone stays near 45%, far from the ~80% the
-ladder's mercy of -200 needs for 90% of games to end by the target (the table printed below).
-What would get there is the mercy itself: the suicide ladder plays the `engine.presets`
-"suicide" variant with the default mercy of -200, and a lower mercy for suicide is the
-operator's choice (a rules question, not the bots').
+What play changes (issue #28, measured with this module's 300 games and more from seed
+5000, baseline in every seat). Before stop 36: nils made 44.7% and 21% of games ended by the
+target. The nil fails mostly late, holding spades: of 1,034 first tricks a nil took in 150
+games, about four in ten were a spade it had to play from the eighth trick on, and in nine
+of ten of those the partner had played to the trick before it. Tried and kept out then, each
+within the noise: the partner leading its top unseen spade to draw the nil's, its highest
+spade, the nil discarding its most dangerous card instead of its highest, the first
+partner's nil threshold `SUICIDE_NIL_FROM` at 0.2, 0.4, 0.5 instead of 0.3.
+
+What moved it (stop 36, `engine.botplay`'s docstring): the nil's partner stops spending high
+cards that do not help. Before the nil he ruffs a side suit with the lowest trump that heads
+the trick, not his top one, and plays low when nothing of his heads it. This module's 300
+games now: **nils made 49.6%, 42.7% of games end by the target** (128 of 300; mercy 172).
+Tried
+and kept out: `SUICIDE_NIL_FROM` 0.1, 0.2, 0.4, 0.5 (on seeds 5000+ 0.3 stays
+best: 126 of 300 games by the target against 108 and 114 at 0.1 and 0.2). Opponents and the
+nil of the other side: pressing it (ducking under a winning opponent nil) lowers both sides'
+nils to 40.1% and 11% of games by the target (measured before the partner's changes; 157 of 300
+duplicate games won against leaving it alone, within the noise); leaving it (overtaking a
+winning opponent nil when able) 44.7% and 23%, and lost 139 of 300. So the baseline keeps
+its indifference. Double-dummy bounds say little (`engine.ddcore`, 20 sides of 10 deals, a
+search over 3 million nodes counted as a failed nil): with every hand seen, 2 of 20 sides
+have a nil that survives opponents who attack it, and all 20 have one that the three other
+seats could let through; real play sits between the two.
+
+The ~80% of nils made that the ladder's mercy of -200 needs for 90% of games by the target
+(the table printed below) stays far off: play got from 45% to about 50%. What would get there is
+the mercy itself: the suicide ladder plays the `engine.presets` "suicide" variant with the
+default mercy of -200, and a lower mercy for suicide is the operator's choice (a rules
+question, not the bots').
 
 Figures: ``suicide.observed.*`` and ``suicide.target_share_at_nil_rate.<p>`` in
 `artifacts/bench.json`. Not part of `make bench` (it measures the game, not the code's speed).

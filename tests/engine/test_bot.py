@@ -161,9 +161,10 @@ def after_east_leads_a_heart(bids: dict[int, int], taken: tuple[int, ...]) -> Se
     return view(state, 2)
 
 
-def test_the_partner_covers_a_nil_by_playing_high_before_him() -> None:
+def test_the_partner_covers_a_nil_by_heading_the_trick_before_him() -> None:
+    # Void in hearts, S ruffs: his lowest spade heads the trick as well as his ace.
     v = after_east_leads_a_heart({0: 0, 1: 4, 2: 5, 3: 4}, (0, 0, 0, 0))
-    assert choose(v) == PlayCard(2, parse_card("AS"))
+    assert choose(v) == PlayCard(2, parse_card("3S"))
 
 
 # N is nil, last to play to E's heart lead with only the two top hearts.
@@ -407,3 +408,88 @@ def test_jokers_four_handed_games_end_by_the_target() -> None:
     # the mercy floor); over 200 other seeds 92.5% against 84%.
     reasons = [play_game(Ruleset(jokers=True), seed)[1].reason for seed in range(100)]
     assert reasons.count("target") >= 92, reasons
+
+
+# Power checks. N deals, E leads; W (S's left-hand opponent, last but one) shows the AH.
+SHOWN = hands(
+    "2H 4H 6H 2C 3C 4C 5C 6C 2D 3D 4D 5D 6D",
+    "5H 7H 8H 7C 8C 9C TC 7D 8D 9D TD 2S 3S",
+    "KH 3H JC QC KC AC JD QD KD AD AS KS QS",
+    "AH 9H TH JH QH 4S 5S 6S 7S 8S 9S TS JS",
+)
+
+
+def after_east_leads_into_a_shown_ace(power_checks: int) -> SeatView:
+    rules = Ruleset(power_checks=power_checks)
+    state = bid_round(start(rules, SHOWN, dealer=0), {0: 3, 1: 3, 2: 4, 3: 3})
+    if power_checks:
+        face_up = ("2C 3C 4C", "7C 8C 9C", "JC QC KC", "AH 9H TH")
+        state = state._replace(face_up=hands(*face_up))
+    state, _ = run(state, PlayCard(1, parse_card("5H")))
+    return view(state, 2)
+
+
+def test_a_winner_is_not_spent_under_a_higher_card_an_opponent_to_play_shows() -> None:
+    # Not knowing where the AH is, S heads the trick with his KH; with the AH face up
+    # behind him the king would only feed it: he plays low and keeps the king.
+    assert choose(after_east_leads_into_a_shown_ace(0)) == PlayCard(2, parse_card("KH"))
+    assert choose(after_east_leads_into_a_shown_ace(3)) == PlayCard(2, parse_card("3H"))
+
+
+def bidding_with_aces_shown_by(holder: int) -> SeatView:
+    """N holds guarded kings of hearts and diamonds; ``holder`` shows both their aces."""
+    hand = hands("KH 5H 4H KD 6D 3D 9C 8C 7C 5C 4C 3S 2S")[0]
+    aces = parse_cards("AH AD")
+    others = [c for c in range(52) if c not in hand and c not in aces]
+    dealt = [list(hand), others[:13], others[13:26], others[26:39]]
+    dealt[holder] = dealt[holder][:11] + list(aces)
+    state = start(Ruleset(power_checks=2), tuple(tuple(sorted(h)) for h in dealt))
+    face_up = tuple(tuple(sorted(h[-2:])) for h in dealt)
+    return view(state._replace(face_up=face_up), 0)
+
+
+def test_a_king_behind_a_shown_ace_bids_more_than_one_in_front_of_it() -> None:
+    # W (3) plays before N whenever another seat leads: the kings win once the aces fall.
+    # E (1) plays after N: he takes them. Unknown, each counts half a trick.
+    behind, in_front = bidding_with_aces_shown_by(3), bidding_with_aces_shown_by(1)
+    assert bot.shown_kings(behind) == 2 * (bot.SHOWN_KING["right"] - 0.5)
+    assert bot.shown_kings(in_front) == 2 * (bot.SHOWN_KING["left"] - 0.5)
+    assert bot.shown_kings(dataclasses.replace(behind, face_up=())) == 0
+    assert bot.wanted_bid(behind) > bot.wanted_bid(in_front)
+
+
+# E leads the AH; S covers his nil partner N, who plays last.
+TOPPED = hands(
+    "2H 4H 6H 2C 3C 4C 5C 6C 2D 3D 4D 5D 6D",
+    "AH 7H 8H 7C 8C 9C TC 7D 8D 9D TD 2S 3S",
+    "KH 3H JC QC KC AC JD QD KD AD AS KS QS",
+    "5H 9H TH JH QH 4S 5S 6S 7S 8S 9S TS JS",
+)
+
+
+def test_the_nil_partner_keeps_his_high_card_under_a_trick_the_top_card_heads() -> None:
+    # Nothing N holds can beat the ace: the king would be spent for nothing (it would
+    # head a later heart the nil must duck under).
+    state = bid_round(start(None, TOPPED, dealer=0), {0: 0, 1: 3, 2: 5, 3: 3})
+    state, _ = run(state, PlayCard(1, parse_card("AH")))
+    assert choose(view(state, 2)) == PlayCard(2, parse_card("3H"))
+    # Below the ace he still goes high before his partner.
+    state = bid_round(start(None, TOPPED, dealer=0), {0: 0, 1: 3, 2: 5, 3: 3})
+    state, _ = run(state, PlayCard(1, parse_card("7H")))
+    assert choose(view(state, 2)) == PlayCard(2, parse_card("KH"))
+
+
+# S is void in hearts, N (nil) plays last to E's heart lead.
+VOID = hands(
+    "2H 4H 6H 2C 3C 4C 5C 6C 2D 3D 4D 5D 6D",
+    "AH 7H 8H 7C 8C 9C TC 7D 8D 9D TD 2S 3S",
+    "4S 5S JC QC KC AC JD QD KD AD AS KS QS",
+    "KH 3H 5H 9H TH JH QH 6S 7S 8S 9S TS JS",
+)
+
+
+def test_the_nil_partner_void_in_the_led_suit_ruffs_low_before_the_nil() -> None:
+    # Any trump leaves N only hearts that lose: the ace of spades would be wasted on it.
+    state = bid_round(start(None, VOID, dealer=0), {0: 0, 1: 3, 2: 5, 3: 3})
+    state, _ = run(state, PlayCard(1, parse_card("7H")))
+    assert choose(view(state, 2)) == PlayCard(2, parse_card("4S"))
