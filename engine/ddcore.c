@@ -49,10 +49,11 @@ enum {
  * every position of the class whose top cards of each suit, down to the lowest that mattered
  * to the search, are held by the same seats. Ranks are relative (renumbered among the live
  * cards of each suit, lowest 0), so ``mask`` (the relative ranks that mattered: per suit a top
- * run) and ``held`` (per seat, its cards among them) compare alike across the class. */
+ * run) and ``seats`` (the seat holding each relative rank among them, a bit of the seat's number
+ * per word) compare alike across the class, every class having the same live ranks. */
 typedef struct {
     u64 mask;       /* the relative ranks whose holders decided the bounds */
-    u64 held[MAXP]; /* per seat, its cards among ``mask`` */
+    u64 seats[3];   /* bit j of the holder's seat number for each rank of ``mask`` */
     uint32_t next;  /* the class's next entry (0: none) */
     int8_t lo, hi;  /* bounds on the counted seats' tricks from here */
     uint8_t hint;   /* 1 + the relative rank (bit) of the lead that settled it last; 0 = none */
@@ -83,7 +84,17 @@ typedef struct {
 } Solver;
 
 #if defined(__GNUC__) || defined(__clang__)
+#if defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
 static int popcount(u64 x) { return __builtin_popcountll(x); }
+#else
+/* Without -mpopcnt the builtin is a call into libgcc: count in registers instead. */
+static int popcount(u64 x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+#endif
 static int bitindex(u64 b) { return __builtin_ctzll(b); } /* b != 0 */
 static u64 highest(u64 x) { return (u64)1 << (63 - __builtin_clzll(x)); } /* x != 0 */
 #else
@@ -212,10 +223,9 @@ static Class *find_class(Solver *s, const u64 *lens, uint8_t meta, int create) {
     return c;
 }
 
-static int matches(const Solver *s, const Entry *e, const u64 *key) {
-    for (int p = 0; p < s->n; p++)
-        if ((key[p] & e->mask) != e->held[p]) return 0;
-    return 1;
+static int matches(const Entry *e, const u64 *seats) {
+    return !(((seats[0] ^ e->seats[0]) | (seats[1] ^ e->seats[1]) | (seats[2] ^ e->seats[2])) &
+             e->mask);
 }
 
 /* The live cards of each suit at or above the lowest card of ``rel`` in it. */
@@ -266,7 +276,7 @@ static u64 to_absolute(u64 rel, u64 alive) {
 
 /* Record bounds valid for every position sharing ``mask`` (relative) with this one (merged
  * with an entry of exactly that class), and the lead to try first. A full table is emptied. */
-static void store(Solver *s, const u64 *key, const u64 *lens, uint8_t meta, int left, u64 mask,
+static void store(Solver *s, const u64 *seats, const u64 *lens, uint8_t meta, int left, u64 mask,
                   int lo, int hi, uint8_t hint) {
     Class *c = find_class(s, lens, meta, 1);
     if (!c || s->pool_used == s->pool_size) {
@@ -277,12 +287,12 @@ static void store(Solver *s, const u64 *key, const u64 *lens, uint8_t meta, int 
     }
     Entry *e = NULL;
     for (uint32_t i = c->head; i && !e; i = s->pool[i].next)
-        if (s->pool[i].mask == mask && matches(s, &s->pool[i], key)) e = &s->pool[i];
+        if (s->pool[i].mask == mask && matches(&s->pool[i], seats)) e = &s->pool[i];
     if (!e) {
         uint32_t i = s->pool_used++;
         e = &s->pool[i];
         e->mask = mask;
-        for (int p = 0; p < MAXP; p++) e->held[p] = p < s->n ? key[p] & mask : 0;
+        for (int j = 0; j < 3; j++) e->seats[j] = seats[j] & mask;
         e->lo = 0;
         e->hi = (int8_t)left;
         e->hint = 0;
@@ -426,11 +436,13 @@ static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int 
  * gets the lead that settled it (0 if none) and ``hint`` is tried first. *rel gets the cards
  * whose holders decided the answer (partition search): a trick's winner when it beat a card
  * of its own suit, and what the positions after it found; of a side that found its move, that
- * move's alone, else every move's. */
+ * move's alone, else every move's. runs[0] gets the cards of the runs of equivalent cards
+ * only one of which was searched where every move failed, runs[1] the lowest of each. */
 static int play(Solver *s, int i, int seat, int leader, int broken, int k, int left, u64 alive,
                 int led, u64 best, int winner, u64 trick, int first, u64 hint, u64 *cut,
-                u64 *rel) {
+                u64 *rel, u64 *runs) {
     *rel = 0;
+    runs[0] = runs[1] = 0;
     s->nodes++;
     if (s->limit && s->nodes > s->limit) {
         s->aborted = 1;
@@ -466,7 +478,7 @@ static int play(Solver *s, int i, int seat, int leader, int broken, int k, int l
     int last = i == s->n - 1;
     int nxt = (seat + 1) % s->n;
     u64 beats = i ? SUIT(led) | SUIT(SPADES) : 0;
-    u64 all = 0;
+    u64 all = 0, allruns[2] = {0, 0};
     for (int j = 0; j < nr; j++) {
         u64 b = reps[j];
         int led2 = led, winner2 = winner;
@@ -482,24 +494,46 @@ static int play(Solver *s, int i, int seat, int leader, int broken, int k, int l
         }
         int broken2 = broken || (b & SUIT(SPADES)) != 0;
         int found;
-        u64 sub;
+        u64 sub, subruns[2] = {0, 0};
         if (last) {
             found = start(s, winner2, broken2, k - s->counted[winner2], left - 1, 0, &sub);
             u64 suit = SUIT(bitindex(best2) / SUITW);
             if (popcount((trick | b) & suit) > 1) sub |= best2; /* won by its rank */
         } else
             found = play(s, i + 1, nxt, leader, broken2, k, left, alive, led2, best2, winner2,
-                         trick | b, first, 0, NULL, &sub);
+                         trick | b, first, 0, NULL, &sub, subruns);
         s->hands[seat] = h;
         if (s->aborted) return 0;
         if (found == maxi) {
             if (!i && cut) *cut = b;
             *rel = sub;
+            runs[0] = subruns[0];
+            runs[1] = subruns[1];
             return found;
         }
         all |= sub;
+        allruns[0] |= subruns[0];
+        allruns[1] |= subruns[1];
     }
     if (!i && cut) *cut = 0;
+    /* Every move failed, the ones not searched because equivalent to a move searched
+     * included. In a position of the same class they stay equivalent unless the run is cut
+     * by the boundary of the cards that matter: the trick's start sees to that (runs). */
+    for (int j = 0; j < nr; j++) {
+        u64 c = reps[j], suit = SUIT(bitindex(c) / SUITW), members = c;
+        for (;;) {
+            u64 below = alive & suit & (c - 1);
+            if (!below || !(highest(below) & legal)) break;
+            c = highest(below);
+            members |= c;
+        }
+        if (c != reps[j]) {
+            allruns[0] |= members;
+            allruns[1] |= c;
+        }
+    }
+    runs[0] = allruns[0];
+    runs[1] = allruns[1];
     *rel = all;
     return !maxi;
 }
@@ -510,16 +544,24 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     if (k > left) return 0;
     u64 alive = 0;
     for (int p = 0; p < s->n; p++) alive |= s->hands[p];
-    u64 key[MAXP], lens[2];
+    u64 key[MAXP], lens[2], seats[3] = {0, 0, 0};
     relative(s, alive, key);
     lengths(s, key, lens);
+    for (int p = 1; p < s->n; p++)
+        for (int j = 0; j < 3; j++)
+            if (p >> j & 1) seats[j] |= key[p];
     uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
     Class *c = find_class(s, lens, meta, 0);
     u64 hint = 0;
-    for (uint32_t i = c ? c->head : 0; i; i = s->pool[i].next) {
-        const Entry *e = &s->pool[i];
-        if (!matches(s, e, key)) continue;
+    for (uint32_t i = c ? c->head : 0, prev = 0; i; prev = i, i = s->pool[i].next) {
+        Entry *e = &s->pool[i];
+        if (!matches(e, seats)) continue;
         if (e->lo >= k || e->hi < k) {
+            if (prev) { /* move to the front: what settled one position often settles more */
+                s->pool[prev].next = e->next;
+                e->next = c->head;
+                c->head = i;
+            }
             *rel = to_absolute(e->mask, alive);
             return e->lo >= k;
         }
@@ -564,15 +606,24 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
             return mine >= k;
         }
     }
-    u64 cut = 0, sub = 0;
+    u64 cut = 0, sub = 0, runs[2];
     int found = play(s, 0, leader, leader, broken, k, left, alive, -1, 0, -1, 0, first, hint,
-                     &cut, &sub);
+                     &cut, &sub, runs);
     if (s->aborted) return 0;
+    /* A run only one card of which was searched lies all above the lowest card that matters
+     * in its suit, or all below it. */
+    for (int suit = 0; suit < 4; suit++) {
+        u64 r = sub & SUIT(suit);
+        if (!r) continue;
+        u64 low = r & (~r + 1);
+        while (low & runs[0] & ~runs[1]) low = highest(alive & SUIT(suit) & (low - 1));
+        sub |= low;
+    }
     /* The first trick's special leads name cards: its entries hold for this position only. */
     u64 mask = to_relative(first ? alive : closed(sub, alive), alive);
     if (!cut) cut = hint;
     uint8_t lead = cut ? (uint8_t)(1 + bitindex(to_relative(cut, alive))) : 0;
-    store(s, key, lens, meta, left, mask, found ? k : 0, found ? left : k - 1, lead);
+    store(s, seats, lens, meta, left, mask, found ? k : 0, found ? left : k - 1, lead);
     *rel = sub;
     return found;
 }
@@ -628,8 +679,9 @@ static int at_least(Solver *s, int leader, const int *trick, int trick_len, int 
             winner = (leader + j) % s->n;
         }
     }
+    u64 runs[2];
     return play(s, trick_len, (leader + trick_len) % s->n, leader, broken, k, left, alive, led,
-                best, winner, cards, first, 0, NULL, &rel);
+                best, winner, cards, first, 0, NULL, &rel, runs);
 }
 
 /* Whether the counted seats take k or more of the tricks left (1 / 0), or a negative code. */
