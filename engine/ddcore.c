@@ -29,6 +29,7 @@ typedef uint64_t u64;
 #define MAXT 18          /* tricks at most: 54 cards, 3 players */
 #define SUITW 16
 #define SPADES 3
+#define LIST_MAX 64 /* entries a class of the table keeps at most */
 #define SUIT(s) ((u64)0xFFFF << ((s) * SUITW))
 
 /* The first trick's special leads (Ruleset.first_lead). */
@@ -276,20 +277,38 @@ static u64 to_absolute(u64 rel, u64 alive) {
 
 /* Record bounds valid for every position sharing ``mask`` (relative) with this one (merged
  * with an entry of exactly that class), and the lead to try first. A full table is emptied. */
+static void reset(Solver *s) {
+    memset(s->classes, 0, sizeof(Class) * (s->class_mask + 1));
+    s->nclasses = 0;
+    s->pool_used = 1;
+}
+
 static void store(Solver *s, const u64 *seats, const u64 *lens, uint8_t meta, int left, u64 mask,
                   int lo, int hi, uint8_t hint) {
     Class *c = find_class(s, lens, meta, 1);
-    if (!c || s->pool_used == s->pool_size) {
-        memset(s->classes, 0, sizeof(Class) * (s->class_mask + 1));
-        s->nclasses = 0;
-        s->pool_used = 1;
+    if (!c) {
+        reset(s);
         c = find_class(s, lens, meta, 1);
     }
     Entry *e = NULL;
-    for (uint32_t i = c->head; i && !e; i = s->pool[i].next)
+    uint32_t count = 0, tail = 0, before = 0;
+    for (uint32_t i = c->head; i && !e; before = tail, tail = i, i = s->pool[i].next, count++)
         if (s->pool[i].mask == mask && matches(&s->pool[i], seats)) e = &s->pool[i];
     if (!e) {
-        uint32_t i = s->pool_used++;
+        uint32_t i;
+        if (count >= LIST_MAX) { /* the class's least recently useful entry makes room */
+            i = tail;
+            if (before)
+                s->pool[before].next = 0;
+            else
+                c->head = 0;
+        } else {
+            if (s->pool_used == s->pool_size) {
+                reset(s);
+                c = find_class(s, lens, meta, 1);
+            }
+            i = s->pool_used++;
+        }
         e = &s->pool[i];
         e->mask = mask;
         for (int j = 0; j < 3; j++) e->seats[j] = seats[j] & mask;
