@@ -1,11 +1,14 @@
 /* The double-dummy search kernel: engine/dd.py's algorithm in C99, no dependencies.
  *
  * engine/dd.py (the Python solver) is the specification: this file searches the same way
- * (a boolean "can the counted seats take k or more of the tricks left?" alpha-beta, a
- * transposition table at trick starts keyed on relative ranks holding bounds, one card of
- * each run of equivalent cards, the same move ordering and sure-trick bounds) and must give
+ * (a boolean "can the counted seats take k or more of the tricks left?" alpha-beta, one card
+ * of each run of equivalent cards, the same move ordering and sure-trick bounds) and must give
  * exactly its values; tests/engine/test_ddcore.py checks that on random positions of every
- * variant. engine/ddcore.py loads it with ctypes; `make install` builds it:
+ * variant. Its transposition table goes further than the reference's (exact relative ranks):
+ * it is a partition search's (Ginsberg; Haglund's DDS for bridge), an entry holding for every
+ * position of the same suit lengths whose cards that decided the search (a trick's winner
+ * that beat a card of its suit, the top cards counted as sure tricks) and every higher card
+ * of their suits are held by the same seats. engine/ddcore.py loads it with ctypes; `make install` builds it:
  *
  *     cc -O2 -std=c99 -shared -fPIC -o engine/_ddcore.so engine/ddcore.c
  *
@@ -26,8 +29,8 @@ typedef uint64_t u64;
 #define MAXT 18          /* tricks at most: 54 cards, 3 players */
 #define SUITW 16
 #define SPADES 3
+#define LIST_MAX 64 /* entries a class of the table keeps at most */
 #define SUIT(s) ((u64)0xFFFF << ((s) * SUITW))
-#define BUCKET 4
 
 /* The first trick's special leads (Ruleset.first_lead). */
 enum { FIRST_NONE = 0, FIRST_TWO_OF_CLUBS = 1, FIRST_ANY = 2, FIRST_LOWEST_CLUB = 3 };
@@ -42,13 +45,26 @@ enum {
     DD_OVER_BUDGET = -6,
 };
 
+/* The transposition table (partition search). Positions are grouped in classes: the same
+ * leader, spades state and suit lengths per seat. An entry of a class holds bounds valid for
+ * every position of the class whose top cards of each suit, down to the lowest that mattered
+ * to the search, are held by the same seats. Ranks are relative (renumbered among the live
+ * cards of each suit, lowest 0), so ``mask`` (the relative ranks that mattered: per suit a top
+ * run) and ``seats`` (the seat holding each relative rank among them, a bit of the seat's number
+ * per word) compare alike across the class, every class having the same live ranks. */
 typedef struct {
-    u64 key[MAXP];  /* per seat, its cards by relative rank within each suit */
-    uint8_t meta;   /* 1 + leader | broken << 3 | first << 4; 0 = empty */
-    uint8_t left;   /* tricks left (the replacement prefers keeping deeper entries) */
+    u64 mask;       /* the relative ranks whose holders decided the bounds */
+    u64 seats[3];   /* bit j of the holder's seat number for each rank of ``mask`` */
+    uint32_t next;  /* the class's next entry (0: none) */
     int8_t lo, hi;  /* bounds on the counted seats' tricks from here */
-    uint8_t hint;   /* 1 + the bit of the lead that settled it last; 0 = none */
+    uint8_t hint;   /* 1 + the relative rank (bit) of the lead that settled it last; 0 = none */
 } Entry;
+
+typedef struct {
+    u64 lens[2];   /* per seat and suit, its length (5 bits each) */
+    uint32_t head; /* its newest entry (0: none) */
+    uint8_t meta;  /* 1 + leader | broken << 3 | first << 4; 0 = empty slot */
+} Class;
 
 typedef struct {
     int n;
@@ -58,15 +74,28 @@ typedef struct {
     int first_mode;
     int club2;      /* the bit of the two of clubs (FIRST_TWO_OF_CLUBS), else -1 */
     u64 hands[MAXP];
-    Entry *tt;
-    size_t tt_mask; /* entries - 1 (a power of two) */
+    Class *classes;  /* open addressing */
+    size_t class_mask; /* slots - 1 (a power of two) */
+    size_t nclasses;
+    Entry *pool;       /* entries; 0 unused (the end of a list) */
+    uint32_t pool_size, pool_used;
     u64 nodes;
     u64 limit;   /* nodes a call may search (0: no limit) */
     int aborted; /* the limit was reached: unwind without storing anything */
 } Solver;
 
 #if defined(__GNUC__) || defined(__clang__)
+#if defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
 static int popcount(u64 x) { return __builtin_popcountll(x); }
+#else
+/* Without -mpopcnt the builtin is a call into libgcc: count in registers instead. */
+static int popcount(u64 x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+#endif
 static int bitindex(u64 b) { return __builtin_ctzll(b); } /* b != 0 */
 static u64 highest(u64 x) { return (u64)1 << (63 - __builtin_clzll(x)); } /* x != 0 */
 #else
@@ -117,9 +146,14 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
         if (s->counted[i] != s->maxi[i]) s->aligned = 0;
     s->first_mode = first_mode;
     s->club2 = club2;
-    s->tt_mask = ((size_t)1 << tt_log2) - 1;
-    s->tt = calloc(s->tt_mask + 1, sizeof(Entry));
-    if (!s->tt) {
+    s->class_mask = ((size_t)1 << tt_log2) - 1;
+    s->classes = calloc(s->class_mask + 1, sizeof(Class));
+    s->pool_size = (uint32_t)1 << tt_log2;
+    s->pool_used = 1;
+    s->pool = calloc(s->pool_size, sizeof(Entry));
+    if (!s->classes || !s->pool) {
+        free(s->classes);
+        free(s->pool);
         free(s);
         return NULL;
     }
@@ -129,7 +163,8 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
 void dd_free(void *p) {
     Solver *s = p;
     if (!s) return;
-    free(s->tt);
+    free(s->classes);
+    free(s->pool);
     free(s);
 }
 
@@ -161,33 +196,142 @@ static void relative(const Solver *s, u64 alive, u64 *out) {
     }
 }
 
-static Entry *probe(Solver *s, const u64 *key, uint8_t meta, int left, int create) {
-    u64 h = meta;
-    for (int p = 0; p < s->n; p++) h = mix(h ^ key[p]) + (u64)p;
-    size_t base = (size_t)h & s->tt_mask & ~(size_t)(BUCKET - 1);
-    Entry *victim = NULL;
-    for (int i = 0; i < BUCKET; i++) {
-        Entry *e = &s->tt[base + i];
-        if (e->meta == meta && memcmp(e->key, key, sizeof(u64) * (size_t)s->n) == 0) return e;
-        if (!victim || (victim->meta != 0 && (e->meta == 0 || e->left < victim->left)))
-            victim = e;
+/* The lengths of every seat's suits, five bits each, in two words. */
+static void lengths(const Solver *s, const u64 *key, u64 *lens) {
+    lens[0] = lens[1] = 0;
+    for (int p = 0; p < s->n; p++)
+        for (int suit = 0; suit < 4; suit++) {
+            int at = (p * 4 + suit) * 5;
+            lens[at / 60] |= (u64)popcount(key[p] & SUIT(suit)) << (at % 60);
+        }
+}
+
+/* The class of a position (NULL: none, or no room for a new one). */
+static Class *find_class(Solver *s, const u64 *lens, uint8_t meta, int create) {
+    size_t i = (size_t)mix(mix(lens[0] ^ meta) ^ lens[1]) & s->class_mask;
+    for (;; i = (i + 1) & s->class_mask) {
+        Class *c = &s->classes[i];
+        if (!c->meta) break;
+        if (c->meta == meta && c->lens[0] == lens[0] && c->lens[1] == lens[1]) return c;
     }
-    if (!create) return NULL;
-    memset(victim, 0, sizeof(Entry));
-    memcpy(victim->key, key, sizeof(u64) * (size_t)s->n);
-    victim->meta = meta;
-    victim->left = (uint8_t)left;
-    victim->lo = 0;
-    victim->hi = (int8_t)left;
-    return victim;
+    if (!create || 4 * (s->nclasses + 1) > 3 * (s->class_mask + 1)) return NULL;
+    Class *c = &s->classes[i];
+    c->lens[0] = lens[0];
+    c->lens[1] = lens[1];
+    c->meta = meta;
+    c->head = 0;
+    s->nclasses++;
+    return c;
+}
+
+static int matches(const Entry *e, const u64 *seats) {
+    return !(((seats[0] ^ e->seats[0]) | (seats[1] ^ e->seats[1]) | (seats[2] ^ e->seats[2])) &
+             e->mask);
+}
+
+/* The live cards of each suit at or above the lowest card of ``rel`` in it. */
+static u64 closed(u64 rel, u64 alive) {
+    u64 out = 0;
+    for (int suit = 0; suit < 4; suit++) {
+        u64 r = rel & SUIT(suit);
+        if (r) out |= alive & SUIT(suit) & ~((r & (~r + 1)) - 1);
+    }
+    return out;
+}
+
+/* ``cards`` (live cards, absolute bits) as relative ranks, and back. */
+static u64 to_relative(u64 cards, u64 alive) {
+    u64 out = 0;
+    for (int suit = 0; suit < 4; suit++) {
+        u64 live = alive & SUIT(suit);
+        int j = suit * SUITW;
+        while (live) {
+            u64 low = live & (~live + 1);
+            live ^= low;
+            if (cards & low) out |= (u64)1 << j;
+            j++;
+        }
+    }
+    return out;
+}
+
+static u64 to_absolute(u64 rel, u64 alive) {
+    u64 out = 0;
+    for (int suit = 0; suit < 4; suit++) {
+        u64 live = alive & SUIT(suit);
+        u64 r = rel & SUIT(suit);
+        int j = suit * SUITW;
+        while (live && r) {
+            u64 low = live & (~live + 1);
+            live ^= low;
+            u64 at = (u64)1 << j;
+            if (r & at) {
+                out |= low;
+                r ^= at;
+            }
+            j++;
+        }
+    }
+    return out;
+}
+
+/* Record bounds valid for every position sharing ``mask`` (relative) with this one (merged
+ * with an entry of exactly that class), and the lead to try first. A full table is emptied. */
+static void reset(Solver *s) {
+    memset(s->classes, 0, sizeof(Class) * (s->class_mask + 1));
+    s->nclasses = 0;
+    s->pool_used = 1;
+}
+
+static void store(Solver *s, const u64 *seats, const u64 *lens, uint8_t meta, int left, u64 mask,
+                  int lo, int hi, uint8_t hint) {
+    Class *c = find_class(s, lens, meta, 1);
+    if (!c) {
+        reset(s);
+        c = find_class(s, lens, meta, 1);
+    }
+    Entry *e = NULL;
+    uint32_t count = 0, tail = 0, before = 0;
+    for (uint32_t i = c->head; i && !e; before = tail, tail = i, i = s->pool[i].next, count++)
+        if (s->pool[i].mask == mask && matches(&s->pool[i], seats)) e = &s->pool[i];
+    if (!e) {
+        uint32_t i;
+        if (count >= LIST_MAX) { /* the class's least recently useful entry makes room */
+            i = tail;
+            if (before)
+                s->pool[before].next = 0;
+            else
+                c->head = 0;
+        } else {
+            if (s->pool_used == s->pool_size) {
+                reset(s);
+                c = find_class(s, lens, meta, 1);
+            }
+            i = s->pool_used++;
+        }
+        e = &s->pool[i];
+        e->mask = mask;
+        for (int j = 0; j < 3; j++) e->seats[j] = seats[j] & mask;
+        e->lo = 0;
+        e->hi = (int8_t)left;
+        e->hint = 0;
+        e->next = c->head;
+        c->head = i;
+    }
+    if (e->lo > lo) lo = e->lo;
+    if (e->hi < hi) hi = e->hi;
+    e->lo = (int8_t)lo;
+    e->hi = (int8_t)hi;
+    if (hint) e->hint = hint;
 }
 
 /* The tricks the leader can take at once with top cards whatever the others play (dd.py's
  * _quick): per suit the run of top live cards he holds, cut to the shortest holding of an
  * opponent who could ruff; spades only once they may be led. A partner holding spades could
  * be forced to ruff a winner (and take the lead) once out of other cards: the total is cut
- * to each such partner's other cards. */
-static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain) {
+ * to each such partner's other cards. The top cards counted are added to *used: with the same
+ * lengths, a position where the same seats hold them has at least as many quick tricks. */
+static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain, u64 *used) {
     const u64 *hands = s->hands;
     u64 h = hands[leader];
     int side = s->maxi[leader];
@@ -202,6 +346,7 @@ static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain)
             if (!(top & mine)) break;
             run++;
             live ^= top;
+            *used |= top;
         }
         if (!run) continue;
         if (suit == SPADES) {
@@ -224,7 +369,7 @@ static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain)
     return total + spade_run;
 }
 
-static int start(Solver *s, int leader, int broken, int k, int left, int first);
+static int start(Solver *s, int leader, int broken, int k, int left, int first, u64 *rel);
 
 static u64 first_legal(const Solver *s, u64 h, int i, int led) {
     u64 legal;
@@ -306,10 +451,17 @@ static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int 
 }
 
 /* Whether the counted seats reach k, ``seat`` playing the i-th card of the trick (``best``
- * the winning card's bit so far, of ``winner``). At i == 0, *cut gets the lead that
- * settled it (0 if none) and ``hint`` is tried first. */
+ * the winning card's bit so far, of ``winner``; ``trick`` the cards on it). At i == 0, *cut
+ * gets the lead that settled it (0 if none) and ``hint`` is tried first. *rel gets the cards
+ * whose holders decided the answer (partition search): a trick's winner when it beat a card
+ * of its own suit, and what the positions after it found; of a side that found its move, that
+ * move's alone, else every move's. runs[0] gets the cards of the runs of equivalent cards
+ * only one of which was searched where every move failed, runs[1] the lowest of each. */
 static int play(Solver *s, int i, int seat, int leader, int broken, int k, int left, u64 alive,
-                int led, u64 best, int winner, int first, u64 hint, u64 *cut) {
+                int led, u64 best, int winner, u64 trick, int first, u64 hint, u64 *cut,
+                u64 *rel, u64 *runs) {
+    *rel = 0;
+    runs[0] = runs[1] = 0;
     s->nodes++;
     if (s->limit && s->nodes > s->limit) {
         s->aborted = 1;
@@ -345,6 +497,7 @@ static int play(Solver *s, int i, int seat, int leader, int broken, int k, int l
     int last = i == s->n - 1;
     int nxt = (seat + 1) % s->n;
     u64 beats = i ? SUIT(led) | SUIT(SPADES) : 0;
+    u64 all = 0, allruns[2] = {0, 0};
     for (int j = 0; j < nr; j++) {
         u64 b = reps[j];
         int led2 = led, winner2 = winner;
@@ -360,54 +513,84 @@ static int play(Solver *s, int i, int seat, int leader, int broken, int k, int l
         }
         int broken2 = broken || (b & SUIT(SPADES)) != 0;
         int found;
-        if (last)
-            found = start(s, winner2, broken2, k - s->counted[winner2], left - 1, 0);
-        else
+        u64 sub, subruns[2] = {0, 0};
+        if (last) {
+            found = start(s, winner2, broken2, k - s->counted[winner2], left - 1, 0, &sub);
+            u64 suit = SUIT(bitindex(best2) / SUITW);
+            if (popcount((trick | b) & suit) > 1) sub |= best2; /* won by its rank */
+        } else
             found = play(s, i + 1, nxt, leader, broken2, k, left, alive, led2, best2, winner2,
-                         first, 0, NULL);
+                         trick | b, first, 0, NULL, &sub, subruns);
         s->hands[seat] = h;
         if (s->aborted) return 0;
         if (found == maxi) {
             if (!i && cut) *cut = b;
+            *rel = sub;
+            runs[0] = subruns[0];
+            runs[1] = subruns[1];
             return found;
         }
+        all |= sub;
+        allruns[0] |= subruns[0];
+        allruns[1] |= subruns[1];
     }
     if (!i && cut) *cut = 0;
+    /* Every move failed, the ones not searched because equivalent to a move searched
+     * included. In a position of the same class they stay equivalent unless the run is cut
+     * by the boundary of the cards that matter: the trick's start sees to that (runs). */
+    for (int j = 0; j < nr; j++) {
+        u64 c = reps[j], suit = SUIT(bitindex(c) / SUITW), members = c;
+        for (;;) {
+            u64 below = alive & suit & (c - 1);
+            if (!below || !(highest(below) & legal)) break;
+            c = highest(below);
+            members |= c;
+        }
+        if (c != reps[j]) {
+            allruns[0] |= members;
+            allruns[1] |= c;
+        }
+    }
+    runs[0] = allruns[0];
+    runs[1] = allruns[1];
+    *rel = all;
     return !maxi;
 }
 
-/* Record bounds (merged with any the entry holds) and the lead to try first. */
-static void store(Solver *s, const u64 *key, uint8_t meta, int left, int lo, int hi, u64 lead) {
-    Entry *e = probe(s, key, meta, left, 1);
-    if (e->lo > lo) lo = e->lo;
-    if (e->hi < hi) hi = e->hi;
-    e->lo = (int8_t)lo;
-    e->hi = (int8_t)hi;
-    if (lead) e->hint = (uint8_t)(1 + bitindex(lead));
-}
-
-static int start(Solver *s, int leader, int broken, int k, int left, int first) {
+static int start(Solver *s, int leader, int broken, int k, int left, int first, u64 *rel) {
+    *rel = 0;
     if (k <= 0) return 1;
     if (k > left) return 0;
     u64 alive = 0;
     for (int p = 0; p < s->n; p++) alive |= s->hands[p];
-    u64 key[MAXP];
+    u64 key[MAXP], lens[2], seats[3] = {0, 0, 0};
     relative(s, alive, key);
+    lengths(s, key, lens);
+    for (int p = 1; p < s->n; p++)
+        for (int j = 0; j < 3; j++)
+            if (p >> j & 1) seats[j] |= key[p];
     uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
-    Entry *e = probe(s, key, meta, left, 0);
-    int lo = 0, hi = left;
+    Class *c = find_class(s, lens, meta, 0);
     u64 hint = 0;
-    if (e) {
-        lo = e->lo;
-        hi = e->hi;
-        if (lo >= k) return 1;
-        if (hi < k) return 0;
-        if (e->hint) hint = (u64)1 << (e->hint - 1);
+    for (uint32_t i = c ? c->head : 0, prev = 0; i; prev = i, i = s->pool[i].next) {
+        Entry *e = &s->pool[i];
+        if (!matches(e, seats)) continue;
+        if (e->lo >= k || e->hi < k) {
+            if (prev) { /* move to the front: what settled one position often settles more */
+                s->pool[prev].next = e->next;
+                e->next = c->head;
+                c->head = i;
+            }
+            *rel = to_absolute(e->mask, alive);
+            return e->lo >= k;
+        }
+        if (!hint && e->hint) hint = to_absolute((u64)1 << (e->hint - 1), alive);
     }
     if (s->aligned) {
         /* Sure tricks: the leader's quick tricks, and the top trumps (each a trick for its
          * holder's side sooner or later: he must play them, and no card beats them). */
         int mine = 0, theirs = 0;
+        u64 used = 0;
         u64 spades = alive & SUIT(SPADES);
         if (spades) {
             u64 top = highest(spades);
@@ -416,6 +599,7 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first) 
                 int run = 0;
                 while (spades && (s->hands[p] & highest(spades))) {
                     run++;
+                    used |= highest(spades);
                     spades ^= highest(spades);
                 }
                 if (s->maxi[p])
@@ -428,7 +612,7 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first) 
         /* The leader's side cashes its plain-suit winners first (no opponent can ruff
          * them, no partner has to), then its top trumps still win a trick each. */
         int plain;
-        int q = quick(s, leader, broken, alive, &plain);
+        int q = quick(s, leader, broken, alive, &plain, &used);
         if (s->maxi[leader]) {
             if (plain + mine > q) q = plain + mine;
             if (q > mine) mine = q;
@@ -437,20 +621,29 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first) 
             if (q > theirs) theirs = q;
         }
         if (mine >= k || left - theirs < k) {
-            if (mine > lo) lo = mine;
-            if (left - theirs < hi) hi = left - theirs;
-            store(s, key, meta, left, lo, hi, hint);
+            *rel = used;
             return mine >= k;
         }
     }
-    u64 cut = 0;
-    int found = play(s, 0, leader, leader, broken, k, left, alive, -1, 0, -1, first, hint, &cut);
+    u64 cut = 0, sub = 0, runs[2];
+    int found = play(s, 0, leader, leader, broken, k, left, alive, -1, 0, -1, 0, first, hint,
+                     &cut, &sub, runs);
     if (s->aborted) return 0;
-    if (found) {
-        if (k > lo) lo = k;
-    } else if (k - 1 < hi)
-        hi = k - 1;
-    store(s, key, meta, left, lo, hi, cut ? cut : hint);
+    /* A run only one card of which was searched lies all above the lowest card that matters
+     * in its suit, or all below it. */
+    for (int suit = 0; suit < 4; suit++) {
+        u64 r = sub & SUIT(suit);
+        if (!r) continue;
+        u64 low = r & (~r + 1);
+        while (low & runs[0] & ~runs[1]) low = highest(alive & SUIT(suit) & (low - 1));
+        sub |= low;
+    }
+    /* The first trick's special leads name cards: its entries hold for this position only. */
+    u64 mask = to_relative(first ? alive : closed(sub, alive), alive);
+    if (!cut) cut = hint;
+    uint8_t lead = cut ? (uint8_t)(1 + bitindex(to_relative(cut, alive))) : 0;
+    store(s, seats, lens, meta, left, mask, found ? k : 0, found ? left : k - 1, lead);
+    *rel = sub;
     return found;
 }
 
@@ -487,24 +680,27 @@ static int load(Solver *s, const u64 *hands, int nhands, int leader, const int *
 
 static int at_least(Solver *s, int leader, const int *trick, int trick_len, int broken,
                     int first, int k, int left) {
-    if (!trick_len) return start(s, leader, broken, k, left, first);
+    u64 rel;
+    if (!trick_len) return start(s, leader, broken, k, left, first, &rel);
     if (k <= 0) return 1;
     if (k > left) return 0;
     u64 alive = 0;
     for (int p = 0; p < s->n; p++) alive |= s->hands[p];
     int led = trick[0] / SUITW;
-    u64 best = 0;
+    u64 best = 0, cards = 0;
     int winner = -1;
     for (int j = 0; j < trick_len; j++) {
         u64 b = (u64)1 << trick[j];
         alive |= b;
+        cards |= b;
         if ((b & (SUIT(led) | SUIT(SPADES))) && b > best) {
             best = b;
             winner = (leader + j) % s->n;
         }
     }
+    u64 runs[2];
     return play(s, trick_len, (leader + trick_len) % s->n, leader, broken, k, left, alive, led,
-                best, winner, first, 0, NULL);
+                best, winner, cards, first, 0, NULL, &rel, runs);
 }
 
 /* Whether the counted seats take k or more of the tricks left (1 / 0), or a negative code. */

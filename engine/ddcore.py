@@ -29,8 +29,8 @@ LIBRARY = Path(os.environ.get("SPADES_DDCORE", Path(__file__).with_name("_ddcore
 BUILD = "make install (or: cc -O2 -std=c99 -shared -fPIC -o engine/_ddcore.so engine/ddcore.c)"
 
 TT_LOG2 = 20
-"""Transposition-table entries per solver, as a power of two (48 bytes each: 48 MiB, touched
-as used; a bigger table saves re-searching: 2**23 halves the nodes of the slowest deals)."""
+"""Transposition-table entries per solver, as a power of two (40 bytes each, and as many
+class slots of 24 bytes: 64 MiB, touched as used; a full table is emptied and refilled)."""
 
 _FIRST = {"no_spade": 0, "two_of_clubs": 1, "any": 2, "lowest_club": 3}
 _ERRORS = {

@@ -24,7 +24,7 @@ from engine.dd import Position
 from engine.ddhand import side_seats
 from engine.fast import deal_hands
 from engine.rules import Ruleset, tables
-from tests.engine.test_dd import _after, _table, endings
+from tests.engine.test_dd import VARIANTS, _after, _table, endings
 
 
 def positions() -> st.SearchStrategy[tuple[Ruleset, Position]]:
@@ -55,6 +55,97 @@ def test_kernel_values_equal_the_python_solver(
     assert ddcore.Solver(rules, (seat,), others).at_least(pos, 1) == dd.Solver(
         rules, (seat,), others
     ).at_least(pos, 1)
+
+
+@st.composite
+def middles(draw: st.DrawFn) -> tuple[Ruleset, Position]:
+    """Return a ruleset and a position of 4..7 tricks left at a trick's start: long enough
+    for the search to meet positions again that differ in small cards, which the kernel's
+    table (partition search: an entry holds for every position whose cards that mattered
+    sit alike) answers without searching them."""
+    rules = draw(st.sampled_from(VARIANTS))
+    t = tables(rules)
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    left = draw(st.integers(4, 7 if t.players < 5 else 6))
+    hands = [sorted(rng.sample(h, left)) for h in deal_hands(t, rng)]
+    leader = draw(st.integers(0, t.players - 1))
+    return rules, Position(tuple(map(tuple, hands)), leader, broken=draw(st.booleans()), done=1)
+
+
+def _objectives(rules: Ruleset, pos: Position) -> list[tuple[tuple[int, ...], list[int], bool]]:
+    """Return every side's tricks and every seat's nil (the seat against every other seat giving
+    him a trick) as (counted, maximizers, is a nil)."""
+    t = tables(rules)
+    out: list[tuple[tuple[int, ...], list[int], bool]] = []
+    for seat in range(t.players):
+        mine = side_seats(rules, seat)
+        out.append((mine, list(mine), False))
+        out.append(((seat,), [s for s in range(t.players) if s not in mine], True))
+    return out
+
+
+@settings(max_examples=80)
+@given(middles())
+def test_kernel_table_shares_entries_only_where_the_values_agree(
+    position: tuple[Ruleset, Position],
+) -> None:
+    rules, pos = position
+    for counted, maximizers, nil in _objectives(rules, pos):
+        kernel = ddcore.Solver(rules, counted, maximizers)
+        reference = dd.Solver(rules, counted, maximizers)
+        if nil:
+            assert kernel.at_least(pos, 1) == reference.at_least(pos, 1), (rules, pos, counted)
+        else:
+            assert kernel.value(pos) == reference.value(pos), (rules, pos, counted)
+
+
+@pytest.mark.parametrize(
+    ("rules", "hands", "leader", "broken"),
+    [
+        # Positions a first partition table answered wrongly: it took a run of equivalent
+        # cards, one of them searched, as equivalent still where the run crossed the lowest
+        # card that mattered (a seat's small cards then stood for a card it did not search).
+        (
+            Ruleset(players=3, jokers=True),
+            ((19, 21, 31, 49), (6, 11, 46, 51), (27, 33, 34, 38)),
+            0,
+            True,
+        ),
+        (
+            Ruleset(),
+            ((8, 17, 24, 25), (12, 16, 30, 47), (19, 23, 26, 29), (6, 14, 32, 33)),
+            1,
+            True,
+        ),
+        (
+            Ruleset(players=5),
+            ((12, 42, 45, 49), (1, 8, 10, 18), (5, 14, 21, 43), (15, 27, 33, 46), (4, 17, 26, 39)),
+            4,
+            False,
+        ),
+        (Ruleset(players=3), ((8, 11, 30, 34), (2, 10, 24, 33), (27, 29, 35, 37)), 2, False),
+        (
+            Ruleset(),
+            (
+                (2, 11, 22, 35, 38, 46, 51),
+                (0, 1, 12, 15, 18, 19, 37),
+                (6, 16, 25, 28, 33, 36, 41),
+                (14, 20, 24, 34, 40, 43, 44),
+            ),
+            2,
+            False,
+        ),
+    ],
+)
+def test_positions_a_careless_partition_table_gets_wrong(
+    rules: Ruleset, hands: tuple[tuple[int, ...], ...], leader: int, broken: bool
+) -> None:
+    pos = Position(hands, leader, broken=broken, done=1)
+    for counted, maximizers, _nil in _objectives(rules, pos):
+        kernel = ddcore.Solver(rules, counted, maximizers)
+        reference = dd.Solver(rules, counted, maximizers)
+        assert kernel.value(pos) == reference.value(pos), counted
+        assert kernel.at_least(pos, 1) == reference.at_least(pos, 1), counted
 
 
 def test_one_solver_answers_positions_of_one_hand_like_fresh_ones() -> None:
