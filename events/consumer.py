@@ -178,28 +178,62 @@ async def consume(
         fetching = True
         _tell(on_state, consumer, None)
 
+    async def subscribe_and_feed() -> None:
+        """Subscribe the durable consumer and feed `handler` until `stop` (or raise)."""
+        await ensure_streams(js, subjects)
+        durable = subjects.durable(consumer)
+        sub = await js.pull_subscribe(
+            filter_subject,
+            durable=durable,
+            stream=subjects.events_stream,
+            config=ConsumerConfig(
+                durable_name=durable,
+                ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_wait=ack_wait,
+                max_deliver=-1,  # this helper decides when to give up (and parks)
+            ),
+        )
+        bound = log.bind(consumer=consumer)
+        watcher = (
+            asyncio.create_task(
+                _watch_lag(
+                    js, subjects.events_stream, durable, consumer, on_lag, stop, lag_interval
+                )
+            )
+            if on_lag is not None
+            else None
+        )
+        ready()
+        try:
+            await _consume_loop(
+                sub,
+                js,
+                pool,
+                subjects,
+                consumer,
+                handler,
+                registry,
+                bound,
+                stop,
+                batch,
+                max_attempts,
+                retry_delay,
+                lost_after,
+            )
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
     while not stop.is_set():
         attempt = 1 if fetching else attempt + 1  # a consumer that ran starts its pauses over
         fetching = False
         try:
-            await _consume_once(
-                js,
-                pool,
-                subjects=subjects,
-                consumer=consumer,
-                filter_subject=filter_subject,
-                handler=handler,
-                stop=stop,
-                registry=registry,
-                batch=batch,
-                max_attempts=max_attempts,
-                retry_delay=retry_delay,
-                ack_wait=ack_wait,
-                on_lag=on_lag,
-                lag_interval=lag_interval,
-                on_ready=ready,
-                lost_after=lost_after,
-            )
+            await subscribe_and_feed()
             return
         except asyncio.CancelledError:
             raise
@@ -221,74 +255,6 @@ async def consume(
 def _tell(on_state: StateHandler | None, consumer: str, why: str | None) -> None:
     if on_state is not None:
         on_state(consumer, why)
-
-
-async def _consume_once(
-    js: JetStreamContext,
-    pool: asyncpg.Pool,
-    *,
-    subjects: Subjects,
-    consumer: str,
-    filter_subject: str,
-    handler: Handler,
-    stop: asyncio.Event,
-    registry: Registry | None,
-    batch: int,
-    max_attempts: int,
-    retry_delay: float,
-    ack_wait: float,
-    on_lag: LagHandler | None,
-    lag_interval: float,
-    on_ready: Callable[[], None],
-    lost_after: float,
-) -> None:
-    """Subscribe the durable consumer and feed `handler` until `stop` (or raise)."""
-    await ensure_streams(js, subjects)
-    durable = subjects.durable(consumer)
-    sub = await js.pull_subscribe(
-        filter_subject,
-        durable=durable,
-        stream=subjects.events_stream,
-        config=ConsumerConfig(
-            durable_name=durable,
-            ack_policy=AckPolicy.EXPLICIT,
-            deliver_policy=DeliverPolicy.ALL,
-            ack_wait=ack_wait,
-            max_deliver=-1,  # this helper decides when to give up (and parks)
-        ),
-    )
-    bound = log.bind(consumer=consumer)
-    watcher = (
-        asyncio.create_task(
-            _watch_lag(js, subjects.events_stream, durable, consumer, on_lag, stop, lag_interval)
-        )
-        if on_lag is not None
-        else None
-    )
-    on_ready()
-    try:
-        await _consume_loop(
-            sub,
-            js,
-            pool,
-            subjects,
-            consumer,
-            handler,
-            registry,
-            bound,
-            stop,
-            batch,
-            max_attempts,
-            retry_delay,
-            lost_after,
-        )
-    finally:
-        if watcher is not None:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()
 
 
 async def _watch_lag(
