@@ -99,6 +99,13 @@ async def matches(store: PostgresEventStore, ladder: str = "standard") -> list[M
     return [e for e in await queue_log(store, ladder) if isinstance(e, MatchFound)]
 
 
+def won_by_side_0(match: MatchFound, ladder: str, scores: tuple[int, int]) -> GameFinished:
+    """The GameFinished of a rated game of ``match`` that side 0 won by the target."""
+    return GameFinished(
+        winner=0, reason="target", scores=scores, ladder=ladder, rated=True, players=match.seats
+    )
+
+
 async def publish_event(
     js: JetStreamContext, subjects: Subjects, stream_id: str, event: Any, version: int = 1
 ) -> None:
@@ -256,14 +263,7 @@ async def test_a_seated_player_cannot_queue_until_his_game_finishes(
         match.match_id,
     )
     version = await event_store.stream_version("queue-standard")
-    finished = GameFinished(
-        winner=0,
-        reason="target",
-        scores=(500, 100),
-        ladder="standard",
-        rated=True,
-        players=match.seats,
-    )
+    finished = won_by_side_0(match, "standard", (500, 100))
     await publish_event(js, subjects, f"game-{uuid.uuid4()}", finished, version=120)
 
     async def joined() -> bool:
@@ -464,14 +464,7 @@ async def test_a_redelivered_game_finished_does_not_free_players_of_their_next_g
         await join(nc, subjects, player, "heads-up")
     (first,) = await eventually(lambda: matches(event_store, "heads-up"), within=60, what="match")
     game = f"game-{uuid.uuid4()}"
-    finished = GameFinished(
-        winner=0,
-        reason="target",
-        scores=(250, 90),
-        ladder="heads-up",
-        rated=True,
-        players=first.seats,
-    )
+    finished = won_by_side_0(first, "heads-up", (250, 90))
     await publish_event(js, subjects, game, finished, version=40)
 
     async def all_queued() -> bool:
@@ -566,14 +559,7 @@ async def test_a_consumer_deleted_under_the_service_is_subscribed_again_and_read
     for player in players:
         await join(nc, subjects, player, "heads-up")
     (match,) = await eventually(lambda: matches(event_store, "heads-up"), within=60, what="match")
-    finished = GameFinished(
-        winner=0,
-        reason="target",
-        scores=(250, 90),
-        ladder="heads-up",
-        rated=True,
-        players=match.seats,
-    )
+    finished = won_by_side_0(match, "heads-up", (250, 90))
     await publish_event(js, subjects, f"game-{uuid.uuid4()}", finished, version=40)
 
     async def all_queued() -> bool:
