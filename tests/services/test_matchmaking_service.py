@@ -8,7 +8,6 @@ match from JetStream, where a relay process publishes it for the table service.
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 import urllib.error
@@ -34,6 +33,7 @@ from events.pgstore import PostgresEventStore
 from events.subjects import Subjects
 from services.matchmaking.app import GAMES_CONSUMER
 from tests.infra import Processes, eventually
+from tests.services.test_failover import ops_port
 
 pytestmark = pytest.mark.infra
 
@@ -539,9 +539,7 @@ async def test_a_consumer_deleted_under_the_service_is_subscribed_again_and_read
     its players. Before, a consumer that failed ended its task without a word: the players of
     every later game stayed seated for ever while the service reported ready."""
     proc = await started(processes, nc, subjects)
-    found = re.search(r'"ops_port": ?(\d+)', processes.log(proc))
-    assert found, "matchmaking never said where its ops server listens"
-    port = int(found.group(1))
+    port = ops_port(processes, proc)
     await eventually(lambda: readiness(port) == (200, []), within=60, what="ready")
     durable = subjects.durable(GAMES_CONSUMER)
     await js.delete_consumer(subjects.events_stream, durable)
