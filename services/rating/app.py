@@ -266,18 +266,21 @@ async def ladder_page(pool: Any, query: LadderQuery, now: float) -> bytes:
         return _answer(False, exc.code, str(exc))
     if query.offset < 0 or not 1 <= query.limit <= MAX_PAGE:
         return _answer(False, "malformed", f"offset must be >= 0 and limit 1..{MAX_PAGE}")
-    rows = await pool.fetch(
-        f"SELECT player_id, mu, games, {_DECAYED_SIGMA} AS sigma FROM ratings"
-        f" WHERE ladder = $1 ORDER BY mu - 3 * ({_DECAYED_SIGMA}) DESC, player_id"
-        " OFFSET $5 LIMIT $6",
-        query.ladder,
-        now,
-        SIGMA0,
-        INACTIVITY_C,
-        query.offset,
-        query.limit,
-    )
-    total = await pool.fetchval("SELECT count(*) FROM ratings WHERE ladder = $1", query.ladder)
+    # One snapshot for the page and its total: read apart, a game rated between the two
+    # reads answered "4 players" with an empty page.
+    async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
+        rows = await conn.fetch(
+            f"SELECT player_id, mu, games, {_DECAYED_SIGMA} AS sigma FROM ratings"
+            f" WHERE ladder = $1 ORDER BY mu - 3 * ({_DECAYED_SIGMA}) DESC, player_id"
+            " OFFSET $5 LIMIT $6",
+            query.ladder,
+            now,
+            SIGMA0,
+            INACTIVITY_C,
+            query.offset,
+            query.limit,
+        )
+        total = await conn.fetchval("SELECT count(*) FROM ratings WHERE ladder = $1", query.ladder)
     players = [
         LadderEntry(
             rank=query.offset + i + 1,

@@ -8,6 +8,7 @@ RatingsUpdated append.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import uuid
 
@@ -138,3 +139,36 @@ async def test_the_ladder_orders_by_ordinal_with_inactivity_decay_applied_at_rea
     assert [p["provisional"] for p in page["players"]] == [False, True, False]
     assert page["total"] == 3
     assert [(p["rank"], p["player_id"]) for p in second["players"]] == [(2, "newcomer")]
+
+
+async def test_a_ladder_page_read_while_games_are_rated_agrees_with_its_total(
+    pg_pool: asyncpg.Pool,
+) -> None:
+    """The page and its total come from one snapshot: read while players are being rated, a
+    page never says "n players" and shows fewer than it should."""
+    now, players = 1_800_000_000.0, 120
+    written = asyncio.Event()
+
+    async def rate_players() -> None:
+        for i in range(players):
+            await pg_pool.execute(
+                "INSERT INTO ratings (ladder, player_id, mu, sigma, games, last_played)"
+                " VALUES ('standard', $1, 25.0, 8.0, 1, $2)",
+                f"p{i:03}",
+                now,
+            )
+        written.set()
+
+    writer = asyncio.create_task(rate_players())
+    pages = []
+    while not written.is_set():
+        pages.append(
+            msgspec.json.decode(
+                await ladder_page(pg_pool, LadderQuery(ladder="standard", limit=200), now)
+            )
+        )
+    await writer
+
+    assert len(pages) > 1
+    torn = [(len(p["players"]), p["total"]) for p in pages if len(p["players"]) != p["total"]]
+    assert not torn, f"(shown, total) of pages that disagree: {torn}"
