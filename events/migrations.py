@@ -8,6 +8,7 @@ Each part of the platform owns its migrations, one folder each:
 | `services/gateway/migrations/` | accounts, sessions, fair-play sightings |
 | `services/rating/migrations/` | ratings and history (2 also made matchmaking's first tables) |
 | `services/matchmaking/migrations/` | matchmaking's read models |
+| `services/bots/migrations/` | the bot tier's queue of game reviews |
 
 A migration is a file `NNNN_name.sql` whose first line is `-- migration N: <name>`; the rest
 is the SQL, run as it is. Numbers are global and give the dependency order (a service's

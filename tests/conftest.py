@@ -295,6 +295,9 @@ def service_env_for(database_url: str, nats_url: str, stream_prefix: str) -> dic
         # seats (test_fairplay.py) waited ~0.15 s a move in turn: most of that test's 86 s
         # (test_bot_tier.py and browser/test_ranked.py used 0.02 s already)
         "SPADES_BOT_SECONDS": "0.02",
+        # a failed review asked for again is queued anew at once, not after ten minutes: the
+        # retry's own tests (test_stored_analysis.py, browser/test_review.py) test the flow
+        "SPADES_ANALYSIS_RETRY_AFTER": "0",
     }
 
 

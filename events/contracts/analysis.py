@@ -159,11 +159,18 @@ class QueueAnalysis(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
     game_id: str
     asked_by: str = ""
+    again: bool = False
+    """Queue a failed review anew (when its cool-down is over and rounds are left); without
+    it, a failed review's answer only says from when (``retry_at``) it may be."""
 
 
 class QueueReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Queued (or already queued), or refused: "game_not_finished", "unknown_game"."""
+    """Queued (or already queued), or refused: "game_not_finished", "unknown_game". For a
+    review that failed: ``retry_at`` (epoch seconds) from when it may be queued anew, 0 when
+    never (``code`` "retries_spent"); asked ``again``, queued anew or refused ("retry_later",
+    "retries_spent")."""
 
     ok: bool
     code: str = ""
     message: str = ""
+    retry_at: float = 0.0

@@ -8,8 +8,16 @@ often and by whomever it is asked):
   queued when it comes back);
 - on request (`QueueAnalysis` from a gateway) for any finished game.
 
-The work: `Analyst.run` scans the open analysis streams (no `AnalysisFinished` yet) every
-`SCAN_SECONDS`, and at once when this replica queued one. It claims a game with a PostgreSQL
+Each queued review is also a row of ``bots_analysis_queue``, written in the transaction that
+appends its `AnalysisQueued` and deleted in the one that appends its `AnalysisFinished`: the
+queue's size is the work waiting, not the history. A review that failed (or was given up) is
+queued anew when someone asks for it again, at least ``retry_after`` seconds
+(`SPADES_ANALYSIS_RETRY_AFTER`, default `RETRY_AFTER`) after it failed and at most
+`MAX_ROUNDS` times in all: a second `AnalysisQueued` in the same stream opens a new round,
+the same budget and seed, so a review that succeeds is the one the first round would have made.
+
+The work: `Analyst.run` scans the queue every `SCAN_SECONDS`, and at once when this replica
+queued one. It claims a game with a PostgreSQL
 advisory lock held on one connection for the whole review (another replica skips it; a
 worker killed mid-review loses its connection, so the lock frees and the next scan of any
 worker starts it again: `AnalysisStarted.attempt` counts; after `MAX_ATTEMPTS` starts it is
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -50,6 +59,7 @@ from events.contracts.analysis import (
     QueueAnalysis,
     QueueReply,
     analysis_stream,
+    fold,
 )
 from events.contracts.bots import AnalysisReply
 from events.envelope import REGISTRY, Metadata, StoredEvent
@@ -66,6 +76,11 @@ CONSUMER = "bots-analysis"
 SCAN_SECONDS = 5.0
 MAX_ATTEMPTS = 3
 """Starts of one review (each by a worker that then died) before it is given up."""
+MAX_ROUNDS = 3
+"""Times one game's review is queued in all: the first, and two asked again after a failure."""
+RETRY_AFTER = 600.0
+"""Seconds after a failed review before asking for it again queues it anew."""
+RETRY_ENV = "SPADES_ANALYSIS_RETRY_AFTER"
 RATED = Budget(worlds=24, dd_tricks=-1, par_runs=3)
 ASKED = Budget(worlds=24, dd_tricks=-1, par_runs=0)
 BUDGET_ENV = "SPADES_ANALYSIS_BUDGET"
@@ -110,15 +125,30 @@ async def queue_finished_game(conn: Conn, received: Received, spec: str = "") ->
     if not finished.rated:
         return False
     try:
-        await append_with(
-            conn,
-            analysis_stream(game_id),
-            0,
-            [_queued(game_id, True, finished.players, "", spec)],
-        )
+        async with conn.transaction():  # a savepoint in the consumer's transaction
+            await append_with(
+                conn,
+                analysis_stream(game_id),
+                0,
+                [_queued(game_id, True, finished.players, "", spec)],
+            )
+            await _enqueue(conn, game_id)
     except ConcurrencyConflict:
         return False  # asked for before the consumer came to it
     return True
+
+
+async def _enqueue(conn: Conn, game_id: str) -> None:
+    await conn.execute(
+        "INSERT INTO bots_analysis_queue (game_id) VALUES ($1) ON CONFLICT (game_id) DO NOTHING",
+        game_id,
+    )
+
+
+def _round(events: list[Any]) -> list[Any]:
+    """Return the events of the stream's last round: from its last `AnalysisQueued` on."""
+    starts = [i for i, e in enumerate(events) if isinstance(e, AnalysisQueued)]
+    return events[starts[-1] :] if starts else []
 
 
 class Analyst:
@@ -131,9 +161,11 @@ class Analyst:
         log: Any,
         concurrency: int = 1,
         spec: str = "",
+        retry_after: float = RETRY_AFTER,
     ) -> None:
         self.store = store
         self.spec = spec
+        self.retry_after = retry_after
         self.pool = pool
         self.log = log
         self.concurrency = max(1, concurrency)
@@ -157,12 +189,57 @@ class Analyst:
                 code="game_not_finished",
                 message="the game is still being played: it is reviewed once it is over",
             )
-        opened = game.opened
-        event = _queued(request.game_id, opened.rated, opened.players, request.asked_by, self.spec)
-        with contextlib.suppress(ConcurrencyConflict):
-            await self.store.append(analysis_stream(request.game_id), 0, [event])
-        self.wake.set()
+        stream_id = analysis_stream(request.game_id)
+        stored = await self.store.read(stream_id)
+        if not stored:
+            opened = game.opened
+            event = _queued(
+                request.game_id, opened.rated, opened.players, request.asked_by, self.spec
+            )
+            await self._enqueue(request.game_id, 0, event)
+            return QueueReply(ok=True)
+        return await self._again(request, stored)
+
+    async def _again(self, request: QueueAnalysis, stored: list[StoredEvent]) -> QueueReply:
+        """A review already queued: say from when a failed one may be queued anew, and queue
+        it anew when ``request.again`` and it may."""
+        events = [REGISTRY.decode(s) for s in stored]
+        state = fold(events)
+        if state is None or state.status != "failed":
+            return QueueReply(ok=True)  # pending or ready: nothing to do
+        rounds = [e for e in events if isinstance(e, AnalysisQueued)]
+        if len(rounds) >= MAX_ROUNDS:
+            return QueueReply(
+                ok=not request.again,
+                code="retries_spent",
+                message=f"the review failed {len(rounds)} times: it is not tried again",
+            )
+        due = round(stored[-1].recorded_at.timestamp() + self.retry_after, 3)
+        if not request.again:
+            return QueueReply(ok=True, retry_at=due)
+        wait = due - time.time()
+        if wait > 0:
+            return QueueReply(
+                ok=False,
+                code="retry_later",
+                message=f"the review failed: it can be asked for again in {math.ceil(wait)} s",
+                retry_at=due,
+            )
+        first = rounds[0]
+        again = msgspec.structs.replace(first, asked_by=request.asked_by)
+        event = REGISTRY.new_event(again, Metadata(actor="bots"))
+        await self._enqueue(request.game_id, stored[-1].version, event)
+        self.log.info("analysis queued again", game_id=request.game_id, round=len(rounds) + 1)
         return QueueReply(ok=True)
+
+    async def _enqueue(self, game_id: str, version: int, event: Any) -> None:
+        """Append ``event`` (an `AnalysisQueued`) after ``version`` and queue the game, in one
+        transaction; a concurrent request that got there first already did both."""
+        with contextlib.suppress(ConcurrencyConflict):
+            async with self.pool.acquire() as conn, conn.transaction():
+                await append_with(conn, analysis_stream(game_id), version, [event])
+                await _enqueue(conn, game_id)
+        self.wake.set()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work the queue until ``stop``; then let the reviews in hand finish."""
@@ -184,11 +261,14 @@ class Analyst:
         self._threads.shutdown(wait=True)
 
     async def _scan(self) -> None:
-        open_streams = await self.store.open_streams("analysis", "AnalysisFinished")
-        for stream_id in open_streams:  # oldest queued first
+        queued = await self.pool.fetch(
+            "SELECT game_id FROM bots_analysis_queue ORDER BY queued_at, game_id"
+        )
+        for row in queued:  # oldest queued first
             if len(self._running) >= self.concurrency:
                 return
-            game_id = split_stream_id(stream_id)[1]
+            game_id = row["game_id"]
+            stream_id = analysis_stream(game_id)
             if game_id in self._running:
                 continue
             conn = await self.pool.acquire()
@@ -225,9 +305,10 @@ class Analyst:
 
     async def _work(self, game_id: str, stream_id: str) -> None:
         stored = await self.store.read(stream_id)
-        events = [REGISTRY.decode(s) for s in stored]
+        events = _round([REGISTRY.decode(s) for s in stored])
         if not events or any(isinstance(e, AnalysisFinished) for e in events):
-            return
+            await self.pool.execute("DELETE FROM bots_analysis_queue WHERE game_id = $1", game_id)
+            return  # finished (or never queued): off the queue
         queued = events[0]
         assert isinstance(queued, AnalysisQueued)
         game = Game(game_id, await self.store.read(wire.stream_of(game_id)))
@@ -243,7 +324,7 @@ class Analyst:
                 players=queued.players,
                 asked_by=queued.asked_by,
             )
-            await self._append(stream_id, version, given_up)
+            await self._finish(stream_id, game_id, version, given_up)
             self.log.error("analysis given up", game_id=game_id, attempts=MAX_ATTEMPTS)
             return
         version = await self._append(
@@ -289,9 +370,19 @@ class Analyst:
             asked_by=queued.asked_by,
             cpu_seconds=round(cpu, 3),
         )
-        await self._append(stream_id, version, finished)
+        await self._finish(stream_id, game_id, version, finished)
         ops.BOT_DECISION_SECONDS.labels("stored-analysis", "-").observe(cpu)
         self.log.info("analysis finished", game_id=game_id, ok=reply.ok, cpu_seconds=cpu)
+
+    async def _finish(
+        self, stream_id: str, game_id: str, version: int, event: AnalysisFinished
+    ) -> None:
+        """Append the round's `AnalysisFinished` and take the game off the queue, at once."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await append_with(
+                conn, stream_id, version, [REGISTRY.new_event(event, Metadata(actor="bots"))]
+            )
+            await conn.execute("DELETE FROM bots_analysis_queue WHERE game_id = $1", game_id)
 
     async def _append(self, stream_id: str, version: int, event: msgspec.Struct) -> int:
         stored: list[StoredEvent] = await self.store.append(

@@ -41,7 +41,14 @@ from events.contracts.bots import (
     decode_view,
 )
 from services.bots.analysis import analyse_transcript
-from services.bots.analyst import BUDGET_ENV, CONSUMER, Analyst, queue_finished_game
+from services.bots.analyst import (
+    BUDGET_ENV,
+    CONSUMER,
+    RETRY_AFTER,
+    RETRY_ENV,
+    Analyst,
+    queue_finished_game,
+)
 from services.records import transcript as transcripts
 from services.records.public import replay_of
 from services.runtime import logs, ops
@@ -219,6 +226,7 @@ async def main(rt: Runtime) -> None:
         rt.log,
         concurrency=int(os.environ.get(CONCURRENCY_ENV, "1") or 1),
         spec=spec,
+        retry_after=float(os.environ.get(RETRY_ENV, "") or RETRY_AFTER),
     )
 
     async def on_queue(data: bytes) -> QueueReply:

@@ -50,6 +50,8 @@ _STATUS = {
     "already_queued": 409,
     "game_over": 409,
     "game_not_finished": 409,
+    "retry_later": 409,
+    "retries_spent": 409,
     "seat_abandoned": 409,
     "in_game": 409,
     "not_queued": 409,

@@ -8,6 +8,7 @@ import re
 import uuid
 
 import httpx
+import pytest
 from playwright.async_api import expect
 
 from events.pgstore import PostgresEventStore
@@ -17,7 +18,7 @@ from tests.browser.test_practice import PASSWORD, sign_up
 from tests.gateway.conftest import register_and_login
 from tests.gateway.test_transcripts import practice
 from tests.gateway.wsclient import WsClient
-from tests.services.test_stored_analysis import store_game
+from tests.services.test_stored_analysis import given_up_review, store_game
 
 
 async def test_the_replay_shows_the_review_and_follows_a_flagged_decision(
@@ -86,3 +87,21 @@ async def test_a_rated_games_review_appears_without_a_reload_with_its_par_and_lu
     figure = page.get_by_test_id("luck-figure")
     await expect(figure).to_contain_text("Over 1 analysed ranked game")
     await expect(figure).to_contain_text("not used to rate")
+
+
+@pytest.mark.shared_platform  # a game of its own (tests/shared.py)
+async def test_a_failed_review_says_why_and_is_tried_again_from_the_page(
+    start: StartStack, new_page: NewPage, event_store: PostgresEventStore
+) -> None:
+    stack = await start()
+    # a finished game whose review's workers all died: given up
+    game_id, _ = await given_up_review(event_store, rounds=1)
+    page = await new_page(stack)
+    await page.goto(f"/#/replay/{game_id}?at=0")
+    progress = page.get_by_test_id("review-progress")
+    await expect(progress).to_contain_text("could not be made (died)", timeout=60_000)
+    retry = page.get_by_test_id("review-retry")
+    await expect(retry).to_have_text("Try again")  # the suite's cool-down is 0 s
+    await retry.click()
+    # queued anew and worked by the bot tier: the review appears on the page
+    await expect(page.get_by_test_id("review")).to_contain_text("Accuracy", timeout=600_000)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
+import time
 import uuid
 from typing import Any
 
@@ -28,12 +29,14 @@ from events.contracts.analysis import (
     HandAnalysed,
     QueueAnalysis,
     analysis_stream,
+    fold,
 )
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore, create_pool
 from services.bots.analysis import analyse_transcript
 from services.bots.analyst import Analyst, budget_of
 from services.records import transcript as transcripts
+from services.records.export import stored_analysis
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes, eventually
@@ -321,6 +324,7 @@ async def test_a_review_whose_workers_kept_dying_is_given_up_and_says_so(
         *(AnalysisStarted(game_id=game_id, attempt=n, hands=3) for n in range(1, 4)),
     ]
     await event_store.append(analysis_stream(game_id), 0, [REGISTRY.new_event(e) for e in died])
+    await pg_pool.execute("INSERT INTO bots_analysis_queue (game_id) VALUES ($1)", game_id)
     worker = Analyst(event_store, pg_pool, structlog.get_logger("test"), spec=BUDGET)
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
@@ -337,3 +341,82 @@ async def test_a_review_whose_workers_kept_dying_is_given_up_and_says_so(
     # never started a fourth time
     stream = await analysis_of(event_store, game_id)
     assert sum(isinstance(e, AnalysisStarted) for e in stream) == 3
+    assert (
+        await pg_pool.fetchval(
+            "SELECT count(*) FROM bots_analysis_queue WHERE game_id = $1", game_id
+        )
+        == 0
+    )  # off the queue with its AnalysisFinished
+
+
+async def given_up_review(
+    store: PostgresEventStore, rounds: int
+) -> tuple[str, list[wire.GameEvent]]:
+    """Store a finished game whose review was queued ``rounds`` times and given up each time."""
+    game_id, played = await store_game(store, rated=False)
+    queued = AnalysisQueued(
+        game_id=game_id, rated=False, budget=budget_of(False, BUDGET), seed=game_id
+    )
+    given_up = AnalysisFinished(game_id=game_id, ok=False, code="given_up", message="died")
+    events = [queued, given_up] * rounds
+    await store.append(analysis_stream(game_id), 0, [REGISTRY.new_event(e) for e in events])
+    return game_id, played
+
+
+async def test_a_failed_review_asked_for_again_is_queued_anew_after_its_cool_down(
+    pg_pool: asyncpg.Pool, event_store: PostgresEventStore
+) -> None:
+    """Asked again within the cool-down: refused with when to ask, nothing written. After it:
+    a second round with the first's budget and seed, worked like any queued review, and its
+    review is the game's (fold, export). After the last round: never again."""
+    log = structlog.get_logger("test")
+    game_id, played = await given_up_review(event_store, rounds=1)
+    before = await analysis_of(event_store, game_id)
+    patient = Analyst(event_store, pg_pool, log, spec=BUDGET, retry_after=3600)
+    looked = await patient.queue(QueueAnalysis(game_id=game_id, asked_by="eve"))
+    assert (looked.ok, looked.code) == (True, "")
+    assert looked.retry_at > time.time() + 3000
+    early = await patient.queue(QueueAnalysis(game_id=game_id, asked_by="eve", again=True))
+    assert (early.ok, early.code, early.retry_at) == (False, "retry_later", looked.retry_at)
+    assert await analysis_of(event_store, game_id) == before
+
+    worker = Analyst(event_store, pg_pool, log, spec=BUDGET, retry_after=0)
+    assert (await worker.queue(QueueAnalysis(game_id=game_id))).ok  # only looked: unchanged
+    assert await analysis_of(event_store, game_id) == before
+    again = await worker.queue(QueueAnalysis(game_id=game_id, asked_by="eve", again=True))
+    assert (again.ok, again.code) == (True, "")
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        await eventually(
+            lambda: _ready(event_store, game_id), within=300, what="the second round's review"
+        )
+    finally:
+        stop.set()
+        await running
+    stream = await analysis_of(event_store, game_id)
+    rounds = [e for e in stream if isinstance(e, AnalysisQueued)]
+    assert len(rounds) == 2
+    assert rounds[1] == msgspec.structs.replace(rounds[0], asked_by="eve")
+    review = await stored_analysis(event_store, game_id)  # what the export carries
+    expected = analyse_transcript(
+        transcripts.export(played), seed=game_id, worlds=3, dd_tricks=2, par_runs=0
+    )
+    assert review is not None
+    assert bytes(review) == bytes(expected.body)  # the review the first round would have made
+    ready = await worker.queue(QueueAnalysis(game_id=game_id, again=True))
+    assert (ready.ok, ready.code) == (True, "")  # nothing to do
+    assert len(await analysis_of(event_store, game_id)) == len(stream)
+
+    spent, _ = await given_up_review(event_store, rounds=3)
+    last = await worker.queue(QueueAnalysis(game_id=spent, asked_by="eve", again=True))
+    assert (last.ok, last.code, last.retry_at) == (False, "retries_spent", 0.0)
+    assert "3 times" in last.message
+    looked = await worker.queue(QueueAnalysis(game_id=spent))
+    assert (looked.ok, looked.code, looked.retry_at) == (True, "retries_spent", 0.0)
+    assert len(await analysis_of(event_store, spent)) == 6
+
+
+async def _ready(store: PostgresEventStore, game_id: str) -> bool:
+    state = fold(await analysis_of(store, game_id))
+    return state is not None and state.status == "ready"

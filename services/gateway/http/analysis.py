@@ -7,8 +7,9 @@ to the bot tier, which appends the queue event once however often and by however
 gateways it is asked). Every answer is read from the store, so any replica answers the same,
 after restarts too: 202 ``pending`` with the progress (``done`` of ``of`` steps: each hand
 graded, and each hand's par for a rated game), 200 ``ready`` with the review, 200 ``failed``
-when the tier could not make it. A game still in play is refused (409 ``game_not_finished``):
-a review shows every hand.
+when the tier could not make it, with ``retry_at``: from then a POST queues it anew (at most
+three rounds a game, the same budget and seed). A game still in play is refused (409
+``game_not_finished``): a review shows every hand.
 
 When a review is stored, one gateway replica (queue group) tells the game's players and the
 account that asked for it, on every replica (`analysis_ready`, PROTOCOL.md): `told_when_ready`.
@@ -22,7 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 from nats.aio.msg import Msg
 
@@ -51,7 +52,8 @@ class Analysis(msgspec.Struct, frozen=True, kw_only=True):
     and, for a rated game, each hand's par), "ready" (``analysis`` is `engine.review.Review`:
     graded decisions, each with ``at``, the replay step of its event; the hands' double-dummy
     figures; each seat's accuracy; for a rated game ``par`` per hand and ``luck`` per side)
-    or "failed" (``code`` and ``message`` say why)."""
+    or "failed" (``code`` and ``message`` say why; ``retry_at``, epoch seconds: asking again
+    from then queues it anew, 0 when it is not tried again)."""
 
     game_id: str
     status: str
@@ -60,6 +62,7 @@ class Analysis(msgspec.Struct, frozen=True, kw_only=True):
     of: int = 0
     code: str = ""
     message: str = ""
+    retry_at: float = 0.0
 
 
 class Analyses(Controller):
@@ -78,39 +81,67 @@ class Analyses(Controller):
         double-dummy figures and, for a rated game, each hand's par and the game's margin
         split into the cards and the play. Stored once made: 202 ``pending`` (with the
         progress) while the bot tier works, 200 ``ready``; the first request for an unrated
-        game queues it. 409 ``game_not_finished`` for a game in play; a WebSocket
+        game queues it; 200 ``failed`` with ``retry_at`` when it could not be made (POST asks
+        for it again). 409 ``game_not_finished`` for a game in play; a WebSocket
         ``analysis_ready`` tells the game's players (and the asker) when it is stored."""
-        game = await load_game(state, game_id)
-        if not game.finished:
-            raise ApiError(
-                409,
-                "game_not_finished",
-                "the game is still being played: it is reviewed once it is over",
-            )
-        gateway = gateway_of(state)
-        found = await _stored_state(gateway, game_id)
-        if found is None:
-            caller = request.user if isinstance(request.user, auth.Claims) else None
-            ask = QueueAnalysis(game_id=game_id, asked_by=caller.player_id if caller else "")
-            reply = _queued.decode(
-                await asked(gateway, gateway.subjects.bots_queue_analysis(), ask)
-            )
-            if not reply.ok:
-                raise refused(reply.code, reply.message)
-            found = await _stored_state(gateway, game_id)
-        if found is None or found.status == "pending":
-            done, of = (found.done, found.of) if found is not None else (0, 0)
-            return Response(
-                Analysis(game_id=game_id, status="pending", done=done, of=of), status_code=202
-            )
-        if found.status == "failed":
-            return Response(
-                Analysis(game_id=game_id, status="failed", code=found.code, message=found.message)
-            )
-        review = msgspec.json.decode(found.review) if found.review is not None else None
-        return Response(
-            Analysis(game_id=game_id, status="ready", analysis=review, done=found.of, of=found.of)
+        return await _asked(state, request, game_id, again=False)
+
+    @post(
+        "/",
+        responses=ERROR_RESPONSES,
+        summary="Ask again for a review that failed",
+        status_code=202,
+    )
+    async def again(
+        self, game_id: GAME_ID, state: State, request: Request[Any, Any, Any]
+    ) -> Response[Analysis]:
+        """A review that failed is queued anew (202 ``pending``), from its ``retry_at`` on
+        and three times in all per game, with the budget and seed it was first queued with:
+        409 ``retry_later`` before then, 409 ``retries_spent`` after the third. A review
+        pending or ready is answered as GET answers it; a game never reviewed is queued."""
+        return await _asked(state, request, game_id, again=True)
+
+
+async def _asked(
+    state: State, request: Request[Any, Any, Any], game_id: str, *, again: bool
+) -> Response[Analysis]:
+    game = await load_game(state, game_id)
+    if not game.finished:
+        raise ApiError(
+            409,
+            "game_not_finished",
+            "the game is still being played: it is reviewed once it is over",
         )
+    gateway = gateway_of(state)
+    found = await _stored_state(gateway, game_id)
+    retry_at = 0.0
+    if found is None or found.status == "failed":  # queue it, or see if it may be again
+        caller = request.user if isinstance(request.user, auth.Claims) else None
+        ask = QueueAnalysis(
+            game_id=game_id, asked_by=caller.player_id if caller else "", again=again
+        )
+        reply = _queued.decode(await asked(gateway, gateway.subjects.bots_queue_analysis(), ask))
+        if not reply.ok:
+            raise refused(reply.code, reply.message)
+        retry_at = reply.retry_at
+        found = await _stored_state(gateway, game_id)
+    if found is None or found.status == "pending":
+        done, of = (found.done, found.of) if found is not None else (0, 0)
+        return Response(
+            Analysis(game_id=game_id, status="pending", done=done, of=of), status_code=202
+        )
+    if found.status == "failed":
+        failed = Analysis(
+            game_id=game_id,
+            status="failed",
+            code=found.code,
+            message=found.message,
+            retry_at=retry_at,
+        )
+        return Response(failed, status_code=200)
+    review = msgspec.json.decode(found.review) if found.review is not None else None
+    ready = Analysis(game_id=game_id, status="ready", analysis=review, done=found.of, of=found.of)
+    return Response(ready, status_code=200)
 
 
 LUCK_GAMES = 200

@@ -8,7 +8,7 @@
 // without a reload: a signed-in reader hears `analysis_ready` over the WebSocket, and the
 // panel asks again every few seconds as a fallback.
 
-import { get, session } from "../api.js";
+import { api, get, session } from "../api.js";
 import { GameSocket } from "../socket.js";
 import { h, fill } from "../ui.js";
 
@@ -23,6 +23,7 @@ export function reviewPanel(gameId, who) {
   let review = null;
   let status = "loading";
   let progress = { done: 0, of: 0 };
+  let failure = { message: "", retryAt: 0 };
   let step = 0;
   let timer = null;
   let stopped = false;
@@ -46,13 +47,16 @@ export function reviewPanel(gameId, who) {
     listener = null;
   }
 
-  function load() {
-    get(`/api/games/${encodeURIComponent(gameId)}/analysis`)
+  /** GET the review; `again`: POST, asking for a failed one anew. */
+  function load(again = false) {
+    const path = `/api/games/${encodeURIComponent(gameId)}/analysis`;
+    (again ? api("POST", path, undefined, { auth: Boolean(session()) }) : get(path))
       .then((answer) => {
         if (stopped) return;
         status = answer.status;
         progress = { done: answer.done || 0, of: answer.of || 0 };
         if (status === "ready") review = answer.analysis;
+        failure = { message: answer.message || "", retryAt: answer.retry_at || 0 };
         if (status === "pending") {
           listen();
           timer = setTimeout(load, listener ? 5000 : 2000);
@@ -62,9 +66,23 @@ export function reviewPanel(gameId, who) {
         render(step);
       })
       .catch((error) => {
+        if (again && (error.code === "retry_later" || error.code === "retries_spent")) {
+          failure = { message: error.message, retryAt: 0 };
+        }
         status = error.code === "game_not_finished" ? "live" : "failed";
         render(step);
       });
+  }
+
+  /** Asking for a failed review again queues it anew, from its `retry_at` on (earlier, the
+   * answer says when). */
+  function retry() {
+    const wait = failure.retryAt * 1000 - Date.now();
+    const at = new Date(failure.retryAt * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    return h("button", {
+      type: "button", "data-testid": "review-retry",
+      onclick: () => { status = "loading"; load(true); },
+    }, wait > 0 ? `Try again from ${at}` : "Try again");
   }
 
   /** The double-dummy cost of a card decision, when its trick was solved. */
@@ -87,8 +105,10 @@ export function reviewPanel(gameId, who) {
     if (status === "live") { fill(box); return; }
     if (status !== "ready") {
       const working = progress.of ? `The bot tier is reviewing the game: ${progress.done} of ${progress.of} steps done…` : "The review is queued for the bot tier…";
+      const said = status === "failed" ? `The review could not be made${failure.message ? ` (${failure.message})` : ""}.` : working;
       fill(box, h("h2", {}, "Review"),
-        h("p", { class: "muted", "aria-live": "polite", "data-testid": "review-progress" }, status === "failed" ? "The review could not be made." : working));
+        h("p", { class: "muted", "aria-live": "polite", "data-testid": "review-progress" }, said),
+        status === "failed" && failure.retryAt ? retry() : null);
       return;
     }
     const current = review.decisions.find((d) => d.at + 1 === step);
