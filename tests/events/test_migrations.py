@@ -4,13 +4,17 @@ order and numbering checked, and a fresh database equal to an upgraded one."""
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import asyncpg
+import msgspec
 import pytest
 
+from events.envelope import NewEvent
 from events.migrations import MIGRATION_DIRS, MIGRATIONS, MigrationError, discover, migrate
+from events.pgstore import append_with
 from tests.infra import Servers, database_url_for, unique_token
 
 # sha256 of each migration's SQL as first committed: a migration is never edited.
@@ -183,3 +187,22 @@ async def test_a_fresh_database_and_an_upgraded_one_end_identical(
     before, after = await schema_of(fresh), await schema_of(upgraded)
     assert {what: len(rows) for what, rows in before.items()}["indexes"] > 10
     assert before == after
+
+
+async def test_the_review_queue_starts_with_the_reviews_waiting_and_none_finished(
+    blank_database: Callable[[], Awaitable[asyncpg.Connection]],
+) -> None:
+    """Migration 44 fills the bot tier's queue from the analysis streams of a database that
+    had none: the ones without an AnalysisFinished, nothing else."""
+    conn = await blank_database()
+    await migrate(conn, upto=43)
+
+    def events(*types: str) -> list[NewEvent]:
+        return [NewEvent(event_id=uuid.uuid4(), type=t, data=msgspec.Raw(b"{}")) for t in types]
+
+    await append_with(conn, "analysis-waiting", 0, events("AnalysisQueued"))
+    await append_with(conn, "analysis-done", 0, events("AnalysisQueued", "AnalysisFinished"))
+    await append_with(conn, "game-waiting2", 0, events("TableOpened"))  # not a review
+    assert await migrate(conn) == [44]
+    rows = await conn.fetch("SELECT game_id FROM bots_analysis_queue")
+    assert [r["game_id"] for r in rows] == ["waiting"]
