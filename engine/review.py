@@ -25,7 +25,9 @@ than `BID_SLACK` tricks against the side's double-dummy tricks, and a card that 
 trick with all cards seen in a hand the side was then set in though best play made it.
 
 Only the view reaches the grading: two games differing in cards the seat could not see
-grade its decision alike (tests/engine/test_review.py shuffles them). Bids are graded where
+grade its decision alike (tests/engine/test_review.py shuffles them). A bid is graded against
+the bids within `BID_WINDOW` of the baseline's wanted bid for that view, nil, and itself. Bids are
+graded where
 the strong search searches bids (plain numeric bids: not blind bids, Moe, suicide, Boston,
 10-for-200, team minimums, the nil exchange or the draw deal); other decisions of those
 variants (blind choices, exchanges, draws) are not graded. Deterministic: the sampling of
@@ -41,6 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from engine import ddcore
+from engine.bot import wanted_bid
 from engine.cards import SPADES, card_str
 from engine.dd import Position
 from engine.ddhand import HandDD, analyse_hand
@@ -58,6 +61,11 @@ BID_SLACK = 3
 """A contract more than this many tricks from the side's double-dummy tricks is named."""
 WORLDS = 24
 """Sampled deals per decision (every choice is played out in each)."""
+BID_WINDOW = 3
+"""Bids graded on each side of the baseline's own bid for the seat (with nil and the bid
+made): one more than the strong search's own window (`search.BID_WINDOW`). A bid four
+tricks from the baseline's estimate is never the best in practice, and each bid graded is
+a play-out in every sampled deal: 14 legal bids cost the review twice the CPU of these 8."""
 
 
 def grade_of(loss: float) -> str:
@@ -344,10 +352,10 @@ def _grade_bid(
     if not _bids_graded(rules) or event.moe:
         return None
     v = view(state, event.seat)
-    bids = sorted(
-        {c.tricks for c in v.legal if isinstance(c, PlaceBid) and not c.blind and not c.moe}
-        | {event.tricks}
-    )
+    legal = {c.tricks for c in v.legal if isinstance(c, PlaceBid) and not c.blind and not c.moe}
+    wanted = wanted_bid(v)
+    window = {b for b in legal if abs(b - wanted) <= BID_WINDOW or b == 0}
+    bids = sorted(window | {event.tricks})
     if len(bids) < 2:
         return None
     values = bid_values(v, bids, _rng(seed, at), worlds)

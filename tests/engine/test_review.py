@@ -8,9 +8,12 @@ import json
 import os
 import random
 from pathlib import Path
+from typing import Any
 
-from engine import BidPlaced, CardPlayed, HandDealt, HandScored, PlaceBid, PlayCard, Ruleset
-from engine.bot import choose
+import pytest
+
+from engine import BidPlaced, CardPlayed, HandDealt, HandScored, PlaceBid, PlayCard, Ruleset, review
+from engine.bot import choose, wanted_bid
 from engine.cards import parse_card, parse_cards
 from engine.game import decide
 from engine.model import Event, StartGame
@@ -166,3 +169,35 @@ def test_the_planted_errors_are_named() -> None:
     # The clean decisions around them carry no name.
     assert named[(2, "5H")] == ()
     assert named[(2, "AC")] == ()
+
+
+def test_a_bid_is_graded_against_the_window_around_the_baseline_nil_and_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each bid graded is a play-out in every sampled deal: the candidates are the bids within
+    BID_WINDOW of the baseline's wanted bid, nil and the bid made (here a wild 13), never all
+    fourteen."""
+    events = _short_game()
+    state, at = initial_state(), 0
+    for at, event in enumerate(events):  # noqa: B007  (the first bid's place is kept)
+        if isinstance(event, BidPlaced):
+            break
+        state = apply(state, event)
+    seat = state.turn
+    wild = BidPlaced(seat=seat, tricks=13)
+    graded: list[list[int]] = []
+    real = review.bid_values
+
+    def recording(v: Any, bids: Any, rng: Any, worlds: int) -> dict[int, float]:
+        graded.append(list(bids))
+        return real(v, bids, rng, worlds)
+
+    monkeypatch.setattr(review, "bid_values", recording)
+    decision = _grade_bid(state, wild, at, "window", 4)
+    wanted = wanted_bid(view(state, seat))
+    expected = sorted({0, 13, *(b for b in range(14) if abs(b - wanted) <= review.BID_WINDOW)})
+    assert graded == [expected]
+    assert len(expected) < 14
+    assert decision is not None
+    assert decision.chosen == "bid 13"
+    assert decision.grade == "blunder"  # thirteen on a hand the baseline bids a few
