@@ -25,11 +25,10 @@ than `BID_SLACK` tricks against the side's double-dummy tricks, and a card that 
 trick with all cards seen in a hand the side was then set in though best play made it.
 
 Only the view reaches the grading: two games differing in cards the seat could not see
-grade its decision alike (tests/engine/test_review.py shuffles them). A bid is graded against
-the bids within `BID_WINDOW` of the baseline's wanted bid for that view, nil, and itself. Bids are
-graded where
-the strong search searches bids (plain numeric bids: not blind bids, Moe, suicide, Boston,
-10-for-200, team minimums, the nil exchange or the draw deal); other decisions of those
+grade its decision alike (tests/engine/test_review.py shuffles them). Bids are graded (against
+those within `BID_WINDOW` of the baseline's, nil and itself) where the strong search searches
+bids (plain numeric bids: not blind bids, Moe, suicide, Boston, 10-for-200, team minimums,
+the nil exchange or the draw deal); other decisions of those
 variants (blind choices, exchanges, draws) are not graded. Deterministic: the sampling of
 each decision is seeded from the review's seed and the decision's place, so the same events
 and seed give the same review, byte for byte (`Review.to_json`).
@@ -62,10 +61,8 @@ BID_SLACK = 3
 WORLDS = 24
 """Sampled deals per decision (every choice is played out in each)."""
 BID_WINDOW = 3
-"""Bids graded on each side of the baseline's own bid for the seat (with nil and the bid
-made): one more than the strong search's own window (`search.BID_WINDOW`). A bid four
-tricks from the baseline's estimate is never the best in practice, and each bid graded is
-a play-out in every sampled deal: 14 legal bids cost the review twice the CPU of these 8."""
+"""Bids graded each side of the baseline's (`search.BID_WINDOW` + 1; nil and the bid made too):
+each is a play-out per sampled deal, and a bid further off is never the best in practice."""
 
 
 def grade_of(loss: float) -> str:
