@@ -132,16 +132,28 @@ async def queue_finished_game(conn: Conn, received: Received, spec: str = "") ->
                 0,
                 [_queued(game_id, True, finished.players, "", spec)],
             )
-            await _enqueue(conn, game_id)
+            await _enqueue(conn, game_id, 1)
     except ConcurrencyConflict:
         return False  # asked for before the consumer came to it
     return True
 
 
-async def _enqueue(conn: Conn, game_id: str) -> None:
+async def _enqueue(conn: Conn, game_id: str, queued: int) -> None:
+    """Queue the round whose `AnalysisQueued` is at version ``queued`` (a newer round
+    replaces an older one's row)."""
     await conn.execute(
-        "INSERT INTO bots_analysis_queue (game_id) VALUES ($1) ON CONFLICT (game_id) DO NOTHING",
+        "INSERT INTO bots_analysis_queue (game_id, queued) VALUES ($1, $2)"
+        " ON CONFLICT (game_id) DO UPDATE SET queued = excluded.queued, queued_at = now()"
+        " WHERE bots_analysis_queue.queued < excluded.queued",
         game_id,
+        queued,
+    )
+
+
+async def _dequeue(conn: Conn | asyncpg.Pool, game_id: str, queued: int) -> None:
+    """Take the round queued at version ``queued`` (or an older one) off the queue."""
+    await conn.execute(
+        "DELETE FROM bots_analysis_queue WHERE game_id = $1 AND queued <= $2", game_id, queued
     )
 
 
@@ -237,8 +249,8 @@ class Analyst:
         transaction; a concurrent request that got there first already did both."""
         with contextlib.suppress(ConcurrencyConflict):
             async with self.pool.acquire() as conn, conn.transaction():
-                await append_with(conn, analysis_stream(game_id), version, [event])
-                await _enqueue(conn, game_id)
+                (stored,) = await append_with(conn, analysis_stream(game_id), version, [event])
+                await _enqueue(conn, game_id, stored.version)
         self.wake.set()
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -307,8 +319,10 @@ class Analyst:
         stored = await self.store.read(stream_id)
         events = _round([REGISTRY.decode(s) for s in stored])
         if not events or any(isinstance(e, AnalysisFinished) for e in events):
-            await self.pool.execute("DELETE FROM bots_analysis_queue WHERE game_id = $1", game_id)
-            return  # finished (or never queued): off the queue
+            # finished (or never queued): off the queue, unless a round was queued since
+            last = stored[-1].version if stored else 0
+            await _dequeue(self.pool, game_id, last)
+            return
         queued = events[0]
         assert isinstance(queued, AnalysisQueued)
         game = Game(game_id, await self.store.read(wire.stream_of(game_id)))
@@ -382,7 +396,7 @@ class Analyst:
             await append_with(
                 conn, stream_id, version, [REGISTRY.new_event(event, Metadata(actor="bots"))]
             )
-            await conn.execute("DELETE FROM bots_analysis_queue WHERE game_id = $1", game_id)
+            await _dequeue(conn, game_id, version)
 
     async def _append(self, stream_id: str, version: int, event: msgspec.Struct) -> int:
         stored: list[StoredEvent] = await self.store.append(

@@ -39,7 +39,7 @@ APPLIED_HISTORY = {
     41: "1050b140740becac567673e3d2078aa4218ed88f6c0ed32ab0cbe1853b14a3d4",
     42: "f7f1f0e13e2bc380e96c7646427f65ebdcd49d5e380fa7bc96d2d43d9f20cc1c",
     43: "176cfaede03c67f79d9f04b76f6e3eeebc4c402e5a4da9ded1b7d76e37229184",
-    44: "a4851eb00f28f26d57a7e7ae97311fc7a8b904ba4b2f97c3ee95f4158acb5480",
+    44: "aa04ffa2def43aff5903fc9dc2b7bd9e4e7ce8b4406679a71021b18794e04ad3",
 }
 # The folder each migration lives in: its owner.
 OWNERS = {

@@ -33,6 +33,7 @@ from events.contracts.analysis import (
 )
 from events.envelope import REGISTRY
 from events.pgstore import PostgresEventStore, create_pool
+from services.bots import analyst as analyst_module
 from services.bots.analysis import analyse_transcript
 from services.bots.analyst import Analyst, budget_of
 from services.records import transcript as transcripts
@@ -324,7 +325,9 @@ async def test_a_review_whose_workers_kept_dying_is_given_up_and_says_so(
         *(AnalysisStarted(game_id=game_id, attempt=n, hands=3) for n in range(1, 4)),
     ]
     await event_store.append(analysis_stream(game_id), 0, [REGISTRY.new_event(e) for e in died])
-    await pg_pool.execute("INSERT INTO bots_analysis_queue (game_id) VALUES ($1)", game_id)
+    await pg_pool.execute(
+        "INSERT INTO bots_analysis_queue (game_id, queued) VALUES ($1, 1)", game_id
+    )
     worker = Analyst(event_store, pg_pool, structlog.get_logger("test"), spec=BUDGET)
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
@@ -420,3 +423,26 @@ async def test_a_failed_review_asked_for_again_is_queued_anew_after_its_cool_dow
 async def _ready(store: PostgresEventStore, game_id: str) -> bool:
     state = fold(await analysis_of(store, game_id))
     return state is not None and state.status == "ready"
+
+
+async def test_taking_a_finished_round_off_the_queue_never_takes_a_newer_one(
+    pg_pool: asyncpg.Pool,
+) -> None:
+    """A worker that read a finished round takes it off the queue; a round queued anew in
+    the meantime (a later AnalysisQueued) stays queued, and an older round never replaces it."""
+    game_id = str(uuid.uuid4())
+
+    async def queued() -> list[int]:
+        rows = await pg_pool.fetch(
+            "SELECT queued FROM bots_analysis_queue WHERE game_id = $1", game_id
+        )
+        return [r["queued"] for r in rows]
+
+    async with pg_pool.acquire() as conn:
+        await analyst_module._enqueue(conn, game_id, 6)  # round 2, queued at version 6
+        await analyst_module._enqueue(conn, game_id, 1)  # round 1's row, late: no effect
+    assert await queued() == [6]
+    await analyst_module._dequeue(pg_pool, game_id, 5)  # round 1 was read finished at 5
+    assert await queued() == [6]
+    await analyst_module._dequeue(pg_pool, game_id, 8)  # round 2 finished at 8
+    assert await queued() == []
