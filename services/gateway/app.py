@@ -34,6 +34,7 @@ from services.gateway.http.openapi import StrictStructs, openapi_config
 from services.gateway.http.security import bearer_auth
 from services.gateway.http.web import secure_html
 from services.gateway.presence import presence
+from services.gateway.rawsend import keep_raw_send
 from services.gateway.requestids import request_ids
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway
@@ -122,7 +123,7 @@ async def serve(rt: Runtime) -> None:
     server = _Server(
         uvicorn.Config(
             # outermost: 404s and 429s get an id too
-            request_ids(refuse_control_paths(create_app(gateway))),
+            request_ids(refuse_control_paths(keep_raw_send(create_app(gateway)))),
             host=config.http_host,
             port=rt.settings.http_port,
             log_config=None,

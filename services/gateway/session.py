@@ -11,11 +11,13 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections import deque
 from typing import Any
 
 import msgspec
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
+from litestar.types import Send, WebSocketSendEvent
 
 from events.contracts import game as wire
 from events.logs import bind_ids, bound_ids
@@ -40,6 +42,7 @@ from services.gateway.protocol import (
     scoped_command_id,
     seat_command,
 )
+from services.gateway.rawsend import RAW_SEND
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway, Pace, Unavailable, ask_table, receive
 from services.gateway.watch import Refused, Watch
@@ -58,6 +61,38 @@ ANONYMOUS_WATCHES = 3
 _encoder = msgspec.json.Encoder()
 
 
+def _text_frame(data: bytes) -> WebSocketSendEvent:
+    return {"type": "websocket.send", "bytes": None, "text": data.decode()}
+
+
+class Outbox:
+    """What waits for the client, in order (None: close): a deque and at most one waiting
+    future, not an `asyncio.Queue`, whose bookkeeping (getters, putters, unfinished tasks, an
+    event cleared on every put) cost more than the append itself, ten times a card play."""
+
+    __slots__ = ("_waiter", "items")
+
+    def __init__(self) -> None:
+        self.items: deque[bytes | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, data: bytes | None) -> None:
+        """Queue ``data``; wake the writer if it waits."""
+        self.items.append(data)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Return once something is queued."""
+        while not self.items:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+
+
 class Session(Announcements):
     """One WebSocket connection: authentication, subscriptions, commands, one writer.
 
@@ -73,7 +108,8 @@ class Session(Announcements):
         self.socket = socket
         self.connection_id = uuid.uuid4().hex
         self.claims: auth.Claims | None = None
-        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.outbox = Outbox()
+        self._send: Send = socket.scope.get(RAW_SEND) or socket.send  # type: ignore[assignment]
         self.batch = socket.query_params.get("batch") == "1"
         """The client asked for every frame to be a JSON array of the messages ready at once."""
         self.close_code, self.close_reason = 1013, "too slow: resume with last_seq"
@@ -104,20 +140,24 @@ class Session(Announcements):
         """Queue an encoded message for the client."""
         if self.closing:
             return
-        if self.outbox.qsize() >= MAX_OUTBOX:
+        outbox = self.outbox
+        if len(outbox.items) >= MAX_OUTBOX:
             self.closing = True
-            self.outbox.put_nowait(None)  # the writer closes: the client resumes later
+            outbox.put(None)  # the writer closes: the client resumes later
             return
-        self.outbox.put_nowait(data)
+        outbox.put(data)
 
     async def _writer(self) -> None:
+        items, send = self.outbox.items, self._send
         while True:
-            data = await self.outbox.get()
+            if not items:
+                await self.outbox.wait()
+            data = items.popleft()
             if data is None:
                 await self._close()
                 return
             if not self.batch:
-                await self.socket.send_data(data.decode(), mode="text")
+                await send(_text_frame(data))
                 continue
             # Everything queued by now goes in one frame: a move reaches a seat as its event, turn
             # and clock together. The table's answer to a command of ours comes a turn of the loop
@@ -125,14 +165,13 @@ class Session(Announcements):
             if self.awaiting:
                 await asyncio.sleep(0)
             batch, closing = [data], False
-            while len(batch) < MAX_BATCH and not self.outbox.empty():
-                more = self.outbox.get_nowait()
+            while items and len(batch) < MAX_BATCH:
+                more = items.popleft()
                 if more is None:
                     closing = True
                     break
                 batch.append(more)
-            text = b"[" + b",".join(batch) + b"]"
-            await self.socket.send_data(text.decode(), mode="text")
+            await send(_text_frame(b"[" + b",".join(batch) + b"]"))
             if closing:
                 await self._close()
                 return
@@ -154,7 +193,7 @@ class Session(Announcements):
         self.send(Error(code="too_many_connections", message=message))
         self.close_code, self.close_reason = 1008, "too_many_connections"
         self.closing = True
-        self.outbox.put_nowait(None)
+        self.outbox.put(None)
 
     async def _run(self) -> None:
         await self.socket.accept()
@@ -177,7 +216,7 @@ class Session(Announcements):
                     self.send(Error(code="auth_timeout", message="authenticate within 10 s"))
                     # 1008 policy violation: not 1013 "try again later", which invites a retry
                     self.close_code, self.close_reason = 1008, "auth_timeout"
-                    self.outbox.put_nowait(None)
+                    self.outbox.put(None)
                     await writer
                     return
                 if frame["type"] == "websocket.disconnect":
