@@ -42,7 +42,7 @@ from services.gateway.protocol import (
     scoped_command_id,
     seat_command,
 )
-from services.gateway.rawsend import RAW_SEND
+from services.gateway.rawsend import RAW_SEND, text_writer
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway, Pace, Unavailable, ask_table, receive
 from services.gateway.watch import Refused, Watch
@@ -149,6 +149,7 @@ class Session(Announcements):
 
     async def _writer(self) -> None:
         items, send = self.outbox.items, self._send
+        write = text_writer(send)  # the bytes as they are, when the server is writable
         while True:
             if not items:
                 await self.outbox.wait()
@@ -157,7 +158,8 @@ class Session(Announcements):
                 await self._close()
                 return
             if not self.batch:
-                await send(_text_frame(data))
+                if write is None or not write(data):
+                    await send(_text_frame(data))
                 continue
             # Everything queued by now goes in one frame: a move reaches a seat as its event, turn
             # and clock together. The table's answer to a command of ours comes a turn of the loop
@@ -171,7 +173,9 @@ class Session(Announcements):
                     closing = True
                     break
                 batch.append(more)
-            await send(_text_frame(b"[" + b",".join(batch) + b"]"))
+            data = b"[" + b",".join(batch) + b"]"
+            if write is None or not write(data):
+                await send(_text_frame(data))
             if closing:
                 await self._close()
                 return
