@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 import uuid
-from collections import deque
 from typing import Any
 
 import msgspec
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
-from litestar.types import Send, WebSocketSendEvent
+from litestar.types import Send
 
 from events.contracts import game as wire
 from events.logs import bind_ids, bound_ids
 from services.gateway import auth
 from services.gateway.announce import Announcements
 from services.gateway.config import MAX_FRAME_BYTES
+from services.gateway.outbox import Outbox, text_frame
 from services.gateway.protocol import (
     Ack,
     Auth,
@@ -61,38 +62,6 @@ ANONYMOUS_WATCHES = 3
 _encoder = msgspec.json.Encoder()
 
 
-def _text_frame(data: bytes) -> WebSocketSendEvent:
-    return {"type": "websocket.send", "bytes": None, "text": data.decode()}
-
-
-class Outbox:
-    """What waits for the client, in order (None: close): a deque and at most one waiting
-    future, not an `asyncio.Queue`, whose bookkeeping (getters, putters, unfinished tasks, an
-    event cleared on every put) cost more than the append itself, ten times a card play."""
-
-    __slots__ = ("_waiter", "items")
-
-    def __init__(self) -> None:
-        self.items: deque[bytes | None] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-
-    def put(self, data: bytes | None) -> None:
-        """Queue ``data``; wake the writer if it waits."""
-        self.items.append(data)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def wait(self) -> None:
-        """Return once something is queued."""
-        while not self.items:
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await waiter
-            finally:
-                self._waiter = None
-
-
 class Session(Announcements):
     """One WebSocket connection: authentication, subscriptions, commands, one writer.
 
@@ -108,8 +77,10 @@ class Session(Announcements):
         self.socket = socket
         self.connection_id = uuid.uuid4().hex
         self.claims: auth.Claims | None = None
-        self.outbox = Outbox()
         self._send: Send = socket.scope.get(RAW_SEND) or socket.send  # type: ignore[assignment]
+        self._write = text_writer(self._send)
+        """Writes a frame's bytes at once when the server can (`services.gateway.rawsend`)."""
+        self.outbox = Outbox(None if self._write is None else self._flush)
         self.batch = socket.query_params.get("batch") == "1"
         """The client asked for every frame to be a JSON array of the messages ready at once."""
         self.close_code, self.close_reason = 1013, "too slow: resume with last_seq"
@@ -147,9 +118,34 @@ class Session(Announcements):
             return
         outbox.put(data)
 
+    def _flush(self) -> bool:
+        """Write what is queued, as the writer would, from the loop's turn after it was queued
+        (`services.gateway.outbox`); False (the rest left to the writer) when the writer must:
+        the connection is closing, the transport is paused, or a table's answer is awaited
+        (the writer waits for it, so that the ack leaves with the move)."""
+        write, items = self._write, self.outbox.items
+        if write is None or self.awaiting or self.closing:
+            return False
+        while items:
+            if not self.batch:
+                data = items[0]
+                if data is None or not write(data):
+                    return False
+                items.popleft()
+                continue
+            batch: list[bytes] = []
+            for data in itertools.islice(items, MAX_BATCH):
+                if data is None:
+                    break
+                batch.append(data)
+            if not batch or not write(b"[" + b",".join(batch) + b"]"):
+                return False
+            for _ in batch:
+                items.popleft()
+        return True
+
     async def _writer(self) -> None:
-        items, send = self.outbox.items, self._send
-        write = text_writer(send)  # the bytes as they are, when the server is writable
+        items, send, write = self.outbox.items, self._send, self._write
         while True:
             if not items:
                 await self.outbox.wait()
@@ -159,7 +155,7 @@ class Session(Announcements):
                 return
             if not self.batch:
                 if write is None or not write(data):
-                    await send(_text_frame(data))
+                    await send(text_frame(data))
                 continue
             # Everything queued by now goes in one frame: a move reaches a seat as its event, turn
             # and clock together. The table's answer to a command of ours comes a turn of the loop
@@ -175,7 +171,7 @@ class Session(Announcements):
                 batch.append(more)
             data = b"[" + b",".join(batch) + b"]"
             if write is None or not write(data):
-                await send(_text_frame(data))
+                await send(text_frame(data))
             if closing:
                 await self._close()
                 return
