@@ -73,7 +73,7 @@ from websockets.asyncio.server import serve as ws_serve
 
 import engine
 from benchmarks import artifact
-from benchmarks.e2e import REPO, pct, servers, terminate
+from benchmarks.e2e import REPO, pct, servers
 from events.bus import close_nats, connect, ensure_streams
 from events.contracts import game as wire
 from events.envelope import REGISTRY, Metadata
@@ -300,8 +300,16 @@ def _nats_pid(urls: Mapping[str, str]) -> int | None:
 
 
 async def stop_stack(stack: Stack) -> None:
-    """Stop the stack's processes and wait for them."""
-    await terminate(list(stack.procs.values()))
+    """Stop the stack's processes and wait for them; say which one did not exit in time."""
+    for proc in stack.procs.values():
+        proc.terminate()
+    for name, proc in stack.procs.items():
+        try:
+            await asyncio.wait_for(proc.wait(), 20)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise RuntimeError(f"the {name} process did not exit within 20 s of SIGTERM") from None
 
 
 async def start_gateway(env: dict[str, str]) -> tuple[asyncio.subprocess.Process, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 import uuid
 from typing import Any
@@ -16,12 +17,14 @@ from typing import Any
 import msgspec
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
+from litestar.types import Send
 
 from events.contracts import game as wire
 from events.logs import bind_ids, bound_ids
 from services.gateway import auth
 from services.gateway.announce import Announcements
 from services.gateway.config import MAX_FRAME_BYTES
+from services.gateway.outbox import Outbox, text_frame
 from services.gateway.protocol import (
     Ack,
     Auth,
@@ -40,6 +43,7 @@ from services.gateway.protocol import (
     scoped_command_id,
     seat_command,
 )
+from services.gateway.rawsend import RAW_SEND, text_writer
 from services.gateway.rooms import Rooms
 from services.gateway.state import Gateway, Pace, Unavailable, ask_table, receive
 from services.gateway.watch import Refused, Watch
@@ -73,7 +77,10 @@ class Session(Announcements):
         self.socket = socket
         self.connection_id = uuid.uuid4().hex
         self.claims: auth.Claims | None = None
-        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._send: Send = socket.scope.get(RAW_SEND) or socket.send  # type: ignore[assignment]
+        self._write = text_writer(self._send)
+        """Writes a frame's bytes at once when the server can (`services.gateway.rawsend`)."""
+        self.outbox = Outbox(None if self._write is None else self._flush)
         self.batch = socket.query_params.get("batch") == "1"
         """The client asked for every frame to be a JSON array of the messages ready at once."""
         self.close_code, self.close_reason = 1013, "too slow: resume with last_seq"
@@ -104,20 +111,51 @@ class Session(Announcements):
         """Queue an encoded message for the client."""
         if self.closing:
             return
-        if self.outbox.qsize() >= MAX_OUTBOX:
+        outbox = self.outbox
+        if len(outbox.items) >= MAX_OUTBOX:
             self.closing = True
-            self.outbox.put_nowait(None)  # the writer closes: the client resumes later
+            outbox.put(None)  # the writer closes: the client resumes later
             return
-        self.outbox.put_nowait(data)
+        outbox.put(data)
+
+    def _flush(self) -> bool:
+        """Write what is queued, as the writer would, from the loop's turn after it was queued
+        (`services.gateway.outbox`); False (the rest left to the writer) when the writer must:
+        the connection is closing, the transport is paused, or a table's answer is awaited
+        (the writer waits for it, so that the ack leaves with the move)."""
+        write, items = self._write, self.outbox.items
+        if write is None or self.awaiting or self.closing:
+            return False
+        while items:
+            if not self.batch:
+                data = items[0]
+                if data is None or not write(data):
+                    return False
+                items.popleft()
+                continue
+            batch: list[bytes] = []
+            for data in itertools.islice(items, MAX_BATCH):
+                if data is None:
+                    break
+                batch.append(data)
+            if not batch or not write(b"[" + b",".join(batch) + b"]"):
+                return False
+            for _ in batch:
+                items.popleft()
+        return True
 
     async def _writer(self) -> None:
+        items, send, write = self.outbox.items, self._send, self._write
         while True:
-            data = await self.outbox.get()
+            if not items:
+                await self.outbox.wait()
+            data = items.popleft()
             if data is None:
                 await self._close()
                 return
             if not self.batch:
-                await self.socket.send_data(data.decode(), mode="text")
+                if write is None or not write(data):
+                    await send(text_frame(data))
                 continue
             # Everything queued by now goes in one frame: a move reaches a seat as its event, turn
             # and clock together. The table's answer to a command of ours comes a turn of the loop
@@ -125,14 +163,15 @@ class Session(Announcements):
             if self.awaiting:
                 await asyncio.sleep(0)
             batch, closing = [data], False
-            while len(batch) < MAX_BATCH and not self.outbox.empty():
-                more = self.outbox.get_nowait()
+            while items and len(batch) < MAX_BATCH:
+                more = items.popleft()
                 if more is None:
                     closing = True
                     break
                 batch.append(more)
-            text = b"[" + b",".join(batch) + b"]"
-            await self.socket.send_data(text.decode(), mode="text")
+            data = b"[" + b",".join(batch) + b"]"
+            if write is None or not write(data):
+                await send(text_frame(data))
             if closing:
                 await self._close()
                 return
@@ -154,7 +193,7 @@ class Session(Announcements):
         self.send(Error(code="too_many_connections", message=message))
         self.close_code, self.close_reason = 1008, "too_many_connections"
         self.closing = True
-        self.outbox.put_nowait(None)
+        self.outbox.put(None)
 
     async def _run(self) -> None:
         await self.socket.accept()
@@ -177,7 +216,7 @@ class Session(Announcements):
                     self.send(Error(code="auth_timeout", message="authenticate within 10 s"))
                     # 1008 policy violation: not 1013 "try again later", which invites a retry
                     self.close_code, self.close_reason = 1008, "auth_timeout"
-                    self.outbox.put_nowait(None)
+                    self.outbox.put(None)
                     await writer
                     return
                 if frame["type"] == "websocket.disconnect":
