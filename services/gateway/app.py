@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import sys
 from collections.abc import Iterator
 
@@ -76,25 +75,6 @@ def create_app(gateway: Gateway) -> Litestar:
     )
 
 
-GC_YOUNG = 50_000
-"""Container objects allocated (net) before the young generation is collected: Python's 700
-makes the collector run every few messages, and each collection walks every young object
-still alive (sessions, watches, pending NATS messages). A frame's objects die by their
-reference counts, not by the collector; at 700 the collector took about 10% of the gateway's
-CPU under play (perf, `python -m benchmarks gateway`)."""
-
-
-def settle_collector() -> None:
-    """Collect once, then move everything alive at start (modules, the app, its routes) out
-    of the collector's sight for good (`gc.freeze`), and collect the young generation less
-    often (`GC_YOUNG`): the older generations are collected after as many young collections
-    as before, so a cycle is still reclaimed, only later."""
-    gc.collect()
-    gc.freeze()
-    _, middle, old = gc.get_threshold()
-    gc.set_threshold(GC_YOUNG, middle, old)
-
-
 class _Server(uvicorn.Server):
     """uvicorn without its own signal handlers: run_service owns SIGINT/SIGTERM."""
 
@@ -152,7 +132,7 @@ async def serve(rt: Runtime) -> None:
             raise SystemExit("the gateway's HTTP server did not start")
         await asyncio.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
-    settle_collector()
+    loop.settle_collector(rt.settings.gc_young)  # again: the app is built now
     rt.log.info("gateway listening", http_port=port)
     stop = asyncio.create_task(rt.stop.wait())
     await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)

@@ -20,6 +20,7 @@
 | SPADES_JWT_SECRET | (required by the gateway) | key that signs access tokens |
 | SPADES_FAIRPLAY_DAYS | 7 | days an address or device links accounts (never at one ranked table) |
 | SPADES_EVENT_LOOP | auto | auto (uvloop if installed), uvloop, or asyncio (`runtime.loop`) |
+| SPADES_GC_YOUNG | 50000 | objects allocated between young collections (`runtime.loop`) |
 | SPADES_UNTIMED_IDLE_SECONDS | 1800 | an untimed table nobody acted at for this long closes |
 | SPADES_TABLE_FINISHED_CACHE_BYTES | 16777216 | table: finished games kept for readers (LRU) |
 | SPADES_LADDERS | events/contracts/ladders.toml | the ladders file (events/contracts/ladders.py) |
@@ -68,6 +69,7 @@ class Settings:
     jwt_secret: str = ""
     fairplay_days: NonNegative = 7.0
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
+    gc_young: Annotated[int, Meta(ge=0)] = 50_000
     untimed_idle_seconds: Positive = 1800.0
     table_finished_cache_bytes: Annotated[int, Meta(ge=0)] = 16 * 1024 * 1024
     ladders: str = ""

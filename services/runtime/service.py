@@ -35,7 +35,7 @@ from events.pgstore import PostgresEventStore, create_pool
 from events.subjects import Subjects
 from services.runtime import logs, ops
 from services.runtime.config import Settings, SettingsError
-from services.runtime.loop import LoopLag, current_loop_name
+from services.runtime.loop import LoopLag, current_loop_name, settle_collector
 
 
 @dataclass
@@ -175,6 +175,7 @@ async def run_service(name: str, main: ServiceMain, settings: Settings | None = 
             "event_loop": lag.check(),
         }
         async with ops.ops_server(settings.ops_port, checks) as server:
+            settle_collector(settings.gc_young)
             log.info("service started", ops_port=server.port, event_loop=current_loop_name())
             rt = Runtime(name, settings, subjects, pool, store, nc, js, stop, log, checks, health)
             await main(rt)

@@ -4,6 +4,7 @@ when asked or when uvloop is missing, and a demand for a missing uvloop is refus
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 
 import pytest
@@ -49,3 +50,18 @@ def test_the_loop_runs_the_coroutine_to_its_result() -> None:
         return 42
 
     assert loop.run(answer(), Settings(event_loop="auto")) == 42
+
+
+def test_the_collector_is_settled_to_the_setting_and_left_alone_at_zero() -> None:
+    before = gc.get_threshold()
+    try:
+        loop.settle_collector(0)
+        assert gc.get_threshold() == before  # Python's own
+        loop.settle_collector(Settings.from_env({"SPADES_GC_YOUNG": "12345"}).gc_young)
+        assert gc.get_threshold() == (12345, *before[1:])
+        assert gc.get_freeze_count() > 0  # what was alive at start is out of its sight
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+    with pytest.raises(SettingsError, match="SPADES_GC_YOUNG"):
+        Settings.from_env({"SPADES_GC_YOUNG": "-1"})
