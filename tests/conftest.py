@@ -16,9 +16,11 @@ Fixtures (see tests/infra.py for how the servers are found):
                   (a test of the review or of the bots' strength sets its own).
 - `processes`     a `Processes` that starts `python ...` with `service_env`; kills leftovers.
 - `private_nats`  a NATS server of the test's own (an `EmbeddedNats`), for tests that stop it.
-- `shared_world`  session: the platform that tests marked `shared_platform` share (one per
-                  xdist worker, started on first use; see tests/shared.py). For such a test,
-                  `database_url` and `stream_prefix` (and all built on them) are the shared ones.
+- `shared_worlds` session: the platforms that tests marked `shared_platform` share (per xdist
+                  worker one per set of settings the markers name, each started on first
+                  use; see tests/shared.py).
+- `shared_world`  the one this test runs on, or None. For such a test, `database_url` and
+                  `stream_prefix` (and all built on them) are the shared ones.
 
 Property tests (Hypothesis) run under the profile named by `SPADES_HYPOTHESIS_PROFILE`:
 `ci` (the default, `make test` and CI) draws the same examples on every run and every machine
@@ -54,7 +56,7 @@ from tests.infra import (
     start_servers,
     unique_token,
 )
-from tests.shared import SharedWorld, shares_platform
+from tests.shared import SharedWorld, SharedWorlds, shared_settings, shares_platform
 
 settings.register_profile(
     "ci",
@@ -155,44 +157,64 @@ async def template_database(servers: Servers) -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="session")
-async def shared_world(
+async def shared_worlds(
     servers: Servers, template_database: str, scratch: Path
-) -> AsyncIterator[SharedWorld]:
-    """The database, prefix and (once a test asks) platform of the `shared_platform` tests."""
-    name = unique_token("spades_shared_")
-    prefix = unique_token("s")
-    url = database_url_for(servers.database_url, name)
+) -> AsyncIterator[SharedWorlds]:
+    """The shared worlds of the `shared_platform` tests, one per set of settings: each its
+    database, prefix and (once a test asks) platform."""
     admin = await asyncpg.connect(servers.database_url)
-    try:
+    databases: list[str] = []
+
+    async def make(settings: dict[str, str]) -> SharedWorld:
+        name = unique_token("spades_shared_")
+        prefix = unique_token("s")
         await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
-        env = service_env_for(url, servers.nats_url, prefix)
-        world = SharedWorld(url, prefix, Processes(env, scratch / "shared-logs"))
-        try:
-            yield world
-        finally:
+        databases.append(name)
+        url = database_url_for(servers.database_url, name)
+        processes = Processes(
+            service_env_for(url, servers.nats_url, prefix), scratch / f"shared-logs-{prefix}"
+        )
+        return SharedWorld(url, prefix, processes, settings)
+
+    registry = SharedWorlds(make)
+    try:
+        yield registry
+    finally:
+        for world in registry.worlds.values():
             world.processes.stop_all()
             with contextlib.suppress(Exception):
                 conn = await nats.connect(servers.nats_url)
                 js = conn.jetstream()
-                for stream in (Subjects(prefix).events_stream, Subjects(prefix).parked_stream):
+                for stream in (
+                    Subjects(world.prefix).events_stream,
+                    Subjects(world.prefix).parked_stream,
+                ):
                     with contextlib.suppress(Exception):
                         await js.delete_stream(stream)
                 await conn.close()
+        for name in databases:
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
         await admin.close()
 
 
 @pytest.fixture
+async def shared_world(
+    request: pytest.FixtureRequest, shared_worlds: SharedWorlds
+) -> SharedWorld | None:
+    """The shared world this test runs on (its marker's settings), None when it has its own."""
+    settings = shared_settings(request)
+    return None if settings is None else await shared_worlds.get(settings)
+
+
+@pytest.fixture
 async def database_url(
-    request: pytest.FixtureRequest,
     servers: Servers,
     template_database: str,
-    shared_world: SharedWorld,
+    shared_world: SharedWorld | None,
 ) -> AsyncIterator[str]:
     """URL of a migrated database that only this test uses (the shared one for a
     `shared_platform` test)."""
-    if shares_platform(request):
+    if shared_world is not None:
         yield shared_world.database_url
         return
     name = unique_token("spades_t_")
@@ -230,10 +252,10 @@ def nats_url(servers: Servers) -> str:
 
 
 @pytest.fixture
-def stream_prefix(request: pytest.FixtureRequest, shared_world: SharedWorld) -> str:
+def stream_prefix(shared_world: SharedWorld | None) -> str:
     """A subject/stream prefix that only this test uses (the shared one for a
     `shared_platform` test)."""
-    return shared_world.prefix if shares_platform(request) else unique_token("t")
+    return shared_world.prefix if shared_world is not None else unique_token("t")
 
 
 @pytest.fixture
@@ -305,20 +327,18 @@ def service_env_for(database_url: str, nats_url: str, stream_prefix: str) -> dic
 def processes(
     service_env: dict[str, str],
     tmp_path: Path,
-    request: pytest.FixtureRequest,
-    shared_world: SharedWorld,
+    shared_world: SharedWorld | None,
 ) -> Iterator[Processes]:
     """Starts `python ...` processes with `service_env`; kills any left at teardown. On a
     `shared_platform` test it carries the shared world (`processes.shared`), whose services
     must still run after the test."""
-    shared = shared_world if shares_platform(request) else None
-    procs = Processes(service_env, tmp_path / "logs", shared)
+    procs = Processes(service_env, tmp_path / "logs", shared_world)
     try:
         yield procs
     finally:
         procs.stop_all()
-        if shared is not None:
-            shared.check_running()
+        if shared_world is not None:
+            shared_world.check_running()
 
 
 @pytest.fixture

@@ -135,8 +135,10 @@ class Processes:
         self.env = dict(env)
         self._log_dir = log_dir
         self._procs: list[tuple[subprocess.Popen[bytes], Path]] = []
-        # the session's `tests.shared.SharedWorld` when this test runs on the shared platform
+        # the session's `tests.shared.SharedWorld` when this test runs on a shared platform,
+        # and how much each of its running services had logged when the test began
         self.shared = shared
+        self._shared_marks: dict[int, int] = shared.log_marks() if shared is not None else {}
 
     def start(self, *argv: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
         """Start `python *argv` with the test's environment (plus `env`) and return it."""
@@ -156,10 +158,14 @@ class Processes:
         return proc
 
     def log(self, proc: subprocess.Popen[bytes]) -> str:
-        """Return what `proc` has written so far."""
+        """Return what `proc` has written so far; for a shared platform's service, what it has
+        written since this test began (the rest is other tests')."""
         for candidate, path in self._procs:
             if candidate is proc:
                 return path.read_text(errors="replace")
+        if self.shared is not None:
+            text: str = self.shared.processes.log(proc)
+            return text[self._shared_marks.get(proc.pid, 0) :]
         raise KeyError(proc.pid)
 
     def stop_all(self) -> None:

@@ -83,7 +83,7 @@ async def gateway(processes: Processes) -> AsyncIterator[GatewayProcess]:
     if processes.shared is not None:
         shared: GatewayProcess = await processes.shared.gateway()
         yield shared
-        print(processes.shared.processes.log(shared.proc)[-20_000:])
+        print(processes.log(shared.proc)[-20_000:])  # what it logged during this test
         return
     started = await start_gateway(processes)
     yield started

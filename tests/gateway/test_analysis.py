@@ -7,20 +7,23 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from tests.gateway.conftest import register_and_login
 from tests.gateway.test_transcripts import bearer, practice
 from tests.gateway.test_ws_play import start_platform
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes, eventually
+from tests.shared import SLOW_TURNS, unique_name
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_a_finished_game_is_reviewed_and_a_live_one_is_refused(
     processes: Processes,
 ) -> None:
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
+    gateway = await start_platform(processes, **SLOW_TURNS)
     async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
-        token = await register_and_login(http, "reviewer")
+        token = await register_and_login(http, unique_name("reviewer"))
         done_id = await practice(http, token, {"target": 100})
         live_id = await practice(http, token, {})
         done, live = WsClient(gateway.ws_url, token), WsClient(gateway.ws_url, token)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from nats.aio.client import Client as NATS
 
 import engine
@@ -18,6 +19,7 @@ from tests.gateway.test_ws_play import start_platform
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
 from tests.services.tablekit import TableClient
+from tests.shared import SLOW_TURNS, unique_name
 
 NAMES = ["dora", "dave"]
 
@@ -27,19 +29,21 @@ async def fresh_view(client: WsClient, game_id: str) -> dict[str, Any]:
     return await client.expect("view")
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_the_seat_to_draw_sees_the_offered_card_and_the_other_never(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
+    gateway = await start_platform(processes, **SLOW_TURNS)
+    names = [unique_name(n) for n in NAMES]
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
         tokens = []
-        for name in NAMES:
+        for name in names:
             made = await http.post("/api/accounts", json={"name": name, "password": "pw-" * 4})
             assert made.status_code == 201, made.text
             got = await http.post("/api/tokens", json={"name": name, "password": "pw-" * 4})
             tokens.append(got.json()["access_token"])
-        opened = await TableClient(nc, subjects, NAMES[0]).open_casual(
-            tuple(NAMES), players=2, deal="draw", blind_nil=False
+        opened = await TableClient(nc, subjects, names[0]).open_casual(
+            tuple(names), players=2, deal="draw", blind_nil=False
         )
         assert opened.ok, opened
         game_id = opened.game_id

@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from nats.aio.client import Client as NATS
 
 from events.subjects import Subjects
 from tests.gateway.test_friends import platform, refused, tokens_of
 from tests.infra import Processes, eventually
 from tests.services.tablekit import TableClient, play_together
+from tests.shared import SLOW_TURNS, unique_name
 
 PLAYERS = ["rv1", "rv2", "rv3", "rv4"]
 
@@ -26,29 +28,32 @@ def reads(game_id: str) -> list[str]:
     return [base, f"{base}/events", f"{base}/state?at=1", f"{base}/transcript", f"{base}/analysis"]
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names and an event of its own (tests/shared.py)
 async def test_a_board_is_sealed_while_played_elsewhere_and_replayed_and_reviewed_after(
     processes: Processes, nc: NATS, subjects: Subjects
 ) -> None:
-    gateway = await platform(processes, SPADES_TURN_SECONDS="600")
+    gateway = await platform(processes, **SLOW_TURNS)
+    players = [unique_name(p) for p in PLAYERS]
+    host, other = players[0], players[2]
     async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
-        h = await tokens_of(http, *PLAYERS)
+        h = await tokens_of(http, *players)
         made = await http.post(
             "/api/events",
             json={"name": "Review night", "boards_per_round": 1, "rounds": 1, "max_pairs": 4},
-            headers=h["rv1"],
+            headers=h[host],
         )
         assert made.status_code == 201, made.text
         url = f"/api/events/{made.json()['event']['event_id']}"
-        for player in PLAYERS:
+        for player in players:
             joined = await http.post(f"{url}/join", json={"partner": "bot"}, headers=h[player])
             assert joined.status_code == 200, joined.text
-        started = await http.post(f"{url}/start", json={}, headers=h["rv1"])
+        started = await http.post(f"{url}/start", json={}, headers=h[host])
         assert started.status_code == 200, started.text
         shown = started.json()
         pairs = {p["pair"]: p["player"] for p in shown["pairs"]}
         first, second = shown["games"]
         assert first["board"] == second["board"] == 1
-        clients = {n: TableClient(nc, subjects, n) for n in PLAYERS}
+        clients = {n: TableClient(nc, subjects, n) for n in players}
 
         def seats(g: dict[str, Any]) -> list[TableClient]:
             return [clients[pairs[g["ns_pair"]]], clients[pairs[g["ew_pair"]]]]
@@ -62,7 +67,7 @@ async def test_a_board_is_sealed_while_played_elsewhere_and_replayed_and_reviewe
         await eventually(scored, within=120, what="table 1's board scored")
         # over at table 1, still to be played at table 2: sealed, to anyone, the host too
         for path in reads(first["game_id"]):
-            for headers in ({}, h["rv3"]):
+            for headers in ({}, h[other]):
                 refused(await http.get(path, headers=headers), 403, "board_in_play")
 
         await play_together(seats(second), second["game_id"])

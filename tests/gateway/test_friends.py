@@ -18,7 +18,12 @@ from tests.infra import Processes
 
 
 async def platform(processes: Processes, **env: str) -> GatewayProcess:
-    """Start relay, table and a bot worker, then a gateway with ``env``."""
+    """Start relay, table and a bot worker, then a gateway with ``env``; return the gateway (a
+    `shared_platform` test's: its world's, whose services all run with the same settings)."""
+    if processes.shared is not None:
+        processes.shared.check_settings(env)
+        shared: GatewayProcess = await processes.shared.gateway()
+        return shared
     for name in ("relay", "table", "bots"):
         processes.start("-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0"})
     return await start_gateway(processes, **env)

@@ -7,6 +7,7 @@ import json
 import re
 
 import httpx
+import pytest
 
 from events.contracts import game as wire
 from events.contracts.game import stream_of
@@ -16,11 +17,18 @@ from tests.gateway.conftest import GatewayProcess, register_and_login, start_gat
 from tests.gateway.hidden import CARD, secret_cards, states
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
+from tests.shared import SLOW_TURNS, unique_name
 
 WORD_CARD = re.compile(r"\b((?:[2-9TJQKA][CDHS])|LJ|BJ)\b")
 
 
 async def platform(processes: Processes, **env: str) -> GatewayProcess:
+    """Start relay, table, matchmaking, rating and a bot worker with ``env``, then the gateway;
+    return the gateway (a `shared_platform` test's: its world's, of the same settings)."""
+    if processes.shared is not None:
+        processes.shared.check_settings(env)
+        shared: GatewayProcess = await processes.shared.gateway()
+        return shared
     for name in ("relay", "table", "matchmaking", "rating", "bots"):
         processes.start(
             "-m", "services.tools.cli", "serve", name, env={"SPADES_OPS_PORT": "0", **env}
@@ -32,14 +40,16 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
     processes: Processes, event_store: PostgresEventStore
 ) -> None:
     # "early" never plays: with the default timer his seat would be abandoned (and the bots
     # would finish his game) after three timeouts, before this test looks at it at the end
-    gateway = await platform(processes, SPADES_TURN_SECONDS="600")
+    gateway = await platform(processes, **SLOW_TURNS)
+    solo, early_name = unique_name("solo"), unique_name("early")
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
-        token = await register_and_login(http, "solo")
+        token = await register_and_login(http, solo)
         assert (await http.post("/api/practice", json={})).status_code == 401
         bad = await http.post(
             "/api/practice", json={"rules": {"players": 7}}, headers=bearer(token)
@@ -48,7 +58,7 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         assert bad.json()["code"] == "invalid_ruleset"
         # a game's rules are public from its first event, not only from its first trick
         house = {"target": 300, "nil_value": 50, "bags": False}
-        early_token = await register_and_login(http, "early")
+        early_token = await register_and_login(http, early_name)
         opened_early = await http.post(
             "/api/practice", json={"rules": house}, headers=bearer(early_token)
         )
@@ -81,10 +91,10 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         live = {g["game_id"]: g for g in (await http.get("/api/games")).json()}
         assert {game_id, early_game} <= live.keys()
         assert live[game_id]["finished"] is False
-        assert live[game_id]["players"][0] == "solo"
+        assert live[game_id]["players"][0] == solo
         summary = (await http.get(f"/api/games/{game_id}")).json()
         assert summary["finished"] is False
-        assert summary["players"][0] == "solo"
+        assert summary["players"][0] == solo
         assert summary["seq"] <= len(stored)
         events = (await http.get(f"/api/games/{game_id}/events")).json()
         assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
@@ -104,7 +114,7 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         own = (await http.get(f"/api/games/{game_id}/view", headers=bearer(token))).json()
         assert own["seat"] == 0
         assert not set(own["hand"]) & secret_cards(truth[own["version"]], 0)
-        other = await register_and_login(http, "nosy")
+        other = await register_and_login(http, unique_name("nosy"))
         refused = await http.get(f"/api/games/{game_id}/view", headers=bearer(other))
         assert refused.status_code == 403
         assert refused.json()["code"] == "not_your_seat"
@@ -141,7 +151,7 @@ async def test_a_practice_game_is_public_while_played_and_face_up_once_finished(
         assert not re.search(r"seed -?\d", text)
         assert "game over" in text
         assert "N " in text
-        listed = (await http.get("/api/players/solo/games")).json()
+        listed = (await http.get(f"/api/players/{solo}/games")).json()
         assert [(g["game_id"], g["finished"]) for g in listed] == [(game_id, True)]
         # a finished game is listed with its result and score; practice moves no rating
         assert listed[0]["winner"] == finished.winner

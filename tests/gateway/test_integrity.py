@@ -25,7 +25,7 @@ from tests.gateway.test_ws_play import open_casual, seated, start_platform
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
 from tests.services.tablekit import TableClient
-from tests.shared import unique_name
+from tests.shared import SLOW_TURNS, unique_name
 
 DEEP = "[" * 1000 + "]" * 1000
 JSON = {"content-type": "application/json"}
@@ -49,11 +49,12 @@ def test_only_a_practice_table_may_give_hints() -> None:
     assert not wire.hints_allowed(opened("practice", True))  # a rated game is never practice
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_hints_asked_at_a_table_of_people_get_no_suggestion(
     processes: Processes, nc: NATS, subjects: Subjects
 ) -> None:
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
-    names = ["hno", "hea", "hso", "hwe"]
+    gateway = await start_platform(processes, **SLOW_TURNS)
+    names = [unique_name(n) for n in ("hno", "hea", "hso", "hwe")]
     clients = await seated(gateway, names)
     game_id = await open_casual(nc, subjects, names)
     turn = (await TableClient(nc, subjects, names[0]).view(game_id)).turn
@@ -234,11 +235,12 @@ async def test_a_refresh_with_a_wrong_secret_revokes_nothing(
 # -- 9, 10: expired tokens and the auth timeout over the WebSocket -------------------------------
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_an_expired_token_can_only_authenticate_again(
     processes: Processes, nc: NATS, subjects: Subjects
 ) -> None:
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
-    names = ["xno", "xea", "xso", "xwe"]
+    gateway = await start_platform(processes, **SLOW_TURNS)
+    names = [unique_name(n) for n in ("xno", "xea", "xso", "xwe")]
     await seated(gateway, names)
     game_id = await open_casual(nc, subjects, names)
     client = WsClient(gateway.ws_url, "")
@@ -279,11 +281,12 @@ async def test_the_auth_timeout_closes_with_a_policy_code(gateway: GatewayProces
     assert closed.value.rcvd.code == 1008
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_a_deeply_nested_frame_is_malformed_and_the_connection_kept(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
-    names = ["dno", "dea", "dso", "dwe"]
+    gateway = await start_platform(processes, **SLOW_TURNS)
+    names = [unique_name(n) for n in ("dno", "dea", "dso", "dwe")]
     clients = await seated(gateway, names)
     game_id = await open_casual(nc, subjects, names)
     version = len(await event_store.read(stream_of(game_id)))
@@ -308,12 +311,14 @@ async def test_a_deeply_nested_frame_is_malformed_and_the_connection_kept(
 # -- 1. practice tables: bounded rules, a cap per account -------------------------------------
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_practice_tables_have_bounded_rules_and_a_cap_per_account(
     processes: Processes, event_store: PostgresEventStore
 ) -> None:
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
+    gateway = await start_platform(processes, **SLOW_TURNS)
     async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
-        token = await register_and_login(http, "hoarder")
+        hoarder = unique_name("hoarder")
+        token = await register_and_login(http, hoarder)
         auth = {"authorization": f"Bearer {token}"}
         endless = {"hand_cap": 1_000_000_000, "target": 1_000_000_000, "mercy": -1_000_000_000}
         refused_rules = await http.post("/api/practice", json={"rules": endless}, headers=auth)
@@ -333,5 +338,5 @@ async def test_practice_tables_have_bounded_rules_and_a_cap_per_account(
         again = await http.post("/api/practice", json={"command_id": opened[0][0]}, headers=auth)
         assert again.status_code == 201, again.text
         assert again.json()["game_id"] == opened[0][1].json()["game_id"]
-        games = (await http.get("/api/players/hoarder/games")).json()
+        games = (await http.get(f"/api/players/{hoarder}/games")).json()
         assert len(games) == 3

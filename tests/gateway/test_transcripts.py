@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import msgspec
+import pytest
 
 from events.contracts import game as wire
 from events.contracts.game import stream_of
@@ -24,6 +25,7 @@ from tests.gateway.hidden import secret_cards, states
 from tests.gateway.test_ws_play import start_platform
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
+from tests.shared import SLOW_TURNS, unique_name
 
 WORD_CARD = re.compile(r"\b((?:[2-9TJQKA][CDHS])|LJ|BJ)\b")
 TEXT = {"Content-Type": "text/plain; charset=utf-8"}
@@ -40,13 +42,14 @@ async def practice(http: httpx.AsyncClient, token: str, rules: dict[str, Any]) -
     return game_id
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_a_finished_game_round_trips_and_a_live_one_replays_nothing(
     processes: Processes, event_store: PostgresEventStore
 ) -> None:
     # the live game waits for its player: no timer plays for him while the test looks at it
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
+    gateway = await start_platform(processes, **SLOW_TURNS)
     async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
-        token = await register_and_login(http, "scribe")
+        token = await register_and_login(http, unique_name("scribe"))
         rules = {"target": 200, "nil_value": 50, "blind_nil_deficit": 0}
         done_id = await practice(http, token, rules)
         live_id = await practice(http, token, {})

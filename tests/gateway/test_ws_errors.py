@@ -22,7 +22,7 @@ from tests.gateway.wsclient import WsClient
 from tests.infra import Processes, eventually
 from tests.moves import choose
 from tests.services.tablekit import TableClient
-from tests.shared import unique_name
+from tests.shared import SLOW_TURNS, unique_name
 
 NAMES = ["anna", "bert", "cara", "dave", "outsider"]
 
@@ -36,15 +36,17 @@ async def error(client: WsClient, message: dict[str, object] | str) -> dict[str,
     return body
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_bad_input_is_answered_with_its_code_and_changes_nothing(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
-    clients = await seated(gateway, NAMES)
+    gateway = await start_platform(processes, **SLOW_TURNS)
+    names = [unique_name(n) for n in NAMES]
+    clients = await seated(gateway, names)
     seats, outsider = clients[:4], clients[4]
-    game_id = await open_casual(nc, subjects, NAMES[:4])
-    other_game = await open_casual(nc, subjects, ["x1", "x2", "x3", "x4"])
-    view = await TableClient(nc, subjects, NAMES[0]).view(game_id)
+    game_id = await open_casual(nc, subjects, names[:4])
+    other_game = await open_casual(nc, subjects, [unique_name(n) for n in ("x1", "x2", "x3", "x4")])
+    view = await TableClient(nc, subjects, names[0]).view(game_id)
     on_turn, waiting = seats[view.turn], seats[(view.turn + 1) % 4]
     for client in seats:
         await client.send({"type": "subscribe", "game_id": game_id})
@@ -117,14 +119,14 @@ async def test_bad_input_is_answered_with_its_code_and_changes_nothing(
     await outsider.command(game_id, bid)
     assert (await outsider.expect("error"))["code"] == "not_your_seat"
     # a second account on the same connection is refused
-    other_token, _ = Tokens(SECRET, 900).issue(NAMES[(view.turn + 1) % 4], False)
+    other_token, _ = Tokens(SECRET, 900).issue(names[(view.turn + 1) % 4], False)
     assert (await error(on_turn, {"type": "auth", "token": other_token}))["code"] == (
         "account_mismatch"
     )
     assert len(await event_store.read(stream_of(game_id))) == version  # nothing changed
 
     # a legal command is applied once; its id replayed changes nothing
-    seat_view = await TableClient(nc, subjects, NAMES[view.turn]).view(game_id)
+    seat_view = await TableClient(nc, subjects, names[view.turn]).view(game_id)
     assert seat_view.suggestion is None  # a casual table: no help
     legal = choose(seat_view.legal, seat_view.hand)
     import msgspec
@@ -142,19 +144,21 @@ async def test_bad_input_is_answered_with_its_code_and_changes_nothing(
     assert len(await event_store.read(stream_of(game_id))) == after
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_a_command_after_the_token_expired_is_refused(
     processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
 ) -> None:
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
-    await seated(gateway, NAMES[:4])
-    game_id = await open_casual(nc, subjects, NAMES[:4])
-    view = await TableClient(nc, subjects, NAMES[0]).view(game_id)
+    gateway = await start_platform(processes, **SLOW_TURNS)
+    names = [unique_name(n) for n in NAMES[:4]]
+    await seated(gateway, names)
+    game_id = await open_casual(nc, subjects, names)
+    view = await TableClient(nc, subjects, names[0]).view(game_id)
     # The token must still be valid when its auth frame arrives (its `exp` is whole seconds, so
     # it lives up to a second less than asked): issued on an open connection, just before the
     # auth frame, with seconds to spare even on a slow machine; then its expiry is waited out.
     client = WsClient(gateway.ws_url, "")
     await client.connect(auth=False)
-    token, expires = Tokens(SECRET, 8).issue(NAMES[view.turn], False)
+    token, expires = Tokens(SECRET, 8).issue(names[view.turn], False)
     await client.send({"type": "auth", "token": token})
     await client.expect("welcome")
     await client.send({"type": "subscribe", "game_id": game_id})
@@ -165,7 +169,7 @@ async def test_a_command_after_the_token_expired_is_refused(
     assert (await client.expect("error"))["code"] == "token_expired"
     assert len(await event_store.read(stream_of(game_id))) == version
     # a fresh token for the same account brings the connection back
-    fresh, _ = Tokens(SECRET, 900).issue(NAMES[view.turn], False)
+    fresh, _ = Tokens(SECRET, 900).issue(names[view.turn], False)
     await client.send({"type": "auth", "token": fresh})
     await client.expect("welcome")
 
@@ -211,6 +215,7 @@ async def test_a_flooding_client_is_rate_limited_and_kept(processes: Processes) 
     assert (await client.expect("pong"))["type"] == "pong"
 
 
+@pytest.mark.shared_platform(**SLOW_TURNS)  # names of its own (tests/shared.py)
 async def test_subscribe_catch_ups_are_paced_per_connection(
     processes: Processes, nc: NATS, subjects: Subjects
 ) -> None:
@@ -218,8 +223,8 @@ async def test_subscribe_catch_ups_are_paced_per_connection(
     it re-read the game's log: past a burst of `SUBSCRIBE_BURST` a connection gets at most
     SPADES_WS_SUBSCRIBES_PER_MINUTE, one more is refused ``rate_limited`` (naming the game)
     and asks nothing; the connection stays, and subscribes again once the pace allows."""
-    gateway = await start_platform(processes, SPADES_TURN_SECONDS="600")
-    names = ["reader", "r2", "r3", "r4"]
+    gateway = await start_platform(processes, **SLOW_TURNS)
+    names = [unique_name(n) for n in ("reader", "r2", "r3", "r4")]
     (client,) = await seated(gateway, names[:1])
     game_id = await open_casual(nc, subjects, names)
     tries = int(SUBSCRIBE_BURST) + 10

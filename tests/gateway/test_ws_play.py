@@ -25,9 +25,10 @@ from tests.shared import unique_name
 
 async def start_platform(processes: Processes, **env: str) -> GatewayProcess:
     """Start relay, table and a bot worker, then the gateway; return the gateway (on a
-    `shared_platform` test, the shared platform's, which runs those and more)."""
+    `shared_platform` test, the shared platform's, which runs those and more with the same
+    settings: the marker's, which must be ``env``)."""
     if processes.shared is not None:
-        assert not env, f"a shared_platform test cannot set {sorted(env)}: start its own"
+        processes.shared.check_settings(env)
         shared: GatewayProcess = await processes.shared.gateway()
         return shared
     for name in ("relay", "table", "bots"):

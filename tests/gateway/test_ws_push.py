@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from nats.aio.client import Client as NATS
 
 from events.contracts import game as wire
@@ -20,6 +21,7 @@ from tests.gateway.hidden import leaks, states
 from tests.gateway.test_ws_play import open_casual, seated, start_platform
 from tests.gateway.wsclient import WsClient
 from tests.infra import Processes
+from tests.shared import unique_name
 
 TURN_SECONDS = 30.0
 
@@ -192,11 +194,13 @@ async def test_clock_names_the_turn_and_the_tables_deadline_and_stops_at_the_end
         assert not leaks(client.received, game_id, seat if seat < 4 else -1, truth)
 
 
+# names of its own; processes.log(gateway.proc) is what the gateway logged during the test
+@pytest.mark.shared_platform
 async def test_websocket_log_lines_carry_request_connection_and_game_ids(
     processes: Processes, nc: NATS, subjects: Subjects
 ) -> None:
     gateway = await start_platform(processes)
-    names = ["uma", "vic", "wen", "xia"]
+    names = [unique_name(n) for n in ("uma", "vic", "wen", "xia")]
     clients = await seated(gateway, names)
     game_id = await open_casual(nc, subjects, names)
     turn = -1

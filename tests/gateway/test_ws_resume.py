@@ -191,7 +191,9 @@ async def test_clients_resume_after_the_gateway_restarts(
     gateway = await start_gateway(processes)
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
         tokens = [await register_and_login(http, n) for n in NAMES]
-    game_id = await open_casual(nc, subjects, NAMES)
+    # the least target: the resume is at event 40, in hand 1, and every later hand only played
+    # on through the restarted gateway (to 500, ~80 s of a loaded run's 110 s)
+    game_id = await open_casual(nc, subjects, NAMES, target=100)
     first = [WsClient(gateway.ws_url, t) for t in tokens]
     for client in first:
         await client.connect()
