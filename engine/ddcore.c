@@ -32,7 +32,9 @@ typedef uint64_t u64;
 #ifndef LIST_MAX
 #define LIST_MAX 1024 /* entries a class of the table keeps at most */
 #endif
-#define BLOCK 8 /* entries of a class stored side by side (the unit of allocation) */
+#ifndef BLOCK
+#define BLOCK 12 /* entries of a class stored side by side (the unit of allocation) */
+#endif
 #define SUIT(s) ((u64)0xFFFF << ((s) * SUITW))
 
 /* The first trick's special leads (Ruleset.first_lead). */
@@ -78,11 +80,16 @@ typedef struct {
  * from contiguous memory (a list of single entries scattered over the pool cost a cache miss
  * an entry, which is what bounded a class to 64 entries before). */
 typedef struct {
+    /* What a lookup reads of every block: its first cache line (a block is 512 bytes, the
+     * pool aligned to 64). */
+    uint32_t next, prev; /* the class's older and newer blocks (0: none) */
+    int32_t count;       /* entries in use */
+    uint32_t top[BLOCK]; /* the holders its key asks of the two top cards of each suit */
+    /* What it reads of an entry that passed ``top``. */
     Key key[BLOCK];
     int8_t lo[BLOCK], hi[BLOCK]; /* bounds on the counted seats' tricks from here */
     uint8_t hint[BLOCK]; /* 1 + the relative rank (bit) of the lead that settled it; 0: none */
-    uint8_t count;       /* entries in use */
-    uint32_t next, prev; /* the class's older and newer blocks (0: none) */
+    uint8_t pad[512 - 16 - 4 * BLOCK - 32 * BLOCK - 3 * BLOCK];
 } Block;
 
 typedef struct {
@@ -106,7 +113,9 @@ typedef struct {
     size_t class_mask; /* slots - 1 (a power of two) */
     size_t nclasses;
     Block *pool;       /* blocks; 0 unused (the end of a list) */
+    void *pool_memory; /* what was allocated for it (pool aligned to a cache line) */
     uint32_t pool_size, pool_used;
+    int list_max; /* entries a class keeps: LIST_MAX, less in a small table (a sixteenth) */
     u64 nodes;
     u64 limit;   /* nodes a call may search (0: no limit) */
     int aborted; /* the limit was reached: unwind without storing anything */
@@ -179,10 +188,12 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
     s->classes = calloc(s->class_mask + 1, sizeof(Class));
     s->pool_size = ((uint32_t)1 << tt_log2) / BLOCK;
     s->pool_used = 1;
-    s->pool = calloc(s->pool_size, sizeof(Block));
-    if (!s->classes || !s->pool) {
+    s->list_max = ((int)1 << tt_log2) / 16 < LIST_MAX ? ((int)1 << tt_log2) / 16 : LIST_MAX;
+    s->pool_memory = calloc(s->pool_size + 1, sizeof(Block));
+    s->pool = (Block *)(((uintptr_t)s->pool_memory + 63) & ~(uintptr_t)63);
+    if (!s->classes || !s->pool_memory) {
         free(s->classes);
-        free(s->pool);
+        free(s->pool_memory);
         free(s);
         return NULL;
     }
@@ -193,7 +204,7 @@ void dd_free(void *p) {
     Solver *s = p;
     if (!s) return;
     free(s->classes);
-    free(s->pool);
+    free(s->pool_memory);
     free(s);
 }
 
@@ -263,6 +274,28 @@ static Class *find_class(Solver *s, const u64 *lens, uint8_t meta, int create) {
     return c;
 }
 
+/* A key's holders of the two top live cards of each suit, a nibble each: the seat's number,
+ * or 8 where the key does not ask (not in ``mask``). A lookup compares these first (fits),
+ * twelve entries a cache line, and reads the keys of the few that pass. */
+static uint32_t topcode(const u64 *seats, u64 mask, const int *slen) {
+    uint32_t code = 0x88888888u;
+    for (int suit = 0; suit < 4; suit++)
+        for (int t = 0; t < 2 && t < slen[suit]; t++) {
+            int j = suit * SUITW + slen[suit] - 1 - t;
+            if (!(mask >> j & 1)) continue;
+            uint32_t holder = (uint32_t)((seats[0] >> j & 1) | (seats[1] >> j & 1) << 1 |
+                                         (seats[2] >> j & 1) << 2);
+            code ^= (8u ^ holder) << (4 * (2 * suit + t));
+        }
+    return code;
+}
+
+/* Whether an entry's topcode ``e`` allows a position's ``q`` (every nibble equal or 8). */
+static int fits(uint32_t e, uint32_t q) {
+    uint32_t any = ((e & 0x88888888u) >> 3) * 0xFu;
+    return !((e ^ q) & ~any);
+}
+
 static int matches(const Key *e, const u64 *seats) {
     return !(((seats[0] ^ e->seats[0]) | (seats[1] ^ e->seats[1]) | (seats[2] ^ e->seats[2])) &
              e->mask);
@@ -326,9 +359,10 @@ static void reset(Solver *s) {
 /* A block for a new entry of ``c``: the newest block while it has room, else a new one,
  * else (the class full, or the pool) the class's oldest block emptied and made its newest. */
 static Block *room(Solver *s, Class *c) {
-    if (c->head && s->pool[c->head].count < BLOCK) return &s->pool[c->head];
+    if (c->head && s->pool[c->head].count < BLOCK && c->count < s->list_max)
+        return &s->pool[c->head];
     uint32_t i;
-    if (c->count + BLOCK > LIST_MAX || (s->pool_used == s->pool_size && c->tail)) {
+    if (c->tail && (c->count + BLOCK > s->list_max || s->pool_used == s->pool_size)) {
         i = c->tail; /* the oldest entries make room */
         Block *b = &s->pool[i];
         s->stats[ST_EVICTED] += b->count;
@@ -354,8 +388,8 @@ static Block *room(Solver *s, Class *c) {
     return b;
 }
 
-static void store(Solver *s, const u64 *seats, const u64 *lens, uint8_t meta, int left, u64 mask,
-                  int lo, int hi, uint8_t hint) {
+static void store(Solver *s, const u64 *seats, const u64 *lens, const int *slen, uint8_t meta,
+                  int left, u64 mask, int lo, int hi, uint8_t hint) {
     Class *c = find_class(s, lens, meta, 1);
     if (!c) {
         reset(s);
@@ -364,10 +398,11 @@ static void store(Solver *s, const u64 *seats, const u64 *lens, uint8_t meta, in
     s->stats[ST_STORES]++;
     Block *b = NULL;
     int j = 0;
+    uint32_t top = topcode(seats, mask, slen);
     for (uint32_t i = c->head; i && !b; i = s->pool[i].next) {
         Block *x = &s->pool[i];
         for (int m = 0; m < x->count; m++)
-            if (x->key[m].mask == mask && matches(&x->key[m], seats)) {
+            if (x->top[m] == top && x->key[m].mask == mask && matches(&x->key[m], seats)) {
                 b = x;
                 j = m;
                 break;
@@ -383,6 +418,7 @@ static void store(Solver *s, const u64 *seats, const u64 *lens, uint8_t meta, in
         }
         j = b->count++;
         c->count++;
+        b->top[j] = top;
         b->key[j].mask = mask;
         for (int w = 0; w < 3; w++) b->key[j].seats[w] = seats[w] & mask;
         b->lo[j] = 0;
@@ -643,11 +679,18 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
     Class *c = find_class(s, lens, meta, 0);
     u64 hint = 0;
+    int slen[4];
+    for (int suit = 0; suit < 4; suit++) slen[suit] = popcount(alive & SUIT(suit));
+    uint32_t q = topcode(seats, ~(u64)0, slen);
     s->stats[ST_LOOKUPS]++;
     for (uint32_t i = c ? c->head : 0; i; i = s->pool[i].next) {
         Block *b = &s->pool[i];
+#if defined(__GNUC__) || defined(__clang__)
+        if (b->next) __builtin_prefetch(&s->pool[b->next]);
+#endif
         s->stats[ST_WALKED] += b->count;
         for (int j = 0; j < b->count; j++) {
+            if (!fits(b->top[j], q)) continue;
             if (!matches(&b->key[j], seats)) continue;
             int lo = b->lo[j], hi = b->hi[j];
             if (lo >= k || hi < k) {
@@ -659,7 +702,10 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
                     Block *h = &s->pool[c->head];
                     int t = c->turn++ % h->count;
                     Key key = b->key[j];
+                    uint32_t top = b->top[j];
                     uint8_t hn = b->hint[j];
+                    b->top[j] = h->top[t];
+                    h->top[t] = top;
                     b->key[j] = h->key[t];
                     b->lo[j] = h->lo[t];
                     b->hi[j] = h->hi[t];
@@ -732,7 +778,7 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     u64 mask = to_relative(first ? alive : closed(sub, alive), alive);
     if (!cut) cut = hint;
     uint8_t lead = cut ? (uint8_t)(1 + bitindex(to_relative(cut, alive))) : 0;
-    store(s, seats, lens, meta, left, mask, found ? k : 0, found ? left : k - 1, lead);
+    store(s, seats, lens, slen, meta, left, mask, found ? k : 0, found ? left : k - 1, lead);
     *rel = sub;
     return found;
 }
