@@ -29,9 +29,9 @@ LIBRARY = Path(os.environ.get("SPADES_DDCORE", Path(__file__).with_name("_ddcore
 BUILD = "make install (or: cc -O2 -std=c99 -shared -fPIC -o engine/_ddcore.so engine/ddcore.c)"
 
 TT_LOG2 = 20
-"""Transposition-table entries per solver, as a power of two (about 36 bytes each, in blocks
-of 8, and as many class slots of 32 bytes: 68 MiB, touched as used). A class keeps at most
-1,024 entries, its oldest block of 8 making room; a pool with no block left is emptied."""
+"""Transposition-table entries per solver, as a power of two: in blocks of 12 (512 bytes, 43
+MiB), with as many class slots of 32 bytes (32 MiB): 75 MiB, touched as used. A class keeps
+at most 1,024 entries, its oldest block making room; a pool with no block left is emptied."""
 
 _FIRST = {"no_spade": 0, "two_of_clubs": 1, "any": 2, "lowest_club": 3}
 _ERRORS = {
