@@ -14,7 +14,10 @@ seat's tricks against all the others (one search per seat, not zero-sum). A deal
 passes ``SPADES_BENCH_DD_BUDGET`` nodes (default 300 million, about a minute) is stopped and
 counted in ``over_budget``, its time kept as measured (so the percentiles are then lower
 bounds). Figures (``artifacts/bench.json``): ``dd.players_N.cpu_ms_p50`` / ``_p95`` /
-``_max``, ``nodes_p50``, ``deals``, ``over_budget``.
+``_max``, ``nodes_p50``, ``deals``, ``over_budget``, and what the kernel's table did
+(`engine.ddcore.Solver.stats`, summed over the deals within the budget): ``tt_hit_rate``
+(lookups it settled), ``tt_evicted`` (entries dropped from a full class), ``tt_resets``
+(times a full table was emptied).
 
 The Python reference solves the first ``SPADES_BENCH_DD_PY_DEALS`` (default 2) of those deals
 whose kernel search was small enough for it (under 3 million nodes: a minute or so of
@@ -67,11 +70,20 @@ def deal(rules: Ruleset, seed: int) -> Position:
 
 
 def solve_deal(
-    rules: Ruleset, pos: Position, solver: type[ddcore.Solver] | type[dd.Solver] = ddcore.Solver
+    rules: Ruleset,
+    pos: Position,
+    solver: type[ddcore.Solver] | type[dd.Solver] = ddcore.Solver,
+    stats: dict[str, int] | None = None,
 ) -> tuple[tuple[int, ...], int]:
     """Return every side's double-dummy tricks from ``pos`` and the nodes searched (the
-    kernel's searches stop at `BUDGET` nodes: `ddcore.OverBudget`)."""
+    kernel's searches stop at `BUDGET` nodes: `ddcore.OverBudget`); the kernel's table
+    counters (`ddcore.STATS`) are added to ``stats``."""
     t = tables(rules)
+
+    def count(each: ddcore.Solver | dd.Solver) -> None:
+        if stats is not None and isinstance(each, ddcore.Solver):
+            for name, value in each.stats().items():
+                stats[name] = stats.get(name, 0) + value
 
     def make(seats: tuple[int, ...]) -> ddcore.Solver | dd.Solver:
         if solver is ddcore.Solver:
@@ -81,12 +93,14 @@ def solve_deal(
     if t.players in (2, 4):
         one = make(t.members[0])
         first = one.value(pos)
+        count(one)
         return (first, pos.left - first), one.nodes
     values, nodes = [], 0
     for seat in range(t.players):
         each = make((seat,))
         values.append(each.value(pos))
         nodes += each.nodes
+        count(each)
     return tuple(values), nodes
 
 
@@ -119,12 +133,13 @@ def measure(players: int, rules: Ruleset) -> dict[str, float | int]:
     times: list[float] = []
     nodes: list[float] = []
     over = 0
+    stats: dict[str, int] = {}
     small: list[tuple[int, tuple[int, ...], float]] = []
     for seed in range(DEALS):
         pos = deal(rules, seed)
         start = time.process_time()
         try:
-            values, searched = solve_deal(rules, pos)
+            values, searched = solve_deal(rules, pos, stats=stats)
         except ddcore.OverBudget:
             over += 1
             values, searched = (), BUDGET
@@ -150,6 +165,14 @@ def measure(players: int, rules: Ruleset) -> dict[str, float | int]:
         f" {py_time:.1f} s, {ratio}x the kernel's",
         flush=True,
     )
+    lookups = stats.get("lookups", 0) or 1
+    print(
+        f"  table (deals within the budget): {stats.get('hits', 0) / lookups:.0%} of lookups"
+        f" settled, {stats.get('sure', 0) / lookups:.0%} by sure tricks, entries walked a lookup"
+        f" {stats.get('walked', 0) / lookups:.0f}, evicted {stats.get('evicted', 0)}, emptied"
+        f" {stats.get('resets', 0)} times",
+        flush=True,
+    )
     return {
         f"{key}.deals": DEALS,
         f"{key}.cpu_ms_p50": round(_pct(times, 0.5), 1),
@@ -159,6 +182,9 @@ def measure(players: int, rules: Ruleset) -> dict[str, float | int]:
         f"{key}.over_budget": over,
         f"{key}.python_deals": len(small),
         f"{key}.python_ratio": ratio,
+        f"{key}.tt_hit_rate": round(stats.get("hits", 0) / lookups, 3),
+        f"{key}.tt_evicted": stats.get("evicted", 0),
+        f"{key}.tt_resets": stats.get("resets", 0),
     }
 
 

@@ -29,7 +29,12 @@ typedef uint64_t u64;
 #define MAXT 18          /* tricks at most: 54 cards, 3 players */
 #define SUITW 16
 #define SPADES 3
-#define LIST_MAX 64 /* entries a class of the table keeps at most */
+#ifndef LIST_MAX
+#define LIST_MAX 1024 /* entries a class of the table keeps at most */
+#endif
+#ifndef BLOCK
+#define BLOCK 12 /* entries of a class stored side by side (the unit of allocation) */
+#endif
 #define SUIT(s) ((u64)0xFFFF << ((s) * SUITW))
 
 /* The first trick's special leads (Ruleset.first_lead). */
@@ -45,6 +50,20 @@ enum {
     DD_OVER_BUDGET = -6,
 };
 
+/* Counters of what the search did, for tuning (dd_stats; engine.ddcore.Solver.stats names
+ * them in this order). */
+enum {
+    ST_LOOKUPS,   /* trick starts looked up in the table */
+    ST_WALKED,    /* entries compared in those lookups */
+    ST_HITS,      /* lookups the table settled */
+    ST_SURE,      /* trick starts the sure-trick bounds settled */
+    ST_STORES,    /* results stored */
+    ST_NEW,       /* of which in a new entry */
+    ST_EVICTED,   /* entries dropped to make room in a full class */
+    ST_RESETS,    /* times the whole table was emptied (no room left) */
+    DD_NSTATS
+};
+
 /* The transposition table (partition search). Positions are grouped in classes: the same
  * leader, spades state and suit lengths per seat. An entry of a class holds bounds valid for
  * every position of the class whose top cards of each suit, down to the lowest that mattered
@@ -55,15 +74,31 @@ enum {
 typedef struct {
     u64 mask;       /* the relative ranks whose holders decided the bounds */
     u64 seats[3];   /* bit j of the holder's seat number for each rank of ``mask`` */
-    uint32_t next;  /* the class's next entry (0: none) */
-    int8_t lo, hi;  /* bounds on the counted seats' tricks from here */
-    uint8_t hint;   /* 1 + the relative rank (bit) of the lead that settled it last; 0 = none */
-} Entry;
+} Key;
+
+/* A class's entries sit in blocks of BLOCK, newest block first: a lookup reads them in order
+ * from contiguous memory (a list of single entries scattered over the pool cost a cache miss
+ * an entry, which is what bounded a class to 64 entries before). */
+typedef struct {
+    /* What a lookup reads of every block: its first cache line (a block is 512 bytes, the
+     * pool aligned to 64). */
+    uint32_t next, prev; /* the class's older and newer blocks (0: none) */
+    int32_t count;       /* entries in use */
+    uint32_t top[BLOCK]; /* the holders its key asks of the two top cards of each suit */
+    /* What it reads of an entry that passed ``top``. */
+    Key key[BLOCK];
+    int8_t lo[BLOCK], hi[BLOCK]; /* bounds on the counted seats' tricks from here */
+    uint8_t hint[BLOCK]; /* 1 + the relative rank (bit) of the lead that settled it; 0: none */
+    uint8_t pad[512 - 16 - 4 * BLOCK - 32 * BLOCK - 3 * BLOCK];
+} Block;
 
 typedef struct {
-    u64 lens[2];   /* per seat and suit, its length (5 bits each) */
-    uint32_t head; /* its newest entry (0: none) */
-    uint8_t meta;  /* 1 + leader | broken << 3 | first << 4; 0 = empty slot */
+    u64 lens[2];    /* per seat and suit, its length (5 bits each) */
+    uint32_t head;  /* its newest block (0: none) */
+    uint32_t tail;  /* its oldest block */
+    uint16_t count; /* entries */
+    uint8_t meta;   /* 1 + leader | broken << 3 | first << 4; 0 = empty slot */
+    uint8_t turn;   /* the slot of the newest block a promoted entry takes next */
 } Class;
 
 typedef struct {
@@ -77,11 +112,14 @@ typedef struct {
     Class *classes;  /* open addressing */
     size_t class_mask; /* slots - 1 (a power of two) */
     size_t nclasses;
-    Entry *pool;       /* entries; 0 unused (the end of a list) */
+    Block *pool;       /* blocks; 0 unused (the end of a list) */
+    void *pool_memory; /* what was allocated for it (pool aligned to a cache line) */
     uint32_t pool_size, pool_used;
+    int list_max; /* entries a class keeps: LIST_MAX, less in a small table (a sixteenth) */
     u64 nodes;
     u64 limit;   /* nodes a call may search (0: no limit) */
     int aborted; /* the limit was reached: unwind without storing anything */
+    u64 stats[DD_NSTATS]; /* what the table and the bounds did (dd_stats) */
 } Solver;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -148,12 +186,14 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
     s->club2 = club2;
     s->class_mask = ((size_t)1 << tt_log2) - 1;
     s->classes = calloc(s->class_mask + 1, sizeof(Class));
-    s->pool_size = (uint32_t)1 << tt_log2;
+    s->pool_size = ((uint32_t)1 << tt_log2) / BLOCK;
     s->pool_used = 1;
-    s->pool = calloc(s->pool_size, sizeof(Entry));
-    if (!s->classes || !s->pool) {
+    s->list_max = ((int)1 << tt_log2) / 16 < LIST_MAX ? ((int)1 << tt_log2) / 16 : LIST_MAX;
+    s->pool_memory = calloc(s->pool_size + 1, sizeof(Block));
+    s->pool = (Block *)(((uintptr_t)s->pool_memory + 63) & ~(uintptr_t)63);
+    if (!s->classes || !s->pool_memory) {
         free(s->classes);
-        free(s->pool);
+        free(s->pool_memory);
         free(s);
         return NULL;
     }
@@ -164,11 +204,19 @@ void dd_free(void *p) {
     Solver *s = p;
     if (!s) return;
     free(s->classes);
-    free(s->pool);
+    free(s->pool_memory);
     free(s);
 }
 
 u64 dd_nodes(void *p) { return p ? ((Solver *)p)->nodes : 0; }
+
+/* Copy at most ``n`` of the counters (the ST_ order) to ``out``; return how many there are. */
+int dd_stats(void *p, u64 *out, int n) {
+    Solver *s = p;
+    if (!s || !out || n < 0) return DD_BAD_SOLVER;
+    for (int j = 0; j < n && j < DD_NSTATS; j++) out[j] = s->stats[j];
+    return DD_NSTATS;
+}
 
 /* Limit each later call to ``budget`` more nodes (0: no limit); over it, a call returns
  * DD_OVER_BUDGET and the table keeps only what completed searches found. */
@@ -219,12 +267,36 @@ static Class *find_class(Solver *s, const u64 *lens, uint8_t meta, int create) {
     c->lens[0] = lens[0];
     c->lens[1] = lens[1];
     c->meta = meta;
-    c->head = 0;
+    c->head = c->tail = 0;
+    c->count = 0;
+    c->turn = 0;
     s->nclasses++;
     return c;
 }
 
-static int matches(const Entry *e, const u64 *seats) {
+/* A key's holders of the two top live cards of each suit, a nibble each: the seat's number,
+ * or 8 where the key does not ask (not in ``mask``). A lookup compares these first (fits),
+ * twelve entries a cache line, and reads the keys of the few that pass. */
+static uint32_t topcode(const u64 *seats, u64 mask, const int *slen) {
+    uint32_t code = 0x88888888u;
+    for (int suit = 0; suit < 4; suit++)
+        for (int t = 0; t < 2 && t < slen[suit]; t++) {
+            int j = suit * SUITW + slen[suit] - 1 - t;
+            if (!(mask >> j & 1)) continue;
+            uint32_t holder = (uint32_t)((seats[0] >> j & 1) | (seats[1] >> j & 1) << 1 |
+                                         (seats[2] >> j & 1) << 2);
+            code ^= (8u ^ holder) << (4 * (2 * suit + t));
+        }
+    return code;
+}
+
+/* Whether an entry's topcode ``e`` allows a position's ``q`` (every nibble equal or 8). */
+static int fits(uint32_t e, uint32_t q) {
+    uint32_t any = ((e & 0x88888888u) >> 3) * 0xFu;
+    return !((e ^ q) & ~any);
+}
+
+static int matches(const Key *e, const u64 *seats) {
     return !(((seats[0] ^ e->seats[0]) | (seats[1] ^ e->seats[1]) | (seats[2] ^ e->seats[2])) &
              e->mask);
 }
@@ -278,51 +350,86 @@ static u64 to_absolute(u64 rel, u64 alive) {
 /* Record bounds valid for every position sharing ``mask`` (relative) with this one (merged
  * with an entry of exactly that class), and the lead to try first. A full table is emptied. */
 static void reset(Solver *s) {
+    s->stats[ST_RESETS]++;
     memset(s->classes, 0, sizeof(Class) * (s->class_mask + 1));
     s->nclasses = 0;
     s->pool_used = 1;
 }
 
-static void store(Solver *s, const u64 *seats, const u64 *lens, uint8_t meta, int left, u64 mask,
-                  int lo, int hi, uint8_t hint) {
+/* A block for a new entry of ``c``: the newest block while it has room, else a new one,
+ * else (the class full, or the pool) the class's oldest block emptied and made its newest. */
+static Block *room(Solver *s, Class *c) {
+    if (c->head && s->pool[c->head].count < BLOCK && c->count < s->list_max)
+        return &s->pool[c->head];
+    uint32_t i;
+    if (c->tail && (c->count + BLOCK > s->list_max || s->pool_used == s->pool_size)) {
+        i = c->tail; /* the oldest entries make room */
+        Block *b = &s->pool[i];
+        s->stats[ST_EVICTED] += b->count;
+        c->count = (uint16_t)(c->count - b->count);
+        if (i == c->head) {
+            b->count = 0;
+            return b;
+        }
+        c->tail = b->prev;
+        s->pool[c->tail].next = 0;
+    } else {
+        if (s->pool_used == s->pool_size) return NULL;
+        i = s->pool_used++;
+        if (!c->tail) c->tail = i;
+    }
+    Block *b = &s->pool[i];
+    b->count = 0;
+    b->prev = 0;
+    b->next = c->head;
+    if (c->head) s->pool[c->head].prev = i;
+    c->head = i;
+    c->turn = 0;
+    return b;
+}
+
+static void store(Solver *s, const u64 *seats, const u64 *lens, const int *slen, uint8_t meta,
+                  int left, u64 mask, int lo, int hi, uint8_t hint) {
     Class *c = find_class(s, lens, meta, 1);
     if (!c) {
         reset(s);
         c = find_class(s, lens, meta, 1);
     }
-    Entry *e = NULL;
-    uint32_t count = 0, tail = 0, before = 0;
-    for (uint32_t i = c->head; i && !e; before = tail, tail = i, i = s->pool[i].next, count++)
-        if (s->pool[i].mask == mask && matches(&s->pool[i], seats)) e = &s->pool[i];
-    if (!e) {
-        uint32_t i;
-        if (count >= LIST_MAX) { /* the class's least recently useful entry makes room */
-            i = tail;
-            if (before)
-                s->pool[before].next = 0;
-            else
-                c->head = 0;
-        } else {
-            if (s->pool_used == s->pool_size) {
-                reset(s);
-                c = find_class(s, lens, meta, 1);
+    s->stats[ST_STORES]++;
+    Block *b = NULL;
+    int j = 0;
+    uint32_t top = topcode(seats, mask, slen);
+    for (uint32_t i = c->head; i && !b; i = s->pool[i].next) {
+        Block *x = &s->pool[i];
+        for (int m = 0; m < x->count; m++)
+            if (x->top[m] == top && x->key[m].mask == mask && matches(&x->key[m], seats)) {
+                b = x;
+                j = m;
+                break;
             }
-            i = s->pool_used++;
-        }
-        e = &s->pool[i];
-        e->mask = mask;
-        for (int j = 0; j < 3; j++) e->seats[j] = seats[j] & mask;
-        e->lo = 0;
-        e->hi = (int8_t)left;
-        e->hint = 0;
-        e->next = c->head;
-        c->head = i;
     }
-    if (e->lo > lo) lo = e->lo;
-    if (e->hi < hi) hi = e->hi;
-    e->lo = (int8_t)lo;
-    e->hi = (int8_t)hi;
-    if (hint) e->hint = hint;
+    if (!b) {
+        s->stats[ST_NEW]++;
+        b = room(s, c);
+        if (!b) { /* no block left in the pool: start again */
+            reset(s);
+            c = find_class(s, lens, meta, 1);
+            b = room(s, c);
+        }
+        j = b->count++;
+        c->count++;
+        b->top[j] = top;
+        b->key[j].mask = mask;
+        for (int w = 0; w < 3; w++) b->key[j].seats[w] = seats[w] & mask;
+        b->lo[j] = 0;
+        b->hi[j] = (int8_t)left;
+        b->hint[j] = 0;
+    }
+    if (b->lo[j] > lo) lo = b->lo[j];
+    if (b->hi[j] < hi) hi = b->hi[j];
+    b->lo[j] = (int8_t)lo;
+    b->hi[j] = (int8_t)hi;
+    if (hint) b->hint[j] = hint;
 }
 
 /* The tricks the leader can take at once with top cards whatever the others play (dd.py's
@@ -572,19 +679,47 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
     Class *c = find_class(s, lens, meta, 0);
     u64 hint = 0;
-    for (uint32_t i = c ? c->head : 0, prev = 0; i; prev = i, i = s->pool[i].next) {
-        Entry *e = &s->pool[i];
-        if (!matches(e, seats)) continue;
-        if (e->lo >= k || e->hi < k) {
-            if (prev) { /* move to the front: what settled one position often settles more */
-                s->pool[prev].next = e->next;
-                e->next = c->head;
-                c->head = i;
+    int slen[4];
+    for (int suit = 0; suit < 4; suit++) slen[suit] = popcount(alive & SUIT(suit));
+    uint32_t q = topcode(seats, ~(u64)0, slen);
+    s->stats[ST_LOOKUPS]++;
+    for (uint32_t i = c ? c->head : 0; i; i = s->pool[i].next) {
+        Block *b = &s->pool[i];
+#if defined(__GNUC__) || defined(__clang__)
+        if (b->next) __builtin_prefetch(&s->pool[b->next]);
+#endif
+        s->stats[ST_WALKED] += b->count;
+        for (int j = 0; j < b->count; j++) {
+            if (!fits(b->top[j], q)) continue;
+            if (!matches(&b->key[j], seats)) continue;
+            int lo = b->lo[j], hi = b->hi[j];
+            if (lo >= k || hi < k) {
+                s->stats[ST_HITS]++;
+                u64 m = b->key[j].mask;
+                if (i != c->head) {
+                    /* Swap it into the newest block: what settled one position often
+                     * settles more, and the oldest block is the first to go. */
+                    Block *h = &s->pool[c->head];
+                    int t = c->turn++ % h->count;
+                    Key key = b->key[j];
+                    uint32_t top = b->top[j];
+                    uint8_t hn = b->hint[j];
+                    b->top[j] = h->top[t];
+                    h->top[t] = top;
+                    b->key[j] = h->key[t];
+                    b->lo[j] = h->lo[t];
+                    b->hi[j] = h->hi[t];
+                    b->hint[j] = h->hint[t];
+                    h->key[t] = key;
+                    h->lo[t] = (int8_t)lo;
+                    h->hi[t] = (int8_t)hi;
+                    h->hint[t] = hn;
+                }
+                *rel = to_absolute(m, alive);
+                return lo >= k;
             }
-            *rel = to_absolute(e->mask, alive);
-            return e->lo >= k;
+            if (!hint && b->hint[j]) hint = to_absolute((u64)1 << (b->hint[j] - 1), alive);
         }
-        if (!hint && e->hint) hint = to_absolute((u64)1 << (e->hint - 1), alive);
     }
     if (s->aligned) {
         /* Sure tricks: the leader's quick tricks, and the top trumps (each a trick for its
@@ -621,6 +756,7 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
             if (q > theirs) theirs = q;
         }
         if (mine >= k || left - theirs < k) {
+            s->stats[ST_SURE]++;
             *rel = used;
             return mine >= k;
         }
@@ -642,7 +778,7 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     u64 mask = to_relative(first ? alive : closed(sub, alive), alive);
     if (!cut) cut = hint;
     uint8_t lead = cut ? (uint8_t)(1 + bitindex(to_relative(cut, alive))) : 0;
-    store(s, seats, lens, meta, left, mask, found ? k : 0, found ? left : k - 1, lead);
+    store(s, seats, lens, slen, meta, left, mask, found ? k : 0, found ? left : k - 1, lead);
     *rel = sub;
     return found;
 }

@@ -29,8 +29,9 @@ LIBRARY = Path(os.environ.get("SPADES_DDCORE", Path(__file__).with_name("_ddcore
 BUILD = "make install (or: cc -O2 -std=c99 -shared -fPIC -o engine/_ddcore.so engine/ddcore.c)"
 
 TT_LOG2 = 20
-"""Transposition-table entries per solver, as a power of two (40 bytes each, and as many
-class slots of 24 bytes: 64 MiB, touched as used; a full table is emptied and refilled)."""
+"""Transposition-table entries per solver, as a power of two: in blocks of 12 (512 bytes, 43
+MiB), with as many class slots of 32 bytes (32 MiB): 75 MiB, touched as used. A class keeps
+at most 1,024 entries, its oldest block making room; a pool with no block left is emptied."""
 
 _FIRST = {"no_spade": 0, "two_of_clubs": 1, "any": 2, "lowest_club": 3}
 _ERRORS = {
@@ -42,6 +43,12 @@ _ERRORS = {
 }
 
 U64 = ctypes.c_uint64
+
+STATS = ("lookups", "walked", "hits", "sure", "stores", "new", "evicted", "resets")
+"""The kernel's counters (`Solver.stats`), in its order: trick starts looked up in the table,
+entries compared in those lookups, lookups the table settled, trick starts the sure-trick
+bounds settled, results stored, of which in a new entry, entries dropped to make room in a
+full class, and times the whole table was emptied."""
 
 
 class KernelMissing(RuntimeError):
@@ -79,6 +86,8 @@ def load() -> ctypes.CDLL:
     lib.dd_nodes.argtypes = [ctypes.c_void_p]
     lib.dd_set_budget.restype = None
     lib.dd_set_budget.argtypes = [ctypes.c_void_p, U64]
+    lib.dd_stats.restype = ctypes.c_int
+    lib.dd_stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(U64), ctypes.c_int]
     c_int, c_ints = ctypes.c_int, ctypes.POINTER(ctypes.c_int)
     # solver, hands, players, leader, trick, trick length, broken, tricks done
     position = (ctypes.c_void_p, ctypes.POINTER(U64), c_int, c_int, c_ints, c_int, c_int, c_int)
@@ -97,7 +106,8 @@ class Solver:
 
     ``budget`` (nodes, None for none) bounds each `value` / `at_least` call: past it the call
     raises `OverBudget`. Nodes are counted the same on every run, so a budget keeps results
-    reproducible (unlike a time limit).
+    reproducible (unlike a time limit). ``table_log2`` sizes the table (`TT_LOG2`; 4 to 26,
+    small ones for tests that make it evict and empty itself).
     """
 
     def __init__(
@@ -106,6 +116,7 @@ class Solver:
         counted: Iterable[int],
         maximizers: Iterable[int],
         budget: int | None = None,
+        table_log2: int = TT_LOG2,
     ) -> None:
         lib = load()
         t = tables(rules)
@@ -118,7 +129,7 @@ class Solver:
             sum(1 << s for s in set(maximizers)),
             _FIRST[rules.first_lead],
             club2 if rules.first_lead == "two_of_clubs" else -1,
-            TT_LOG2,
+            table_log2,
         )
         if not handle:
             raise MemoryError("the double-dummy kernel could not allocate its table")
@@ -136,6 +147,12 @@ class Solver:
     def nodes(self) -> int:
         """Return the nodes searched so far (cards tried)."""
         return int(self._lib.dd_nodes(self._handle))
+
+    def stats(self) -> dict[str, int]:
+        """Return the kernel's counters so far (`STATS`), for tuning the search."""
+        out = (U64 * len(STATS))()
+        self._lib.dd_stats(self._handle, out, len(STATS))
+        return dict(zip(STATS, map(int, out), strict=True))
 
     def _args(self, pos: Position) -> list[object]:
         if len(pos.hands) != self.n:

@@ -255,3 +255,37 @@ def test_the_bot_tier_stops_at_its_start_without_the_kernel(tmp_path: object) ->
     assert "spades bots: the double-dummy kernel" in done.stderr
     assert "make install" in done.stderr
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+@settings(max_examples=30)
+@given(middles())
+def test_a_tiny_table_that_evicts_and_empties_itself_stays_exact(
+    position: tuple[Ruleset, Position],
+) -> None:
+    # 64 entries (8 blocks) and 64 class slots: the replacement and the emptying of a full
+    # table run all the time; what the table then keeps must still be right.
+    rules, pos = position
+    for counted, maximizers, _nil in _objectives(rules, pos):
+        tiny = ddcore.Solver(rules, counted, maximizers, table_log2=6)
+        assert tiny.value(pos) == dd.Solver(rules, counted, maximizers).value(pos), counted
+
+
+def test_the_kernel_counts_what_its_table_did() -> None:
+    # Eight tricks of a four-player deal: with 128 entries the table evicts and empties
+    # itself, with the full table neither; both give the same value.
+    rules = Ruleset()
+    rng = random.Random(1)
+    hands = [sorted(rng.sample(h, 8)) for h in deal_hands(tables(rules), rng)]
+    pos = Position(tuple(map(tuple, hands)), 0, broken=True, done=1)
+    tiny = ddcore.Solver(rules, (0, 2), (0, 2), table_log2=7)
+    big = ddcore.Solver(rules, (0, 2), (0, 2))
+    assert tiny.value(pos) == big.value(pos)
+    for solver in (tiny, big):
+        stats = solver.stats()
+        assert list(stats) == list(ddcore.STATS)
+        assert 0 < stats["hits"] <= stats["lookups"] <= solver.nodes
+        assert stats["hits"] <= stats["walked"]
+        assert 0 < stats["new"] <= stats["stores"]
+    assert tiny.stats()["resets"] > 0
+    assert tiny.stats()["evicted"] > 0
+    assert big.stats()["resets"] == big.stats()["evicted"] == 0
