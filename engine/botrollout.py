@@ -113,11 +113,14 @@ def rollout(table: Table, seat: int, legal: list[int]) -> int:
     return max(lose or legal, key=key)
 
 
-def play_out(table: Table) -> list[int]:
+def play_out(table: Table, modes_seen: dict[tuple[int, ...], list[int]] | None = None) -> list[int]:
     """Play the rest of the hand with `rollout` for every seat; return the tricks taken.
 
     The same cards as ``table.play_out(rollout)``, and the table is left as it leaves it
     (every trick done, its history kept for the rules that score from it).
+    ``modes_seen``, shared by hands of the same bids, keeps each seat's habits by the
+    tricks done and taken (they depend on nothing else): a search meets the same few
+    hundred of them in thousands of tricks.
     """
     t = table.t
     suit, power = table.suit, table.power
@@ -149,7 +152,14 @@ def play_out(table: Table) -> list[int]:
         else:
             # rollout, inlined (its comments there).
             if modes_done != done:
-                modes = modes_of(t, taken, nil, bids, done)
+                if modes_seen is None:
+                    modes = modes_of(t, taken, nil, bids, done)
+                else:
+                    seen = (done, *taken)
+                    found = modes_seen.get(seen)
+                    if found is None:
+                        found = modes_seen[seen] = modes_of(t, taken, nil, bids, done)
+                    modes = found
                 modes_done = done
             mode = modes[seat]
             if not trick:

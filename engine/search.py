@@ -188,6 +188,7 @@ def search(
     # A hand's margin by the tricks each seat took (the same bids and scores in every
     # deal): scored once, unless the rules score from the tricks themselves.
     margins: dict[tuple[int, ...], float] = {}
+    modes: dict[tuple[int, ...], list[int]] = {}
     for i in range(worlds):
         if deadline is not None and i >= MIN_WORLDS and time.perf_counter() > deadline:
             break
@@ -197,7 +198,7 @@ def search(
         for card in cards:
             table = copy_table(start)
             table.play(view.seat, card)
-            taken = tuple(play_out(table))
+            taken = tuple(play_out(table, modes))
             margin = margins.get(taken) if table.history is None else None
             if margin is None:
                 pts, bags = outcome(
@@ -284,6 +285,7 @@ def choose_bid(
     bag_cost = rules.bag_penalty / rules.bag_limit if rules.bags else 0.0
     later = [s for s in range(t.players) if s != view.seat and view.bids[s] < 0]
     margins: dict[tuple[int, ...], float] = {}
+    modes: dict[tuple[int, ...], dict[tuple[int, ...], list[int]]] = {}
     for i in range(worlds):
         if deadline is not None and i >= MIN_WORLDS and time.perf_counter() > deadline:
             break
@@ -304,7 +306,7 @@ def choose_bid(
             bids = modelled[nil][:]
             bids[view.seat] = bid
             table = Table(rules, hands, leader, bids=bids, blind=view.blind)
-            taken = tuple(play_out(table))
+            taken = tuple(play_out(table, modes.setdefault(tuple(bids), {})))
             seen = (*bids, *taken)
             margin = margins.get(seen) if table.history is None else None
             if margin is None:
@@ -390,6 +392,10 @@ class Sampler:
         self.void = void
         self.suit = suit
         self.n = n
+        # Per suit, the seats with room that may hold its cards (not void in it).
+        self.able = [
+            [s for s in range(n) if self.room[s] > 0 and x not in void[s]] for x in range(4)
+        ]
         # Cards nobody holds (two players dealt 13 each): a bucket without limits.
         self.spare = len(self.pool) - sum(self.room)
         self.played_by = played_by
@@ -510,20 +516,15 @@ class Sampler:
     def _try(self, rng: random.Random) -> list[list[int]] | None:
         pool = self.pool[:]
         rng.shuffle(pool)
-        suit, void, n = self.suit, self.void, self.n
+        suit = self.suit
         room = self.room[:]
         spare = self.spare
-        seats = [s for s in range(n) if room[s] > 0]
-
-        def options(c: int) -> int:
-            return sum(1 for s in seats if suit[c] not in void[s])
-
-        # The most constrained cards first.
-        pool.sort(key=options)
+        able = self.able
+        # The most constrained cards first (the fewest seats that may hold them).
+        pool.sort(key=lambda c: len(able[suit[c]]))
         hands = [list(h) for h in self.fixed]
         for c in pool:
-            s_c = suit[c]
-            eligible = [s for s in seats if room[s] > 0 and s_c not in void[s]]
+            eligible = [s for s in able[suit[c]] if room[s] > 0]
             weight = sum(room[s] for s in eligible) + spare
             if weight <= 0:
                 return None

@@ -14,12 +14,13 @@ from engine.state import first_leader
 from tests.engine.test_properties import PROFILE, rulesets
 
 
-def position(rules: Ruleset, seed: int) -> Table:
+def position(rules: Ruleset, seed: int, bids: list[int] | None = None) -> Table:
     """Return a random deal with random bids (nils often), a random number of cards in."""
     rng = random.Random(seed)
     t = tables(rules)
     hands = deal_hands(t, rng)
-    bids = [0 if rng.random() < 0.3 else rng.choice(t.bids) for _ in range(t.players)]
+    if bids is None:
+        bids = [0 if rng.random() < 0.3 else rng.choice(t.bids) for _ in range(t.players)]
     leader = first_leader(rules, tuple(tuple(h) for h in hands), 0)
     table = Table(rules, hands, leader, bids=bids, history=[])
     for _ in range(rng.randrange(t.tricks * t.players)):
@@ -53,3 +54,18 @@ def test_the_fused_play_out_matches_on_ladder_hands_with_nils(seed: int) -> None
     policy, fused = copy_table(start), copy_table(start)
     assert play_out(fused) == policy.play_out(rollout)
     assert state_of(fused) == state_of(policy)
+
+
+@PROFILE
+@given(rulesets(max_hands=1), st.integers(0, 2**32))
+def test_habits_kept_across_hands_of_the_same_bids_change_no_card(
+    rules: Ruleset, seed: int
+) -> None:
+    # As a search plays them: many deals of one position, one dict of habits.
+    modes: dict[tuple[int, ...], list[int]] = {}
+    first = position(rules, seed)
+    for k in range(6):
+        start = position(rules, seed + k, first.bids)
+        policy, fused = copy_table(start), copy_table(start)
+        assert play_out(fused, modes) == policy.play_out(rollout)
+        assert state_of(fused) == state_of(policy)
