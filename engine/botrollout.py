@@ -16,7 +16,7 @@ alternated, process CPU, load 13-18): the same card or bid in all 666; CPU 58.7 
 the habits kept by tricks done and taken (`play_out`'s ``modes_seen``) most of the rest
 (`_modes` ran once per trick of every playout). `python -m benchmarks bots` (8 games, seed 1,
 the same games and figures as before, only faster): strong decision p95 ladder 111 ms, jokers
-113, cut-throat 127 (181-223 before), max 185-201.
+113, cut-throat 127 (181-223 before), max 185-203.
 """
 
 from __future__ import annotations
