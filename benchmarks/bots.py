@@ -32,7 +32,8 @@ default) and SPADES_BENCH_BOT_SEED (1).
 The games are played with the time cap off, so the figures do not depend on the machine's
 load, only the decision times do. Not part of `make bench`: it measures play, not speed.
 
-Where those overtricks come from (stop 37; 4 duplicate strong-v-baseline ladder games of
+Where the baseline's overtricks beside the strong bot come from (issue #28; stop 37; 4
+duplicate strong-v-baseline ladder games of
 seed 1 against 40 baseline self-play games, each trick the baseline won classed by its
 side's state when it played to it): won after its side's contract was made, per bid, while
 ducking 0.37 (self-play 0.22; 23 of 32 of them with one legal card left) and while chasing a
