@@ -33,13 +33,13 @@ The games are played with the time cap off, so the figures do not depend on the 
 load, only the decision times do. Not part of `make bench`: it measures play, not speed.
 
 Where the baseline's overtricks beside the strong bot come from (issue #28; stop 37; 4
-duplicate strong-v-baseline ladder games of
-seed 1 against 40 baseline self-play games, each trick the baseline won classed by its
-side's state when it played to it): won after its side's contract was made, per bid, while
-ducking 0.37 (self-play 0.22; 23 of 32 of them with one legal card left) and while chasing a
-set (`engine.botplay.SET_SHARE_BONUS`) 0.20 (0.16). The strong bot sheds its winners once its own
-contract is made, so the tricks nobody bid are left in the hands of the side that ducks
-worse. Neither lever below moves that (nor did the last bidder's bid-up, `engine.bot.MARGIN`):
+duplicate strong-v-baseline ladder games of seed 1 against 40 baseline self-play games, each
+trick the baseline won classed by its side's state when it played to it): won after its
+side's contract was made, per bid, while ducking 0.37 (self-play 0.22; 23 of 32 of them with
+one legal card left) and while chasing a set (`engine.botplay.SET_SHARE_BONUS`) 0.20 (0.16).
+The strong bot sheds its winners once its own contract is made, so the tricks nobody bid are
+left in the hands of the side that ducks worse. Neither lever below moves that (nor did the
+last bidder's bid-up, `engine.bot.MARGIN`):
 
 - Chasing sets less (`SET_SHARE_BONUS` 0.1 -> 0.3): the same 4 games at +0.53 over the bid
   (+0.50 before): tricks won chasing fell to 0.06 a bid and tricks won ducking rose to 0.47,
