@@ -5,8 +5,8 @@ the seat has seen (its own hand, every card played, voids shown by a failure to
 follow suit, a spade led before spades were broken, the cards it gave its partner in
 an exchange and the partner still holds, face-up cards, the hand sizes; every deal is
 checked against them, `Sampler.consistent`), plays each legal card in each sampled deal, finishes
-the hand with a quick heuristic rollout for every seat (the baseline's habits:
-nil bidders duck, partners cover, contracts are chased and bags ducked), and scores
+the hand with a quick heuristic rollout for every seat (`engine.botrollout`: the baseline's
+habits, nil bidders duck, partners cover, contracts are chased and bags ducked), and scores
 the hand with the engine's own scoring (nil, bags and their penalty, blind bids,
 10-for-200, Boston): the card with the best average margin over the other sides is
 played. Deals are weighted by how well they explain the other seats' bids (the
