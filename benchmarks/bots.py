@@ -38,7 +38,8 @@ tricks - bid +0.62 (self-play +0.29, 94% by the target), strong +0.37; strong's 
 its bids, 93% made; cover failures 0 of 59, overtakes 0; strong's decision CPU p95 112 ms,
 max 181. Jokers: strong won 88% (64%..97%), 14 by the target; baseline +0.88 (self-play
 +0.42, 93%), strong +0.34; nils 13%, 97% made; cover failures 0 of 72, overtakes 0; p95 91
-ms, max 195.
+ms, max 195. Cut-throat: strong won 81% (57%..93%), 15 by the target; baseline +0.67
+(self-play +0.42, 95%), strong +0.09; p95 87 ms, max 157.
 
 Where the baseline's overtricks beside the strong bot come from (issue #28; stop 37; 4
 duplicate strong-v-baseline ladder games of seed 1 against 40 baseline self-play games, each
