@@ -225,7 +225,10 @@ strength (212 of 400 duplicate games), but beside the strong bot the baseline st
 +0.53 over its bid (+0.56 without; 8 duplicate ladder games, `python -m benchmarks bots`,
 seed 1) with fewer contracts made (78% against 84%), and fewer self-play games ended by the
 target where they were near 90% already (min-two-each 91%/89% -> 87%/88%, jjd-little-willie
-91% -> 89%, 150 games from seeds 1000+ and 7000+)."""
+91% -> 89%, 150 games from seeds 1000+ and 7000+).
+
+Where those overtricks come from, and two more levers measured that do not move them
+(stop 37): `benchmarks.bots`' docstring."""
 DECK_MARGIN = {(4, "jokers"): 0.9}
 """Margins by (players, deck) where a deck plays differently: with the two jokers above
 the ace of spades, four hands' tricks swing more (a side's contract made 76% of the time

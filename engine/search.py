@@ -5,8 +5,8 @@ the seat has seen (its own hand, every card played, voids shown by a failure to
 follow suit, a spade led before spades were broken, the cards it gave its partner in
 an exchange and the partner still holds, face-up cards, the hand sizes; every deal is
 checked against them, `Sampler.consistent`), plays each legal card in each sampled deal, finishes
-the hand with a quick heuristic rollout for every seat (the baseline's habits:
-nil bidders duck, partners cover, contracts are chased and bags ducked), and scores
+the hand with a quick heuristic rollout for every seat (`engine.botrollout`: the baseline's
+habits, nil bidders duck, partners cover, contracts are chased and bags ducked), and scores
 the hand with the engine's own scoring (nil, bags and their penalty, blind bids,
 10-for-200, Boston): the card with the best average margin over the other sides is
 played. Deals are weighted by how well they explain the other seats' bids (the
@@ -45,6 +45,8 @@ import time
 from collections.abc import Callable
 
 from engine import bot
+from engine.botrollout import copy_table, play_out
+from engine.botrollout import rollout as rollout
 from engine.cards import CLUBS, SPADES
 from engine.fast import Table, outcome, table_at
 from engine.model import Command, PlaceBid, PlayCard
@@ -183,29 +185,38 @@ def search(
     others = [side for side in range(t.teams) if side != me]
     rules = view.rules
     bag_cost = rules.bag_penalty / rules.bag_limit if rules.bags else 0.0
+    # A hand's margin by the tricks each seat took (the same bids and scores in every
+    # deal): scored once, unless the rules score from the tricks themselves.
+    margins: dict[tuple[int, ...], float] = {}
+    modes: dict[tuple[int, ...], list[int]] = {}
     for i in range(worlds):
         if deadline is not None and i >= MIN_WORLDS and time.perf_counter() > deadline:
             break
         hands = sampler.sample(rng)
         weight = sampler.bid_weight(hands)
+        start = table_at(view, hands)
         for card in cards:
-            table = table_at(view, hands)
+            table = copy_table(start)
             table.play(view.seat, card)
-            taken = table.play_out(rollout)
-            pts, bags = outcome(
-                view.rules,
-                view.bids,
-                view.blind,
-                taken,
-                view.scores,
-                view.bags,
-                view.moe,
-                table.history,
-            )
-            # A carried bag is a tenth of the next penalty: the hand's points alone
-            # would count an overtrick as +1 and collect bags.
-            value = [pts[s] - bag_cost * (bags[s] - view.bags[s]) for s in range(t.teams)]
-            totals[card] += weight * (value[me] - sum(value[o] for o in others) / len(others))
+            taken = tuple(play_out(table, modes))
+            margin = margins.get(taken) if table.history is None else None
+            if margin is None:
+                pts, bags = outcome(
+                    view.rules,
+                    view.bids,
+                    view.blind,
+                    taken,
+                    view.scores,
+                    view.bags,
+                    view.moe,
+                    table.history,
+                )
+                # A carried bag is a tenth of the next penalty: the hand's points alone
+                # would count an overtrick as +1 and collect bags.
+                value = [pts[s] - bag_cost * (bags[s] - view.bags[s]) for s in range(t.teams)]
+                margin = value[me] - sum(value[o] for o in others) / len(others)
+                margins[taken] = margin
+            totals[card] += weight * margin
     # Ties go to the lowest card in play value: the cheaper card keeps the options.
     return max(cards, key=lambda c: (totals[c], -t.power[c], -c))
 
@@ -273,6 +284,8 @@ def choose_bid(
     others = [side for side in range(t.teams) if side != me]
     bag_cost = rules.bag_penalty / rules.bag_limit if rules.bags else 0.0
     later = [s for s in range(t.players) if s != view.seat and view.bids[s] < 0]
+    margins: dict[tuple[int, ...], float] = {}
+    modes: dict[tuple[int, ...], dict[tuple[int, ...], list[int]]] = {}
     for i in range(worlds):
         if deadline is not None and i >= MIN_WORLDS and time.perf_counter() > deadline:
             break
@@ -293,12 +306,17 @@ def choose_bid(
             bids = modelled[nil][:]
             bids[view.seat] = bid
             table = Table(rules, hands, leader, bids=bids, blind=view.blind)
-            taken = table.play_out(rollout)
-            pts, bags = outcome(
-                rules, bids, view.blind, taken, view.scores, view.bags, view.moe, table.history
-            )
-            value = [pts[s] - bag_cost * (bags[s] - view.bags[s]) for s in range(t.teams)]
-            totals[bid] += weight * (value[me] - sum(value[o] for o in others) / len(others))
+            taken = tuple(play_out(table, modes.setdefault(tuple(bids), {})))
+            seen = (*bids, *taken)
+            margin = margins.get(seen) if table.history is None else None
+            if margin is None:
+                pts, bags = outcome(
+                    rules, bids, view.blind, taken, view.scores, view.bags, view.moe, table.history
+                )
+                value = [pts[s] - bag_cost * (bags[s] - view.bags[s]) for s in range(t.teams)]
+                margin = value[me] - sum(value[o] for o in others) / len(others)
+                margins[seen] = margin
+            totals[bid] += weight * margin
     # Ties go to the baseline's own bid, then to the lower bid.
     best = max(candidates, key=lambda b: (totals[b], b == wanted, -b))
     return plain[best]
@@ -374,6 +392,10 @@ class Sampler:
         self.void = void
         self.suit = suit
         self.n = n
+        # Per suit, the seats with room that may hold its cards (not void in it).
+        self.able = [
+            [s for s in range(n) if self.room[s] > 0 and x not in void[s]] for x in range(4)
+        ]
         # Cards nobody holds (two players dealt 13 each): a bucket without limits.
         self.spare = len(self.pool) - sum(self.room)
         self.played_by = played_by
@@ -494,20 +516,15 @@ class Sampler:
     def _try(self, rng: random.Random) -> list[list[int]] | None:
         pool = self.pool[:]
         rng.shuffle(pool)
-        suit, void, n = self.suit, self.void, self.n
+        suit = self.suit
         room = self.room[:]
         spare = self.spare
-        seats = [s for s in range(n) if room[s] > 0]
-
-        def options(c: int) -> int:
-            return sum(1 for s in seats if suit[c] not in void[s])
-
-        # The most constrained cards first.
-        pool.sort(key=options)
+        able = self.able
+        # The most constrained cards first (the fewest seats that may hold them).
+        pool.sort(key=lambda c: len(able[suit[c]]))
         hands = [list(h) for h in self.fixed]
         for c in pool:
-            s_c = suit[c]
-            eligible = [s for s in seats if room[s] > 0 and s_c not in void[s]]
+            eligible = [s for s in able[suit[c]] if room[s] > 0]
             weight = sum(room[s] for s in eligible) + spare
             if weight <= 0:
                 return None
@@ -521,98 +538,6 @@ class Sampler:
             else:
                 spare -= 1
         return hands
-
-
-NIL, COVER, WANT, DUCK, ATTACK = range(5)
-
-
-def _modes(table: Table) -> list[int]:
-    """Return each seat's rollout habit for the current trick (recomputed per trick)."""
-    t = table.t
-    taken, nil, bids = table.taken, table.nil, table.bids
-    left = t.tricks - table.done
-    needs = [sum(bids[s] - taken[s] for s in members if not nil[s]) for members in t.members]
-    # A side wants tricks while it needs some, or while another side can still be set.
-    settable = [0 < n <= left for n in needs]
-    count = settable.count(True)
-    want = [n > 0 or count > settable[side] for side, n in enumerate(needs)]
-    team = t.team
-    four = t.players == 4
-    # Intact nils: setting one is worth more than any trick, so the other sides attack it.
-    intact = [s for s in range(t.players) if nil[s] and taken[s] == 0]
-    modes = []
-    for seat in range(t.players):
-        if nil[seat] and taken[seat] == 0:
-            modes.append(NIL)
-        elif four and nil[(seat + 2) % 4] and taken[(seat + 2) % 4] == 0:
-            modes.append(COVER)
-        elif any(team[s] != team[seat] for s in intact):
-            modes.append(ATTACK)
-        else:
-            modes.append(WANT if want[team[seat]] else DUCK)
-    return modes
-
-
-def rollout(table: Table, seat: int, legal: list[int]) -> int:
-    """Return the rollout's card: the baseline's habits on the fast table."""
-    if table.memo_done != table.done:
-        table.memo = _modes(table)
-        table.memo_done = table.done
-    mode = table.memo[seat]
-    trick = table.trick
-    power = table.power
-    key = power.__getitem__
-    if not trick:
-        if mode == WANT:
-            # Lead the highest card, a side suit's before a trump of the same rank.
-            return max(legal, key=lambda c: (power[c] % 100, -c))
-        if mode == COVER:
-            return max(legal, key=key)
-        # A nil, a side ducking bags, or one leading low through an opponent's nil.
-        return min(legal, key=key)
-    suit = table.suit
-    led = suit[trick[0]]
-    best, best_i = -1, 0
-    for i, c in enumerate(trick):
-        s = suit[c]
-        if (s == led or s == SPADES) and power[c] > best:  # noqa: SIM109
-            best, best_i = power[c], i
-    if suit[legal[0]] == led:
-        # Following suit (all of legal is the led suit).
-        win = [c for c in legal if power[c] > best]
-        lose = [c for c in legal if power[c] < best]
-    else:
-        win = [c for c in legal if suit[c] == SPADES and power[c] > best]
-        lose = [c for c in legal if not (suit[c] == SPADES and power[c] > best)]
-    if mode == NIL:
-        # Nil: the highest card that still loses.
-        return max(lose or legal, key=key)
-    n = table.players
-    if mode == ATTACK:
-        # Attack an opponent's nil: stay under it while it has to play, and never take
-        # a trick off it once it is winning; otherwise play for tricks.
-        leader, taken, nil, team = table.leader, table.taken, table.nil, table.t.team
-        mine = team[seat]
-        for o in range(n):
-            if nil[o] and taken[o] == 0 and team[o] != mine:
-                if (o - leader) % n >= len(trick):
-                    return min(legal, key=key)
-                if (leader + best_i) % n == o:
-                    return max(lose, key=key) if lose else min(legal, key=key)
-        mode = WANT
-    if mode == COVER:
-        partner = (seat + 2) % 4
-        # Cover partner's nil: high before him, overtake him after.
-        if len(trick) < 2:
-            return max(legal, key=key)
-        if (table.leader + best_i) % n == partner:
-            return min(win or legal, key=key)
-        mode = WANT
-    if mode == WANT:
-        if n == 4 and len(trick) == 3 and best_i == 1:
-            return min(legal, key=key)  # partner wins it
-        return min(win or legal, key=key)
-    return max(lose or legal, key=key)
 
 
 LEVELS = ("baseline", "strong")
