@@ -43,26 +43,24 @@ from dataclasses import asdict, dataclass
 
 from engine import ddcore
 from engine.bot import wanted_bid
+from engine.botrollout import copy_table, play_out
 from engine.cards import SPADES, card_str
 from engine.dd import Position
 from engine.ddhand import HandDD, analyse_hand
 from engine.fast import Table, outcome, table_at
 from engine.model import BidPlaced, CardPlayed, Event, HandDealt, PlaceBid, PlayCard, TrickWon
 from engine.rules import Ruleset, tables
-from engine.search import Sampler, _covering, _model_bid, distinct_cards, rollout
+from engine.search import Sampler, _covering, _model_bid, distinct_cards
 from engine.state import GameState, apply, first_leader, initial_state
 from engine.view import SeatView, view
 
-INACCURACY = 10.0
-MISTAKE = 25.0
-BLUNDER = 60.0
+INACCURACY, MISTAKE, BLUNDER = 10.0, 25.0, 60.0
 BID_SLACK = 3
 """A contract more than this many tricks from the side's double-dummy tricks is named."""
 WORLDS = 24
 """Sampled deals per decision (every choice is played out in each)."""
 BID_WINDOW = 3
-"""Bids graded each side of the baseline's (`search.BID_WINDOW` + 1; nil and the bid made too):
-each is a play-out per sampled deal, and a bid further off is never the best in practice."""
+"""Bids graded each side of the baseline's (`search.BID_WINDOW` + 1; nil and the bid made too)."""
 
 
 def grade_of(loss: float) -> str:
@@ -141,14 +139,16 @@ def card_values(
     sampler = Sampler(v, t)
     totals = dict.fromkeys(cards, 0.0)
     weights = 0.0
+    habits: dict[tuple[int, ...], list[int]] = {}  # the rollout's, for these bids
     for _ in range(worlds):
         hands = sampler.sample(rng)
         weight = sampler.bid_weight(hands)
         weights += weight
+        start = table_at(v, hands)
         for card in cards:
-            table = table_at(v, hands)
+            table = copy_table(start)
             table.play(v.seat, card)
-            taken = table.play_out(rollout)
+            taken = play_out(table, habits)
             totals[card] += weight * _value(v.rules, v, v.bids, taken, table.history)
     return {c: round(totals[c] / weights, 2) if weights else 0.0 for c in cards}
 
@@ -175,7 +175,7 @@ def bid_values(
             for s in later:
                 made[s] = _model_bid(v, s, hands[s], made)
             table = Table(rules, hands, leader, bids=made, blind=v.blind)
-            taken = table.play_out(rollout)
+            taken = play_out(table)
             totals[bid] += weight * _value(rules, v, made, taken, table.history)
     return {b: round(totals[b] / weights, 2) if weights else 0.0 for b in bids}
 
