@@ -27,11 +27,11 @@ default 1), each in a thread of their own pool, never the pool that answers bot 
 Progress is appended as it happens (`HandAnalysed`, best effort), the result last
 (`AnalysisFinished`, the review's canonical JSON).
 
-Budget (`budget_of`): 24 sampled deals per decision, the last 4 tricks of each hand solved
-double-dummy; a rated game also gets its par, 3 runs of strong bots in every seat at 60
-playouts a decision (`engine.par`). Measured (`python -m benchmarks analysis`, three bot games
-to 500 of 9 to 14 hands, one core): 41 CPU s a game on average, 51 at most, of which the par
-is a little more than half: ready within a minute of the game's end with a core free.
+Budget (`budget_of`): 24 sampled deals per decision, whole hands solved double-dummy by the C
+kernel; a rated game also gets its par, 3 runs of strong bots in every seat at 60 playouts a
+decision (`engine.par`). Measured (`python -m benchmarks analysis`, a bot game to 500 of 11
+hands, one core): 32.7 CPU s, of which the par 10.2: ready within a minute of the game's end
+with a core free.
 """
 
 from __future__ import annotations
