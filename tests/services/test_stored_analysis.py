@@ -446,3 +446,24 @@ async def test_taking_a_finished_round_off_the_queue_never_takes_a_newer_one(
     assert await queued() == [6]
     await analyst_module._dequeue(pg_pool, game_id, 8)  # round 2 finished at 8
     assert await queued() == []
+
+
+async def test_a_failed_review_is_shown_with_the_bot_tier_down_and_asking_again_says_503(
+    processes: Processes, event_store: PostgresEventStore
+) -> None:
+    """GET of a failed review asks the tier only for its retry_at: with no tier it still shows
+    the stored failure (retry_at 0); POST, which needs the tier, answers 503 and writes
+    nothing."""
+    gateway = await start_gateway(processes)  # and no bot tier
+    game_id, _ = await given_up_review(event_store, rounds=1)
+    before = await analysis_of(event_store, game_id)
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        shown = await http.get(f"/api/games/{game_id}/analysis")
+        assert shown.status_code == 200, shown.text
+        assert shown.json()["status"] == "failed"
+        assert shown.json()["code"] == "given_up"
+        assert shown.json()["retry_at"] == 0
+        again = await http.post(f"/api/games/{game_id}/analysis")
+        assert again.status_code == 503, again.text
+        assert again.json()["code"] == "unavailable"
+    assert await analysis_of(event_store, game_id) == before

@@ -120,7 +120,13 @@ async def _asked(
         ask = QueueAnalysis(
             game_id=game_id, asked_by=caller.player_id if caller else "", again=again
         )
-        reply = _queued.decode(await asked(gateway, gateway.subjects.bots_queue_analysis(), ask))
+        try:
+            answer = await asked(gateway, gateway.subjects.bots_queue_analysis(), ask)
+        except ApiError:
+            if found is None or again:
+                raise  # 503: nothing stored to show, or the ask itself went unanswered
+            answer = b'{"ok":true}'  # the stored failure is shown without its retry_at
+        reply = _queued.decode(answer)
         if not reply.ok:
             raise refused(reply.code, reply.message)
         retry_at = reply.retry_at
