@@ -227,7 +227,8 @@ async def _play_rated(
     overbid: int,
 ) -> str:
     """Play a rated game (a MatchFound the table opens) in which seat ``overbid`` overbids
-    on the first hand (nine tricks: its side is set, behind on score); once that hand is scored the
+    on the first hand (nine tricks: its side is set, behind on score; the other side bids one
+    each, never nil); once that hand is scored the
     quitter at seat 0 leaves his partner (seat 2) to a bot, the opponents leave too (partners
     both leaving shield nobody), and seat 2 plays the game out with three bots. Return the
     game's id."""
@@ -261,6 +262,10 @@ async def _play_rated(
             if seat == overbid and bids:
                 # nine: set for sure, short of a Boston or the mercy floor ending the game
                 await client.send(game_id, min(bids, key=lambda c: abs(c.tricks - 9)))
+            elif bids and (seat - overbid) % 2:
+                # the other side bids one each, never nil: a nil lost (-100) could leave it
+                # behind the set side, and which side is behind is what the test is about
+                await client.send(game_id, min(bids, key=lambda c: (c.tricks < 1, c.tricks)))
             else:
                 await client.send(game_id, move(view))
 
