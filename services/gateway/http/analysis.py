@@ -122,11 +122,11 @@ async def _asked(
         )
         try:
             answer = await asked(gateway, gateway.subjects.bots_queue_analysis(), ask)
+            reply = _queued.decode(answer)
         except ApiError:
             if found is None or again:
                 raise  # 503: nothing stored to show, or the ask itself went unanswered
-            answer = b'{"ok":true}'  # the stored failure is shown without its retry_at
-        reply = _queued.decode(answer)
+            reply = QueueReply(ok=True)  # the stored failure is shown without its retry_at
         if not reply.ok:
             raise refused(reply.code, reply.message)
         retry_at = reply.retry_at
