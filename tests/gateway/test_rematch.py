@@ -171,10 +171,11 @@ async def test_friends_accept_a_rematch_and_play_the_same_seats_again(
                 "/api/friends", json={"rules": ONE_HAND, "seats": seats}, headers=h["gus"]
             )
         ).json()["code"]
-        await http.post(f"/api/friends/{code}/join", json={}, headers=h["hap"])
-        game_id = (await http.post(f"/api/friends/{code}/start", json={}, headers=h["gus"])).json()[
-            "game_id"
-        ]
+        joined = await http.post(f"/api/friends/{code}/join", json={}, headers=h["hap"])
+        assert joined.status_code == 200, joined.text
+        started = await http.post(f"/api/friends/{code}/start", json={}, headers=h["gus"])
+        assert started.status_code == 200, started.text  # a fresh clone once had no game_id
+        game_id = started.json()["game_id"]
         clients = {n: WsClient(gateway.ws_url, t, batch=True) for n, t in tokens.items()}
         for client in clients.values():
             await client.connect()
