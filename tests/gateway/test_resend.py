@@ -19,11 +19,14 @@ import uuid
 import asyncpg
 import httpx
 import pytest
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 
 import events.contracts.matchmaking  # noqa: F401  (registers the queue events the store decodes)
 from events.contracts.game import stream_of
 from events.contracts.matchmaking import queue_stream
 from events.pgstore import PostgresEventStore
+from events.subjects import Subjects
 from tests.gateway.conftest import register_and_login, start_gateway
 from tests.infra import Processes, eventually
 
@@ -114,3 +117,37 @@ async def test_opens_and_queue_requests_are_resent_past_a_paused_replica(
             assert mine == ["PlayerQueued", "PlayerLeftQueue"], (name, mine)
         status = [await http.get("/api/queue", headers=h) for h in heads]
         assert [r.json()["code"] for r in status] == ["idle"] * 3
+
+
+async def test_a_friends_start_waits_for_the_table_tier_and_opens_one_game(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    """A host's Start that reaches no live table replica (the first send is swallowed, as a
+    paused replica swallows it; then no replica is up at all) is resent until one answers,
+    and the game is opened once. It answered 503 `unavailable` at its first timeout before: a
+    fresh clone's rematch test once saw its start refused while the table was starting."""
+    gateway = await start_gateway(processes, SPADES_FAILOVER_SECONDS="120")
+    swallowed = asyncio.Event()
+
+    async def swallow(_: Msg) -> None:
+        swallowed.set()
+
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=180) as http:
+        head = {"Authorization": f"Bearer {await register_and_login(http, 'host')}"}
+        seats = [{"kind": "host"}, {"kind": "bot"}, {"kind": "bot"}, {"kind": "bot"}]
+        opened = await http.post("/api/friends", json={"seats": seats}, headers=head)
+        assert opened.status_code == 201, opened.text
+        code = opened.json()["code"]
+        sub = await nc.subscribe(subjects.table_open(), cb=swallow)
+        start = asyncio.create_task(http.post(f"/api/friends/{code}/start", json={}, headers=head))
+        await asyncio.wait_for(swallowed.wait(), 60)
+        await sub.unsubscribe()
+        processes.start("-m", "services.tools.cli", "serve", "table", env={"SPADES_OPS_PORT": "0"})
+        started = await start
+        assert started.status_code == 200, started.text
+        game_id = started.json()["game_id"]
+        assert game_id, started.text
+        stored = await event_store.read(stream_of(game_id))
+        assert [s.type for s in stored].count("TableOpened") == 1
+        table = await http.get(f"/api/friends/{code}", headers=head)
+        assert (table.json()["status"], table.json()["game_id"]) == ("started", game_id)

@@ -26,7 +26,7 @@ from events.pgstore import Conn
 from services.gateway import auth, friends, social
 from services.gateway.errors import ERROR_RESPONSES, ApiError
 from services.gateway.friends import FriendsRefusal, FriendsTable
-from services.gateway.http.common import BEARER, asked, gateway_of, refused, strict_bools
+from services.gateway.http.common import BEARER, asked_again, gateway_of, refused, strict_bools
 from services.gateway.http.security import Caller, account_required
 from services.gateway.notices import FriendsTableChanged, publish
 from services.gateway.state import Gateway
@@ -317,7 +317,10 @@ class Friends(Controller):
                 unlisted=row["unlisted"],
                 free_text_chat=bool(_decoded(row["options"]).get("free_text_chat", False)),
             )
-            reply = _table_reply.decode(await asked(gateway, gateway.subjects.table_open(), body))
+            # resent while unanswered, as a practice open is: the command id names the game,
+            # opened once, so a start during a table take-over waits for it, not a 503
+            answer, _ = await asked_again(gateway, gateway.subjects.table_open(), body)
+            reply = _table_reply.decode(answer)
             if not reply.ok:
                 raise refused(reply.code, reply.message)
             row = await friends.save(

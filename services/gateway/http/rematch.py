@@ -10,7 +10,7 @@ from litestar.params import JSONBody
 from events.contracts import game as wire
 from services.gateway import rematch
 from services.gateway.errors import ERROR_RESPONSES, ApiError
-from services.gateway.http.common import BEARER, asked, gateway_of, refused, strict_bools
+from services.gateway.http.common import BEARER, asked_again, gateway_of, refused, strict_bools
 from services.gateway.http.games import GAME_ID, canonical_game_id
 from services.gateway.http.security import Caller, account_required
 from services.gateway.notices import RematchChanged, publish
@@ -102,9 +102,9 @@ class Rematches(Controller):
                 new_game_id = None
                 if declined is None and set(accepted) >= set(game.people):
                     body = rematch.open_request(game_id, game)
-                    reply = _table_reply.decode(
-                        await asked(gateway, gateway.subjects.table_open(), body)
-                    )
+                    # resent while unanswered (one game per command id, opened once)
+                    answer, _ = await asked_again(gateway, gateway.subjects.table_open(), body)
+                    reply = _table_reply.decode(answer)
                     if not reply.ok:
                         raise refused(reply.code, reply.message)
                     new_game_id = reply.game_id
