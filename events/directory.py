@@ -41,10 +41,6 @@ async def count_unfinished_openings(
     return int(count)
 
 
-def _like_escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 @dataclass(frozen=True, slots=True)
 class Opening:
     """The first event of a stream, the data of its final event (None while it runs), and
@@ -69,18 +65,12 @@ class LogDirectory:
 
     _pool: asyncpg.Pool
 
-    async def open_streams(self, category: str, final_type: str) -> list[str]:
-        """Return the ids of the streams of ``category`` that hold no ``final_type`` event,
-        oldest first (the games not finished, for a replica resuming the partitions it
-        gained; the reviews queued, for the bot tier to work in order)."""
+    async def unfinished_games(self) -> list[str]:
+        """Return the ids of the game streams opened and not finished, oldest first (for a
+        replica resuming the slots it gained). Read from the list migration 45's trigger keeps
+        in each append's transaction: as many rows as live games, not every game played."""
         rows = await self._pool.fetch(
-            "SELECT s.stream_id FROM spades_streams s WHERE s.stream_id LIKE $1"
-            " AND NOT EXISTS (SELECT 1 FROM spades_events e"
-            " WHERE e.stream_id = s.stream_id AND e.type = $2)"
-            " ORDER BY (SELECT o.recorded_at FROM spades_events o"
-            " WHERE o.stream_id = s.stream_id AND o.version = 1), s.stream_id",
-            f"{_like_escaped(category)}-%",
-            final_type,
+            "SELECT stream_id FROM spades_unfinished_games ORDER BY opened_at, stream_id"
         )
         return [row["stream_id"] for row in rows]
 
@@ -97,14 +87,23 @@ class LogDirectory:
     ) -> list[Opening]:
         """Return the first events of the streams that open with ``opening_type``, newest
         first, with the data of its ``final_type`` event if any. ``unfinished`` keeps only the
-        streams without one; ``player`` those whose opening lists him in ``players`` (served by
-        migration 4's partial indexes); ``hidden`` drops the unfinished ones whose opening has
-        that JSON field true (unlisted). ``related=(category, type)`` also brings the data of
-        the ``type`` event of the stream ``<category>-<same id>`` (a game's ratings)."""
+        games (TableOpened to GameFinished, ``game-`` streams) without one; ``player`` those
+        whose opening lists him in ``players`` (served by migration 4's partial indexes);
+        ``hidden`` drops the unfinished ones whose opening has that JSON field true
+        (unlisted). ``related=(category, type)`` also brings the data of the ``type`` event
+        of the stream ``<category>-<same id>`` (a game's ratings)."""
         args: list[object] = [opening_type, final_type, limit, hidden]
         where = ["o.type = $1", "o.version = 1", "($4 = '' OR f.stream_id IS NOT NULL OR"]
         where[-1] += " NOT coalesce(((o.data::jsonb) ->> $4)::boolean, false))"
+        order = "o.recorded_at"
+        live_join = ""
         if unfinished:
+            if (opening_type, final_type) != ("TableOpened", "GameFinished"):
+                raise ValueError("only games (TableOpened to GameFinished) are kept unfinished")
+            # walked from the live games' list (migration 45), newest first: a few rows, not
+            # every game finished since the oldest live one
+            live_join = " JOIN spades_unfinished_games u ON u.stream_id = o.stream_id"
+            order = "u.opened_at"
             where.append("f.stream_id IS NULL")
         if player is not None:
             args.append(player)
@@ -121,10 +120,10 @@ class LogDirectory:
         rows = await self._pool.fetch(
             f"SELECT {QUALIFIED_COLUMNS}, f.data::text AS final_data,"
             f" {related_data} AS related_data"
-            " FROM spades_events o"
+            f" FROM spades_events o{live_join}"
             " LEFT JOIN spades_events f ON f.stream_id = o.stream_id AND f.type = $2"
             f"{related_join} WHERE {' AND '.join(where)}"
-            " ORDER BY o.recorded_at DESC, o.stream_id LIMIT $3",
+            f" ORDER BY {order} DESC, o.stream_id LIMIT $3",
             *args,
         )
         return [

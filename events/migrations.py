@@ -4,7 +4,7 @@ Each part of the platform owns its migrations, one folder each:
 
 | folder | owner |
 |---|---|
-| `events/schema/` | the event store, the bus bookkeeping, leases |
+| `events/schema/` | the event store, the bus bookkeeping, leases, the unfinished games |
 | `services/gateway/migrations/` | accounts, sessions, fair-play sightings |
 | `services/rating/migrations/` | ratings and history (2 also made matchmaking's first tables) |
 | `services/matchmaking/migrations/` | matchmaking's read models |

@@ -188,7 +188,7 @@ class TableService:
 
     async def _resume_once(self, slots: set[int]) -> int:
         games = self.games
-        unfinished = await self.rt.store.open_streams("game", "GameFinished")
+        unfinished = await self.rt.store.unfinished_games()
         resumed = 0
         for stream_id in unfinished:
             game_id = stream_id.removeprefix("game-")

@@ -40,6 +40,7 @@ APPLIED_HISTORY = {
     42: "f7f1f0e13e2bc380e96c7646427f65ebdcd49d5e380fa7bc96d2d43d9f20cc1c",
     43: "176cfaede03c67f79d9f04b76f6e3eeebc4c402e5a4da9ded1b7d76e37229184",
     44: "aa04ffa2def43aff5903fc9dc2b7bd9e4e7ce8b4406679a71021b18794e04ad3",
+    45: "1eb82c837d599e1708ae2607036c2d89fdee317e33e460a1578b37e0bc292615",
 }
 # The folder each migration lives in: its owner.
 OWNERS = {
@@ -64,6 +65,7 @@ OWNERS = {
     42: "services/gateway/migrations",
     43: "services/gateway/migrations",
     44: "services/bots/migrations",
+    45: "events/schema",
 }
 
 
@@ -203,6 +205,40 @@ async def test_the_review_queue_starts_with_the_reviews_waiting_and_none_finishe
     await append_with(conn, "analysis-waiting", 0, events("AnalysisQueued"))
     await append_with(conn, "analysis-done", 0, events("AnalysisQueued", "AnalysisFinished"))
     await append_with(conn, "game-waiting2", 0, events("TableOpened"))  # not a review
-    assert await migrate(conn) == [44]
+    assert await migrate(conn, upto=44) == [44]
     rows = await conn.fetch("SELECT game_id FROM bots_analysis_queue")
     assert [r["game_id"] for r in rows] == ["waiting"]
+
+
+async def test_the_unfinished_games_start_with_the_games_not_finished_and_follow_the_log(
+    blank_database: Callable[[], Awaitable[asyncpg.Connection]],
+) -> None:
+    """Migration 45 lists the games of a database that had no such list: the game streams
+    opened without a GameFinished, nothing else; from then on each opening and end appended
+    updates it in the append's own transaction, and an append rolled back leaves it as it was."""
+    conn = await blank_database()
+    await migrate(conn, upto=44)
+
+    def events(*types: str) -> list[NewEvent]:
+        return [NewEvent(event_id=uuid.uuid4(), type=t, data=msgspec.Raw(b"{}")) for t in types]
+
+    async def unfinished() -> list[str]:
+        rows = await conn.fetch("SELECT stream_id FROM spades_unfinished_games ORDER BY opened_at")
+        return [r["stream_id"] for r in rows]
+
+    await append_with(conn, "game-live", 0, events("TableOpened", "BidPlaced"))
+    await append_with(conn, "game-over", 0, events("TableOpened", "GameFinished", "Said"))
+    await append_with(conn, "practice-other", 0, events("TableOpened"))  # not a game stream
+    assert await migrate(conn) == [45]
+    assert await unfinished() == ["game-live"]
+
+    await append_with(conn, "game-new", 0, events("TableOpened"))
+    await append_with(conn, "game-live", 2, events("CardPlayed", "GameFinished"))
+    assert await unfinished() == ["game-new"]
+    transaction = conn.transaction()
+    await transaction.start()
+    await append_with(conn, "game-rolled", 0, events("TableOpened"))
+    await append_with(conn, "game-new", 1, events("GameFinished"))
+    assert await unfinished() == ["game-rolled"]  # seen inside the transaction
+    await transaction.rollback()  # the command failed after its appends
+    assert await unfinished() == ["game-new"]

@@ -65,22 +65,21 @@ def _event(type_: str, **data: object) -> NewEvent:
     return NewEvent(event_id=uuid.uuid4(), type=type_, data=msgspec.Raw(msgspec.json.encode(data)))
 
 
-async def test_open_streams_and_openings_answer_the_directory_reads(
+async def test_unfinished_games_and_openings_answer_the_directory_reads(
     event_store: PostgresEventStore,
 ) -> None:
     """The reads services used to write in SQL against the store's tables: unfinished
-    streams of a category, and openings newest first with their finished flag."""
+    games, and openings newest first with their finished flag."""
     done, live, other = stream("game"), stream("game"), stream("gamex")
     await event_store.append(done, 0, [_event("TableOpened", players=["ann", "bob"])])
     await event_store.append(live, 0, [_event("TableOpened", players=["bob", "cy"])])
     await event_store.append(other, 0, [_event("TableOpened", players=["ann"])])
     await event_store.append(done, 1, [_event("GameFinished")])
 
-    unfinished = set(await event_store.open_streams("game", "GameFinished"))
+    unfinished = set(await event_store.unfinished_games())
     assert live in unfinished
     assert done not in unfinished
     assert other not in unfinished  # "gamex-..." is another category, not a "game-" stream
-    assert set(await event_store.open_streams("game_", "GameFinished")).isdisjoint({live, other})
 
     everything = await event_store.openings("TableOpened", "GameFinished", limit=10)
     assert [(o.event.stream_id, o.finished) for o in everything] == [
@@ -89,11 +88,15 @@ async def test_open_streams_and_openings_answer_the_directory_reads(
         (done, True),
     ]
     running = await event_store.openings("TableOpened", "GameFinished", limit=10, unfinished=True)
-    assert [o.event.stream_id for o in running] == [other, live]
+    assert [o.event.stream_id for o in running] == [live]  # games only
+    with pytest.raises(ValueError, match="only games"):
+        await event_store.openings("AnalysisQueued", "AnalysisFinished", limit=1, unfinished=True)
     bobs = await event_store.openings("TableOpened", "GameFinished", limit=10, player="bob")
     assert [o.event.stream_id for o in bobs] == [live, done]
     assert len(await event_store.openings("TableOpened", "GameFinished", limit=1)) == 1
     later = stream("game")  # opened after `live`, ids in either order: listed after it
     await event_store.append(later, 0, [_event("TableOpened", players=["dee"])])
-    listed = await event_store.open_streams("game", "GameFinished")
+    listed = await event_store.unfinished_games()
     assert listed.index(live) < listed.index(later)  # oldest first
+    running = await event_store.openings("TableOpened", "GameFinished", limit=10, unfinished=True)
+    assert [o.event.stream_id for o in running] == [later, live]  # newest first

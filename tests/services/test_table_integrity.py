@@ -99,6 +99,6 @@ async def test_an_idle_untimed_practice_table_closes_through_its_log(
         if isinstance(e, wire.TurnTimedOut)
     ]  # no clock ran: the table closed, nobody was timed out
     # off the live list, and refused with a code like any finished game
-    assert stream_of(opened.game_id) not in await event_store.open_streams("game", "GameFinished")
+    assert stream_of(opened.game_id) not in await event_store.unfinished_games()
     view = await client.view(opened.game_id)
     assert (view.phase, view.reason) == ("over", "idle")
