@@ -17,6 +17,7 @@ SUITES = (
     "tier",
     "scale",
     "slots",
+    "directory",
 )
 """What `make bench` runs; `bots` and `suicide` measure play, not speed: run them by name."""
 

@@ -40,7 +40,7 @@ APPLIED_HISTORY = {
     42: "f7f1f0e13e2bc380e96c7646427f65ebdcd49d5e380fa7bc96d2d43d9f20cc1c",
     43: "176cfaede03c67f79d9f04b76f6e3eeebc4c402e5a4da9ded1b7d76e37229184",
     44: "aa04ffa2def43aff5903fc9dc2b7bd9e4e7ce8b4406679a71021b18794e04ad3",
-    45: "1eb82c837d599e1708ae2607036c2d89fdee317e33e460a1578b37e0bc292615",
+    45: "e060b9e153d861171c92a5e64c6e4a773f6147c7d74793921c791c697952b50f",
 }
 # The folder each migration lives in: its owner.
 OWNERS = {
