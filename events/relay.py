@@ -207,6 +207,15 @@ async def run_relay(
             log.warning("relay session ended; connecting again", error=type(exc).__name__)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), RESTART_BACKOFF.delay(ended_in_a_row))
+    # What it did, in one line (`python -m benchmarks relay` reads it: events per read).
+    log.info(
+        "relay stopped",
+        published=stats.published,
+        retries=stats.retries,
+        restarts=stats.restarts,
+        reads=stats.reads,
+        checkpoints=stats.checkpoints,
+    )
     return stats
 
 
@@ -339,14 +348,13 @@ async def _main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    stats = await run_relay(
+    await run_relay(
         database_url=database_url(),
         nats_url=nats_url(),
         stop=stop,
         page_size=int(os.environ.get("SPADES_RELAY_PAGE_SIZE", "500")),
         pacing=Pacing.from_env(),
     )
-    log.info("relay stopped", published=stats.published, retries=stats.retries)
 
 
 def main() -> None:
