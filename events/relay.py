@@ -21,10 +21,9 @@
   by the client's reconnects.
 - Woken, not polling: a trigger notifies channel `spades_events` at the commit of every
   transaction that appends (migration 5); the active relay LISTENs on its lock connection and
-  reads the log as soon as it is told (while busy, at most every SPADES_RELAY_BATCH_WAIT =
-  0.01 s after a big page and SPADES_RELAY_SMALL_PAGE_WAIT = 0.025 s after a small one, so
-  one read carries several commits; under a steady flow it stops listening and reads on that
-  clock until a read finds nothing: `events.relayloops`). It still polls every `idle_wait`
+  reads the log as soon as it is told (while busy, at most every SPADES_RELAY_BATCH_WAIT = 0.025
+  s, so one read carries several commits; under a steady flow it stops listening and reads on
+  that clock until a read finds nothing: `events.relayloops`). It still polls every `idle_wait`
   seconds, and quickly for a moment after a wake-up that found a commit held back (events of a
   transaction that committed while an older one is still running are held back by `read_all`
   until that one ends).
@@ -42,7 +41,7 @@
 
 Run it as `python -m events.relay` (or `spades serve relay`): configuration from
 SPADES_DATABASE_URL, SPADES_NATS_URL, SPADES_NATS_PREFIX, SPADES_RELAY_PIPELINE (1),
-SPADES_RELAY_BATCH_WAIT (0.01 s), SPADES_RELAY_SMALL_PAGE_WAIT (0.025 s) and, for
+SPADES_RELAY_BATCH_WAIT (0.025 s) and, for
 `python -m events.relay`, SPADES_RELAY_PAGE_SIZE.
 """
 

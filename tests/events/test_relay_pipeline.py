@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -397,16 +398,28 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
         )
     )
 
+    window: list[float] = []  # once unlistened: reads, time; a second later: reads, time
+
     async def writer() -> None:
         sid = stream("game")
         version = 0
-        while not stats.unlistened and version < 2_000:
+        while version < 4_000:
+            if stats.unlistened and not window:
+                window.extend([stats.reads, time.monotonic()])
+            if window and time.monotonic() - window[1] >= 1.0:
+                if len(window) == 2:
+                    window.extend([stats.reads, time.monotonic()])
+                break
             await event_store.append(sid, version, new_events(1))
             version += 1
 
     try:
         await asyncio.gather(*(writer() for _ in range(6)))
         assert stats.unlistened == 1, "the relay kept listening under a flow of commits"
+        # On its own clock it reads at most once a `batch_wait`, however big the pages (a
+        # read costs as much as dozens of events; the margin is for the read in progress).
+        reads, seconds = window[2] - window[0], window[3] - window[1]
+        assert reads <= seconds / 0.05 + 3, f"{reads} reads in {seconds:.2f} s"
         logged = await event_store.read_all(START, limit=100_000)
         await eventually(lambda: stats.published == len(logged), what="the flow published")
         await eventually(lambda: stats.idle, what="the relay idle (listening again)")
@@ -422,11 +435,10 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
     assert_bus_is_the_log(await bus_events(js, subjects), logged + lone)
 
 
-def test_after_a_small_page_the_relay_waits_longer_than_after_a_big_one() -> None:
-    """Reads are the relay's main cost at a moderate flow: a small page is followed by a
-    longer wait (more commits a read), a big one by `batch_wait`; never shorter than it."""
-    pacing = Pacing()
-    assert pacing.wait_after(pacing.small_page - 1) == pacing.small_page_wait
-    assert pacing.wait_after(pacing.small_page) == pacing.batch_wait
-    assert pacing.small_page_wait > pacing.batch_wait
-    assert Pacing(batch_wait=0.05).wait_after(1) == 0.05
+def test_the_relay_waits_the_same_between_reads_whatever_a_page_held() -> None:
+    """Reads are the relay's main cost at a moderate flow: its wait between reads is 25 ms by
+    default and SPADES_RELAY_BATCH_WAIT sets it; there is no shorter wait after a big page."""
+    assert Pacing().batch_wait == 0.025
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SPADES_RELAY_BATCH_WAIT", "0.04")
+        assert Pacing.from_env().batch_wait == 0.04
