@@ -51,9 +51,8 @@ from nats.js.errors import NoStreamResponseError
 from events.bus import ensure_streams
 from events.envelope import StoredEvent
 from events.logs import bound_ids, get_logger
-from events.pgrows import read_all_on
 from events.pgstore import PostgresEventStore, save_checkpoint
-from events.relaypipe import ChainBroken, Pipeline
+from events.relaypipe import ChainBroken, Outgoing, Pipeline, read_page
 from events.retry import Backoff
 from events.store import Checkpoint, checkpoint_of
 from events.subjects import Subjects
@@ -201,7 +200,7 @@ async def pipelined(s: Session) -> None:
             wake.event.clear()  # before looking: anything after this wakes the next wait
             try:
                 if careful:
-                    page = await read_all_on(s.lock_conn, pipe.confirmed, page_size)
+                    page = await read_page(s.lock_conn, pipe.confirmed, page_size, pipe.subject)
                     stats.reads += 1
                     before = stats.published
                     try:
@@ -260,7 +259,7 @@ async def pipelined(s: Session) -> None:
                 wake.armed = pipe.wake_on_ack = True
                 continue
             woken, wake.notified = wake.notified, False
-            page = await read_all_on(s.lock_conn, pipe.sent, page_size)
+            page = await read_page(s.lock_conn, pipe.sent, page_size, pipe.subject)
             stats.reads += 1
             poll_at = now + s.idle_wait
             if not page:
@@ -333,9 +332,9 @@ async def _held_back(conn: asyncpg.Connection, after: Checkpoint) -> bool:
     return bool(await conn.fetchval(_HELD_BACK, after.transaction_id, after.position))
 
 
-def _between(page: Sequence[StoredEvent], after: Checkpoint, upto: Checkpoint) -> int:
+def _between(page: Sequence[Outgoing], after: Checkpoint, upto: Checkpoint) -> int:
     """How many events of `page` lie after `after` and up to `upto`."""
-    return sum(1 for event in page if after < checkpoint_of(event) <= upto)
+    return sum(1 for event in page if after < event.checkpoint <= upto)
 
 
 async def _wait(event: asyncio.Event, seconds: float) -> None:

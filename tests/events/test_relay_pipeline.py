@@ -28,7 +28,7 @@ from events.migrations import migrate
 from events.pgrows import COLUMNS, row_to_event
 from events.pgstore import PostgresEventStore, create_pool
 from events.relay import Pacing, RelayStats, run_relay
-from events.relaypipe import ChainBroken, Pipeline
+from events.relaypipe import ChainBroken, Outgoing, Pipeline, outgoing_of, read_page
 from events.store import START, checkpoint_of
 from events.subjects import Subjects
 from services.tools.infra import EmbeddedNats, EmbeddedPostgres
@@ -108,8 +108,12 @@ async def test_a_refused_link_keeps_every_later_link_of_the_chain_out(
 
     pipe = Pipeline(nc, subjects, START, ack_wait=10)
     await pipe.start()
+
+    def out(events: list[StoredEvent]) -> list[Outgoing]:
+        return [outgoing_of(event, subjects) for event in events]
+
     try:
-        await pipe.send(page)
+        await pipe.send(out(page))
 
         async def broken() -> str | None:
             try:
@@ -127,18 +131,18 @@ async def test_a_refused_link_keeps_every_later_link_of_the_chain_out(
 
         # The careful retry asks an answer of every message: the leading run is confirmed.
         with pytest.raises(ChainBroken, match="refused"):
-            await pipe.careful(page)
+            await pipe.careful(out(page))
         assert pipe.confirmed == checkpoint_of(page[refused_at - 1])
         assert_bus_is_the_log(await bus_events(js, subjects), page[:refused_at])
 
         await limit_messages(js, subjects, -1)
         rest = await event_store.read_all(pipe.confirmed, limit=100)
         assert rest[0].event_id == big.event_id
-        assert await pipe.careful(rest) == len(rest)
+        assert await pipe.careful(out(rest)) == len(rest)
         assert pipe.confirmed == checkpoint_of(page[-1])
         version = await event_store.stream_version(big.stream_id)
         more = await event_store.append(big.stream_id, version, new_events(2))
-        await pipe.send(more)  # the chain goes on from the last confirmed link
+        await pipe.send(out(more))  # the chain goes on from the last confirmed link
         await eventually(lambda: pipe.collect() or pipe.confirmed == checkpoint_of(more[-1]))
     finally:
         await pipe.close()
@@ -442,3 +446,54 @@ def test_the_relay_waits_the_same_between_reads_whatever_a_page_held() -> None:
     with pytest.MonkeyPatch.context() as env:
         env.setenv("SPADES_RELAY_BATCH_WAIT", "0.04")
         assert Pacing.from_env().batch_wait == 0.04
+
+
+async def test_what_the_relay_publishes_decodes_to_the_event_the_log_holds(
+    event_store: PostgresEventStore,
+    pg_pool: asyncpg.Pool,
+    js: JetStreamContext,
+    nats_url: str,
+    database_url: str,
+    subjects: Subjects,
+) -> None:
+    """The relay builds each message from the row's text (the payload and metadata passed
+    through as the log holds them, never decoded and encoded again): decoded as a
+    `StoredEvent`, every message equals the logged event in every field, whatever its
+    metadata holds and whatever characters its data has."""
+    full = Metadata(
+        command_id=uuid.uuid4(),
+        causation_id=uuid.uuid4(),
+        correlation_id=uuid.uuid4(),
+        actor='a "quoted" \\ actor é',
+        epoch=7,
+        deadline=1_764_361_000.25,
+    )
+    odd = msgspec.Raw(msgspec.json.encode({"text": 'quote " back \\ é ♠ \u2028', "n": [1, 2.5]}))
+    events = [
+        NewEvent(event_id=uuid.uuid4(), type="Tested", data=odd, metadata=full),
+        NewEvent(event_id=uuid.uuid4(), type="Tested", data=msgspec.Raw(b"{}")),
+        *new_events(3),
+    ]
+    await event_store.append(stream("game"), 0, events)
+    logged = await log_events(pg_pool)
+    async with pg_pool.acquire() as conn:
+        page = await read_page(conn, START, 100, lambda sid, t: subjects.event(sid, t).encode())
+    assert [o.event_id for o in page] == [str(e.event_id).encode() for e in logged]
+    for built, event in zip(page, logged, strict=True):
+        assert msgspec.json.decode(built.payload, type=StoredEvent) == event
+        assert built.checkpoint == checkpoint_of(event)
+        assert built.subject == subjects.event(event.stream_id, event.type).encode()
+    stop, stats = asyncio.Event(), RelayStats()
+    relay = asyncio.create_task(
+        run_relay(
+            database_url=database_url, nats_url=nats_url, subjects=subjects, stop=stop, stats=stats
+        )
+    )
+    try:
+        await eventually(lambda: stats.published == len(logged), what="the events published")
+    finally:
+        stop.set()
+        await relay
+    on_bus = await bus_events(js, subjects)
+    assert on_bus == logged
+    assert on_bus[0].metadata == full
