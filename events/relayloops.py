@@ -182,7 +182,14 @@ async def pipelined(s: Session) -> None:
     stop, stats, pacing, wake = s.stop, s.stats, s.pacing, s.wake
     checkpoint, page_size = s.checkpoint, s.page_size
     crash_sent = int(os.environ.get(CRASH_SENT_ENV, "0") or 0)
-    pipe = Pipeline(s.nc, s.subjects, checkpoint, ack_wait=pacing.ack_wait, changed=wake.event)
+    pipe = Pipeline(
+        s.nc,
+        s.subjects,
+        checkpoint,
+        ack_wait=pacing.ack_wait,
+        changed=wake.event,
+        ack_every=pacing.checkpoint_every,
+    )
     await pipe.start()
     saved, saved_at = checkpoint, time.monotonic()
     sent = 0
@@ -264,6 +271,17 @@ async def pipelined(s: Session) -> None:
             poll_at = now + s.idle_wait
             if not page:
                 busy_reads = 0
+                if pipe.unconfirmed_tail:  # the flow paused: have the last page confirmed
+                    with bound_ids(request_id=_batch_id()):
+                        try:
+                            await pipe.confirm_tail()
+                        except ChainBroken:
+                            wake.event.set()  # collect() sees nothing new: look again at once
+                            careful = True
+                            failed_in_a_row += 1
+                            stats.retries += 1
+                            await _pause(stop, PUBLISH_BACKOFF.delay(failed_in_a_row))
+                            continue
                 if not listening:
                     # The flow paused: hear of commits again, and read once more at once for
                     # any that committed before the LISTEN took effect.
@@ -293,7 +311,10 @@ async def pipelined(s: Session) -> None:
                     stats.unlistened += 1
             with bound_ids(request_id=_batch_id()):
                 try:
-                    await pipe.send(page)
+                    # Listening (a trickle, a moderate flow), each page asks for an answer;
+                    # busy, one in `ack_every` seconds or `ack_pages` pages does, each answer a
+                    # wake-up saved (a later answer confirms the pages before it).
+                    await pipe.send(page, ask=listening or pipe.ask_due())
                 except ChainBroken:
                     wake.event.set()  # collect() sees nothing new: look again at once
                     careful = True
@@ -307,6 +328,7 @@ async def pipelined(s: Session) -> None:
                 os.kill(os.getpid(), signal.SIGKILL)  # pages in flight, unacknowledged
         # Stopping in good order: what is in flight is confirmed (or not) within a second.
         with contextlib.suppress(Exception):
+            await pipe.confirm_tail()
             deadline = time.monotonic() + 1.0
             while pipe.in_flight and time.monotonic() < deadline:
                 stats.published += pipe.collect()

@@ -149,6 +149,65 @@ async def test_a_refused_link_keeps_every_later_link_of_the_chain_out(
     assert_bus_is_the_log(await bus_events(js, subjects), page + more)
 
 
+async def test_pages_sent_without_asking_are_confirmed_by_a_later_answer_and_only_a_true_one(
+    event_store: PostgresEventStore,
+    nc: NATS,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    """A busy relay's pages ask for no acknowledgement but every few: nothing of them counts as
+    confirmed until an answer comes (none is overdue meanwhile), and `confirm_tail`'s answer
+    (the last message published again, asking) confirms them all; when a message among them
+    was refused, that answer is a refusal too (the copy expects the same missing
+    predecessor), so the chain is never taken for stored beyond a gap."""
+    await ensure_streams(js, subjects)
+    first = await event_store.append(stream("game"), 0, new_events(6))
+    pipe = Pipeline(nc, subjects, START, ack_wait=10)
+    await pipe.start()
+
+    def out(events: list[StoredEvent]) -> list[Outgoing]:
+        return [outgoing_of(event, subjects) for event in events]
+
+    try:
+        for part in (first[:2], first[2:4], first[4:]):
+            await pipe.send(out(part), ask=False)
+        await eventually(lambda: on_bus(js, subjects, 6), what="the unasked pages stored")
+        assert pipe.collect() == 0
+        assert pipe.confirmed == START
+        assert pipe.deadline is None
+        assert pipe.in_flight == 3
+        assert pipe.unconfirmed_tail
+        await pipe.confirm_tail()
+        assert not pipe.unconfirmed_tail
+        await eventually(lambda: pipe.collect() == 6, what="the tail's answer")
+        assert pipe.confirmed == checkpoint_of(first[-1])
+        assert pipe.in_flight == 0
+        assert_bus_is_the_log(await bus_events(js, subjects), first)
+
+        # Now a refused message among unasked pages: the tail's answer refuses too.
+        await limit_messages(js, subjects, MAX_MSG)
+        _, big = await a_log_with_a_refused_event(event_store)
+        page = await event_store.read_all(pipe.confirmed, limit=100)
+        refused_at = [e.event_id for e in page].index(big.event_id)
+        await pipe.send(out(page[: refused_at + 1]), ask=False)
+        await pipe.send(out(page[refused_at + 1 :]), ask=False)
+        await pipe.confirm_tail()
+
+        async def broken() -> str | None:
+            try:
+                pipe.collect()
+            except ChainBroken as exc:
+                return exc.reason
+            return None
+
+        reason = await eventually(broken, what="the tail's refusal")
+        assert reason.startswith("refused")
+        assert pipe.confirmed == checkpoint_of(first[-1])
+        assert_bus_is_the_log(await bus_events(js, subjects), first + page[:refused_at])
+    finally:
+        await pipe.close()
+
+
 async def test_the_relay_holds_back_everything_after_a_refused_event_until_it_goes_through(
     event_store: PostgresEventStore,
     pg_pool: asyncpg.Pool,
