@@ -241,12 +241,13 @@ async def pipelined(s: Session) -> None:
                 if s.crash_after and stats.published >= s.crash_after:
                     os.kill(os.getpid(), signal.SIGKILL)  # acknowledged, checkpoint not saved
             now = time.monotonic()
-            if checkpoint != saved and now - saved_at >= pacing.checkpoint_every:
-                await save_checkpoint(s.lock_conn, s.name, checkpoint)
-                saved, saved_at = checkpoint, now
-                stats.checkpoints += 1
             room = pipe.in_flight < pacing.max_in_flight
             reading = wake.notified or fast_polls > 0 or now >= poll_at or not listening
+            save = checkpoint != saved and now - saved_at >= pacing.checkpoint_every
+            if save and not (room and reading and now >= next_read):
+                await save_checkpoint(s.lock_conn, s.name, checkpoint)
+                saved, saved_at, save = checkpoint, now, False
+                stats.checkpoints += 1
             if not (room and reading and now >= next_read):
                 # Woken by: a commit only when no read is due anyway; an answer only when the
                 # pipeline is full. Answers otherwise wait for the next look (at most
@@ -266,7 +267,17 @@ async def pipelined(s: Session) -> None:
                 wake.armed = pipe.wake_on_ack = True
                 continue
             woken, wake.notified = wake.notified, False
-            page = await read_page(s.lock_conn, pipe.sent, page_size, pipe.subject)
+            # A checkpoint due as a read is is saved by the read's statement: one round trip.
+            page = await read_page(
+                s.lock_conn,
+                pipe.sent,
+                page_size,
+                pipe.subject,
+                (s.name, checkpoint) if save else None,
+            )
+            if save:
+                saved, saved_at = checkpoint, now
+                stats.checkpoints += 1
             stats.reads += 1
             poll_at = now + s.idle_wait
             if not page:

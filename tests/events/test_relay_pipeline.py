@@ -26,7 +26,7 @@ from events.bus import close_nats, connect, ensure_streams
 from events.envelope import Metadata, NewEvent, StoredEvent
 from events.migrations import migrate
 from events.pgrows import COLUMNS, row_to_event
-from events.pgstore import PostgresEventStore, create_pool
+from events.pgstore import PostgresEventStore, create_pool, load_checkpoint
 from events.relay import Pacing, RelayStats, run_relay
 from events.relaypipe import ChainBroken, Outgoing, Pipeline, outgoing_of, read_page
 from events.store import START, checkpoint_of
@@ -556,3 +556,25 @@ async def test_what_the_relay_publishes_decodes_to_the_event_the_log_holds(
     on_bus = await bus_events(js, subjects)
     assert on_bus == logged
     assert on_bus[0].metadata == full
+
+
+async def test_a_read_that_saves_the_checkpoint_reads_the_same_page_and_saves_it(
+    event_store: PostgresEventStore, pg_pool: asyncpg.Pool, subjects: Subjects
+) -> None:
+    """A busy relay saves its checkpoint in the statement of its next read: the page is the
+    plain read's, and the checkpoint is stored (and moved again by the next such read)."""
+    stored = await event_store.append(stream("game"), 0, new_events(5))
+
+    def subject(sid: str, type_: str) -> bytes:
+        return subjects.event(sid, type_).encode()
+
+    async with pg_pool.acquire() as conn:
+        plain = await read_page(conn, checkpoint_of(stored[0]), 3, subject)
+        both = await read_page(
+            conn, checkpoint_of(stored[0]), 3, subject, ("relay-test", checkpoint_of(stored[1]))
+        )
+        assert both == plain
+        assert [o.event_id for o in both] == [str(e.event_id).encode() for e in stored[1:4]]
+        assert await load_checkpoint(conn, "relay-test") == checkpoint_of(stored[1])
+        await read_page(conn, START, 1, subject, ("relay-test", checkpoint_of(stored[3])))
+        assert await load_checkpoint(conn, "relay-test") == checkpoint_of(stored[3])
