@@ -3,19 +3,22 @@
     PostgreSQL (read_all after checkpoint) ──▶ JetStream (Nats-Msg-Id = event id) ──▶ checkpoint
 
 - Order, without waiting (issue 32; `events.relaypipe` has the argument): events are published
-  as one chain in the log's order; each message carries `Nats-Expected-Last-Msg-Id` = the id
-  of the event before it, so JetStream stores it only right after its predecessor, and a
-  refused or lost message keeps every later one out. No subscriber can see version n+1 before
-  n, even when NATS dies mid-pipeline. A page goes out in one write; only its last message asks
-  for an acknowledgement, which confirms the page and all before it; up to 8 pages are in
-  flight. After a failure the relay republishes from the confirmed checkpoint, an
-  acknowledgement asked of every message, and starts a new chain at the first that failed.
-  The older awaited way (each event after its predecessor's acknowledgement, a page's streams
-  concurrently) remains behind SPADES_RELAY_PIPELINE=0 (`events.relayloops`).
-- Exactly once on the bus: the checkpoint is saved only at a position the server confirmed
-  (at most every 0.1 s while busy). A crash republishes from it; JetStream answers the events
-  already in the stream as duplicates by Nats-Msg-Id within its duplicate window (they are
-  not stored again, whatever they expect), and consumers also drop duplicates by version.
+  as one chain in the log's order; each message carries `Nats-Expected-Last-Msg-Id` = the id of
+  the event before it, so JetStream stores it only right after its predecessor, and a refused or
+  lost message keeps every later one out. No subscriber can see version n+1 before n, even when
+  NATS dies mid-pipeline. A page goes out in one write, built from the row's text (no event
+  decoded and encoded again); only its last message asks for an acknowledgement, which confirms
+  the page and all before it (a busy relay asks one page in 0.1 s or in 4, and has the last one
+  confirmed when the flow pauses); up to 8 pages are in flight. After a failure the relay
+  republishes from the confirmed checkpoint, an acknowledgement asked of every message, and
+  starts a new chain at the first that failed. The older awaited way (each event after its
+  predecessor's acknowledgement, a page's streams concurrently) remains behind
+  SPADES_RELAY_PIPELINE=0 (`events.relayloops`).
+- Exactly once on the bus: the checkpoint is saved only at a position the server confirmed (at
+  most every 0.1 s while busy, by the statement of the next read). A crash republishes from it;
+  JetStream answers the events already in the stream as duplicates by Nats-Msg-Id within its
+  duplicate window (they are not stored again, whatever they expect), and consumers also drop
+  duplicates by version.
 - Nothing lost: an unconfirmed event leaves the checkpoint behind it, and it is published
   again (after a pause that grows to 2 s) until it goes through; NATS restarts are survived
   by the client's reconnects.
