@@ -52,7 +52,8 @@ from events.bus import ensure_streams
 from events.envelope import StoredEvent
 from events.logs import bound_ids, get_logger
 from events.pgstore import PostgresEventStore, save_checkpoint
-from events.relaypipe import ChainBroken, Outgoing, Pipeline, read_page
+from events.relaypipe import ChainBroken, Pipeline
+from events.relayrows import Outgoing, read_page
 from events.retry import Backoff
 from events.store import Checkpoint, checkpoint_of
 from events.subjects import Subjects

@@ -28,7 +28,8 @@ from events.migrations import migrate
 from events.pgrows import COLUMNS, row_to_event
 from events.pgstore import PostgresEventStore, create_pool, load_checkpoint
 from events.relay import Pacing, RelayStats, run_relay
-from events.relaypipe import ChainBroken, Outgoing, Pipeline, outgoing_of, read_page
+from events.relaypipe import ChainBroken, Pipeline
+from events.relayrows import Outgoing, outgoing_of, read_page
 from events.store import START, checkpoint_of
 from events.subjects import Subjects
 from services.tools.infra import EmbeddedNats, EmbeddedPostgres
