@@ -17,7 +17,8 @@ The modules at this level know no game: they would serve any event-sourced syste
 - `bus`         `connect`, `ensure_streams`, `close_nats`.
 - `relay`       `run_relay(...)`: the log is the outbox (`python -m events.relay`);
                 `relaypipe` its pipelined chain of publishes (order kept by the server's
-                expected-last-message check), `relayloops` its pipelined and awaited loops.
+                expected-last-message check), `relayrows` its page of the log read as
+                messages, `relayloops` its pipelined and awaited loops.
 - `consumer`    `consume(...)`: durable pull consumer, effect + position in one transaction,
                 `Unprocessable` and undecodable messages parked.
 - `bookkeeping` the bus's own events (`MessageParked`), the versioning example.

@@ -1,22 +1,27 @@
 """The active relay's two ways of publishing the log: pipelined (the default) and awaited.
 
 - `pipelined`: pages go out through `events.relaypipe.Pipeline` (a chain of publishes, each
-  expecting the one before it, one acknowledgement per page, several pages in flight). The
-  next page is read while earlier ones are still unacknowledged; the checkpoint follows what
-  the server confirmed, saved at most every `Pacing.checkpoint_every` seconds (a crash
-  republishes at most that much, deduplicated by Nats-Msg-Id). While events keep coming it
-  reads at most every `Pacing.batch_wait` seconds after a big page (every
-  `Pacing.small_page_wait` after a small one: `Pacing.wait_after`), and at once after a full
-  one, so a busy relay publishes several commits per read instead of one read, one write and
-  one checkpoint per commit. It reads, and saves its checkpoint, on its lock connection (no
-  pool's acquire and release around each). While every read finds several commits
-  notified, read after read, it stops listening (UNLISTEN: it reads on its own clock then,
-  and a notification per commit would cost it and PostgreSQL for nothing), and listens
-  again at the first read that finds nothing, reading once more at once. A notification
-  that finds nothing to read starts the quick re-reads (a transaction held back behind an
-  older one) only when something committed is really held back: most such notifications are
-  of commits an earlier read already took, and each one used to cost 40 reads in 200 ms
-  (about 1.1 ms of the relay's CPU per commit at 200 commits/s).
+  expecting the one before it, one acknowledgement per page, several pages in flight). The next
+  page is read while earlier ones are still unacknowledged; the checkpoint follows what the
+  server confirmed, saved at most every `Pacing.checkpoint_every` seconds (a crash republishes
+  at most that much, deduplicated by Nats-Msg-Id). While events keep coming it reads at most
+  every `Pacing.batch_wait` seconds (25 ms), and at once after a full page, so a busy relay
+  publishes several commits per read instead of one read, one write and one checkpoint per
+  commit. A read costs about as much as 40 events published (its round trips to PostgreSQL and
+  NATS, an acknowledgement, the loop's wake-ups, each dear on a busy machine: `python -m
+  benchmarks relay`) whether it carries 2 events or 200, so at a moderate flow the relay's CPU
+  is mostly its reads a second, which the wait caps at 40. It used to be 10 ms after a page of
+  32 events or more (25 ms after a smaller one): at 1,300 commits a second pages hovered about
+  32 and the relay read 55 to 60 times a second. The bus's consumers (ratings, the queues' live
+  players, the bots) are off the play path. It reads, and saves its checkpoint, on its lock
+  connection (no pool's acquire and release around each). While every read finds several commits
+  notified, read after read, it stops listening (UNLISTEN: it reads on its own clock then, and a
+  notification per commit would cost it and PostgreSQL for nothing), and listens again at the
+  first read that finds nothing, reading once more at once. A notification that finds nothing to
+  read starts the quick re-reads (a transaction held back behind an older one) only when
+  something committed is really held back: most such notifications are of commits an earlier
+  read already took, and each one used to cost 40 reads in 200 ms (about 1.1 ms of the relay's
+  CPU per commit at 200 commits/s).
 - `awaited`: the relay as it was before issue 32, kept for comparison (`python -m benchmarks
   relay`) and as a fallback (SPADES_RELAY_PIPELINE=0): each page's streams published
   concurrently, each event awaiting JetStream's acknowledgement before the next event of its
@@ -46,9 +51,9 @@ from nats.js.errors import NoStreamResponseError
 from events.bus import ensure_streams
 from events.envelope import StoredEvent
 from events.logs import bound_ids, get_logger
-from events.pgrows import read_all_on
 from events.pgstore import PostgresEventStore, save_checkpoint
 from events.relaypipe import ChainBroken, Pipeline
+from events.relayrows import Outgoing, read_page
 from events.retry import Backoff
 from events.store import Checkpoint, checkpoint_of
 from events.subjects import Subjects
@@ -101,36 +106,19 @@ class Pacing:
     """How the active relay publishes: pipelined or awaited, and the pipeline's rhythm."""
 
     pipelined: bool = True
-    batch_wait: float = 0.01  # seconds between reads while events keep coming (pages not full)
+    batch_wait: float = 0.025  # seconds between reads while events keep coming (pages not full)
     checkpoint_every: float = 0.1  # seconds between checkpoint saves while the relay is busy
     max_in_flight: int = 8  # pages sent and not yet acknowledged
     ack_wait: float = 5.0  # seconds a page's acknowledgement may take before it counts lost
     held_back_polls: int = HELD_BACK_POLLS  # quick re-reads after a held-back wake-up
-    small_page: int = 32  # a page of fewer events than this is small (see `wait_after`)
-    small_page_wait: float = 0.025  # seconds between reads after a small page
 
     @classmethod
     def from_env(cls) -> Pacing:
-        """SPADES_RELAY_PIPELINE (1; 0 for the awaited way), SPADES_RELAY_BATCH_WAIT (0.01),
-        SPADES_RELAY_SMALL_PAGE_WAIT (0.025)."""
+        """SPADES_RELAY_PIPELINE (1; 0 for the awaited way), SPADES_RELAY_BATCH_WAIT (0.025)."""
         return cls(
             pipelined=os.environ.get("SPADES_RELAY_PIPELINE", "1") != "0",
-            batch_wait=float(os.environ.get("SPADES_RELAY_BATCH_WAIT", "0.01")),
-            small_page_wait=float(os.environ.get("SPADES_RELAY_SMALL_PAGE_WAIT", "0.025")),
+            batch_wait=float(os.environ.get("SPADES_RELAY_BATCH_WAIT", "0.025")),
         )
-
-    def wait_after(self, events: int) -> float:
-        """Seconds from a read that found `events` (a page not full) to the next read.
-
-        A read costs about the same whether it carries 2 events or 200 (its round trips to
-        PostgreSQL and NATS, an acknowledgement, the loop's wake-ups): at a moderate flow it
-        is most of the relay's CPU. After a small page the relay waits `small_page_wait`, so
-        each read carries more; after a big one only `batch_wait`, since the flow is fast
-        enough that reads are already cheap per event and the shorter wait keeps its delay
-        low."""
-        if events >= self.small_page:
-            return self.batch_wait
-        return max(self.batch_wait, self.small_page_wait)
 
 
 @dataclass
@@ -195,7 +183,14 @@ async def pipelined(s: Session) -> None:
     stop, stats, pacing, wake = s.stop, s.stats, s.pacing, s.wake
     checkpoint, page_size = s.checkpoint, s.page_size
     crash_sent = int(os.environ.get(CRASH_SENT_ENV, "0") or 0)
-    pipe = Pipeline(s.nc, s.subjects, checkpoint, ack_wait=pacing.ack_wait, changed=wake.event)
+    pipe = Pipeline(
+        s.nc,
+        s.subjects,
+        checkpoint,
+        ack_wait=pacing.ack_wait,
+        changed=wake.event,
+        ack_every=pacing.checkpoint_every,
+    )
     await pipe.start()
     saved, saved_at = checkpoint, time.monotonic()
     sent = 0
@@ -213,7 +208,7 @@ async def pipelined(s: Session) -> None:
             wake.event.clear()  # before looking: anything after this wakes the next wait
             try:
                 if careful:
-                    page = await read_all_on(s.lock_conn, pipe.confirmed, page_size)
+                    page = await read_page(s.lock_conn, pipe.confirmed, page_size, pipe.subject)
                     stats.reads += 1
                     before = stats.published
                     try:
@@ -247,12 +242,13 @@ async def pipelined(s: Session) -> None:
                 if s.crash_after and stats.published >= s.crash_after:
                     os.kill(os.getpid(), signal.SIGKILL)  # acknowledged, checkpoint not saved
             now = time.monotonic()
-            if checkpoint != saved and now - saved_at >= pacing.checkpoint_every:
-                await save_checkpoint(s.lock_conn, s.name, checkpoint)
-                saved, saved_at = checkpoint, now
-                stats.checkpoints += 1
             room = pipe.in_flight < pacing.max_in_flight
             reading = wake.notified or fast_polls > 0 or now >= poll_at or not listening
+            save = checkpoint != saved and now - saved_at >= pacing.checkpoint_every
+            if save and not (room and reading and now >= next_read):
+                await save_checkpoint(s.lock_conn, s.name, checkpoint)
+                saved, saved_at, save = checkpoint, now, False
+                stats.checkpoints += 1
             if not (room and reading and now >= next_read):
                 # Woken by: a commit only when no read is due anyway; an answer only when the
                 # pipeline is full. Answers otherwise wait for the next look (at most
@@ -272,11 +268,32 @@ async def pipelined(s: Session) -> None:
                 wake.armed = pipe.wake_on_ack = True
                 continue
             woken, wake.notified = wake.notified, False
-            page = await read_all_on(s.lock_conn, pipe.sent, page_size)
+            # A checkpoint due as a read is is saved by the read's statement: one round trip.
+            page = await read_page(
+                s.lock_conn,
+                pipe.sent,
+                page_size,
+                pipe.subject,
+                (s.name, checkpoint) if save else None,
+            )
+            if save:
+                saved, saved_at = checkpoint, now
+                stats.checkpoints += 1
             stats.reads += 1
             poll_at = now + s.idle_wait
             if not page:
                 busy_reads = 0
+                if pipe.unconfirmed_tail:  # the flow paused: have the last page confirmed
+                    with bound_ids(request_id=_batch_id()):
+                        try:
+                            await pipe.confirm_tail()
+                        except ChainBroken:
+                            wake.event.set()  # collect() sees nothing new: look again at once
+                            careful = True
+                            failed_in_a_row += 1
+                            stats.retries += 1
+                            await _pause(stop, PUBLISH_BACKOFF.delay(failed_in_a_row))
+                            continue
                 if not listening:
                     # The flow paused: hear of commits again, and read once more at once for
                     # any that committed before the LISTEN took effect.
@@ -291,7 +308,7 @@ async def pipelined(s: Session) -> None:
                 next_read = now + HELD_BACK_WAIT
                 continue
             stats.idle = False
-            next_read = now if len(page) >= page_size else now + pacing.wait_after(len(page))
+            next_read = now if len(page) >= page_size else now + pacing.batch_wait
             if listening:
                 # Busy (several commits a read, read after read): the relay reads every
                 # `batch_wait` anyway, so a notification per commit is only cost, in this
@@ -306,7 +323,10 @@ async def pipelined(s: Session) -> None:
                     stats.unlistened += 1
             with bound_ids(request_id=_batch_id()):
                 try:
-                    await pipe.send(page)
+                    # Listening (a trickle, a moderate flow), each page asks for an answer;
+                    # busy, one in `ack_every` seconds or `ack_pages` pages does, each answer a
+                    # wake-up saved (a later answer confirms the pages before it).
+                    await pipe.send(page, ask=listening or pipe.ask_due())
                 except ChainBroken:
                     wake.event.set()  # collect() sees nothing new: look again at once
                     careful = True
@@ -320,6 +340,7 @@ async def pipelined(s: Session) -> None:
                 os.kill(os.getpid(), signal.SIGKILL)  # pages in flight, unacknowledged
         # Stopping in good order: what is in flight is confirmed (or not) within a second.
         with contextlib.suppress(Exception):
+            await pipe.confirm_tail()
             deadline = time.monotonic() + 1.0
             while pipe.in_flight and time.monotonic() < deadline:
                 stats.published += pipe.collect()
@@ -345,9 +366,9 @@ async def _held_back(conn: asyncpg.Connection, after: Checkpoint) -> bool:
     return bool(await conn.fetchval(_HELD_BACK, after.transaction_id, after.position))
 
 
-def _between(page: Sequence[StoredEvent], after: Checkpoint, upto: Checkpoint) -> int:
+def _between(page: Sequence[Outgoing], after: Checkpoint, upto: Checkpoint) -> int:
     """How many events of `page` lie after `after` and up to `upto`."""
-    return sum(1 for event in page if after < checkpoint_of(event) <= upto)
+    return sum(1 for event in page if after < event.checkpoint <= upto)
 
 
 async def _wait(event: asyncio.Event, seconds: float) -> None:

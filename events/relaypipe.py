@@ -29,6 +29,16 @@ that consumers drop by version), and no subscriber can see version n+1 of a stre
 before it. In particular one acknowledged success of a page's last message confirms the whole
 page and every page before it; nothing else is needed to move the checkpoint.
 
+A busy relay (one that stopped listening for commits: `events.relayloops`) does not even ask
+every page: one in ``ack_every`` seconds (0.1, its checkpoint's pace) or ``ack_pages`` (4)
+does, and an answer confirms the pages before it by the argument above; each answer not asked
+is a wake-up of the relay saved. When the flow pauses, the last page, if it asked for nothing,
+is confirmed by `confirm_tail`: its last message published again, the same bytes with a reply
+subject. A copy already stored is answered as a duplicate (so it, and by the chain everything
+before it, is in the stream); a copy that was not stored is judged as the first one was, since
+it expects the same predecessor: a refusal then says the chain broke. A page that asked for
+nothing has no deadline of its own; a later page's (or the tail's) answer stands for it.
+
 When a page's acknowledgement reports an error, or does not come within ``ack_wait``, the
 chain is abandoned (late answers of it are ignored) and the relay goes on *carefully*: it
 publishes again from the confirmed checkpoint with an acknowledgement asked of every message
@@ -49,6 +59,7 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import math
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -60,8 +71,8 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError, MaxPayloadError
 
-from events.envelope import StoredEvent
-from events.store import Checkpoint, checkpoint_of
+from events.relayrows import Outgoing
+from events.store import Checkpoint
 from events.subjects import Subjects
 
 __all__ = ["EXPECTED_LAST_MSG_ID", "MSG_ID", "ChainBroken", "Pipeline"]
@@ -69,10 +80,14 @@ __all__ = ["EXPECTED_LAST_MSG_ID", "MSG_ID", "ChainBroken", "Pipeline"]
 MSG_ID = "Nats-Msg-Id"
 EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"
 
-_encoder = msgspec.json.Encoder()
-_HEADER_FIRST = f"NATS/1.0\r\n{MSG_ID}: %s\r\n\r\n".encode()
-_HEADER_LINK = f"NATS/1.0\r\n{MSG_ID}: %s\r\n{EXPECTED_LAST_MSG_ID}: %s\r\n\r\n".encode()
-_HPUB = b"HPUB %s %s %d %d\r\n%s%s\r\n"
+# A message's protocol line, its headers and its payload, in one format each: the first link of
+# a chain, and every other (the header sizes are the formats' fixed bytes plus the ids').
+_FIRST = f"HPUB %s %s %d %d\r\nNATS/1.0\r\n{MSG_ID}: %s\r\n\r\n%s\r\n".encode()
+_LINK = (
+    f"HPUB %s %s %d %d\r\nNATS/1.0\r\n{MSG_ID}: %s\r\n{EXPECTED_LAST_MSG_ID}: %s\r\n\r\n%s\r\n"
+).encode()
+_FIRST_HEADER = len(f"NATS/1.0\r\n{MSG_ID}: \r\n\r\n")
+_LINK_HEADER = len(f"NATS/1.0\r\n{MSG_ID}: \r\n{EXPECTED_LAST_MSG_ID}: \r\n\r\n")
 
 
 class _Ack(msgspec.Struct):
@@ -102,7 +117,8 @@ class _Batch:
 
     end: Checkpoint
     events: int
-    deadline: float
+    deadline: float  # math.inf for a page that asked for no acknowledgement
+    asked: bool = True  # its last message asked for an acknowledgement
     answer: str | None = None  # "ok", or why not; None while nobody answered
 
 
@@ -124,10 +140,17 @@ class Pipeline:
         *,
         ack_wait: float = 5.0,
         changed: asyncio.Event | None = None,
+        ack_every: float = 0.1,
+        ack_pages: int = 4,
     ) -> None:
         self.nc = nc
         self.subjects = subjects
         self.ack_wait = ack_wait
+        self.ack_every = ack_every  # a busy relay's pages ask for an acknowledgement this often
+        self.ack_pages = ack_pages  # or every this many pages (`ask_due`)
+        self._asked_at = -math.inf
+        self._unasked = 0  # pages sent since the last that asked
+        self._tail: tuple[Outgoing, bytes | None] | None = None  # last page's last, if unasked
         self.changed = changed or asyncio.Event()
         self.confirmed = confirmed
         self.sent = confirmed
@@ -139,9 +162,11 @@ class Pipeline:
         self._sub: Any = None
         self._careful: dict[str, str | None] = {}
         self.wake_on_ack = True
-        self._subject = functools.lru_cache(maxsize=4096)(self._subject_of)
+        self._max_payload = 0  # the server's limit, read at each write (a reconnect may change it)
+        self.subject = functools.lru_cache(maxsize=4096)(self._subject_of)
 
     def _subject_of(self, stream_id: str, event_type: str) -> bytes:
+        """The subject of an event (`subject` caches it: a game's events share a few)."""
         return self.subjects.event(stream_id, event_type).encode()
 
     async def start(self) -> None:
@@ -163,38 +188,34 @@ class Pipeline:
 
     @property
     def deadline(self) -> float | None:
-        """When the oldest page in flight counts as lost (monotonic), None if none is."""
-        return self._batches[0].deadline if self._batches else None
+        """When the oldest page in flight that asked for an acknowledgement counts as lost
+        (monotonic), None if none is in flight."""
+        return next((b.deadline for b in self._batches if b.asked), None)
 
-    def _command(self, event: StoredEvent, reply: bytes) -> bytes:
-        """The HPUB protocol line of `event` as the next link of the chain.
+    def _command(self, event: Outgoing, reply: bytes) -> bytes:
+        """The HPUB protocol line of `event` as the next link of the chain, with its headers
+        and payload.
 
         Built here rather than through `Client.publish`, which validates the subject and
         every header with regular expressions and flushes per message: a third of a busy
         relay's CPU. The subject is made of subject-safe tokens (`Subjects.event` checks
-        them), and the header values are UUIDs. One bytes format per message (not
-        `nats.protocol.command.hpub_cmd`'s str format, encode and concatenations): this runs
-        once per event published.
+        them), and the header values are UUIDs. One bytes format per message: this runs once
+        per event published.
         """
-        event_id = str(event.event_id).encode()
-        if self.head is None:
-            header = _HEADER_FIRST % event_id
+        event_id, head, payload = event.event_id, self.head, event.payload
+        if head is None:
+            header = _FIRST_HEADER + len(event_id)
+            size = header + len(payload)
+            command = _FIRST % (event.subject, reply, header, size, event_id, payload)
         else:
-            header = _HEADER_LINK % (event_id, self.head)
-        payload = _encoder.encode(event)
-        size = len(header) + len(payload)
-        if size > self.nc.max_payload:
+            header = _LINK_HEADER + len(event_id) + len(head)
+            size = header + len(payload)
+            command = _LINK % (event.subject, reply, header, size, event_id, head, payload)
+        if size > self._max_payload:
             # The server would close the connection on it: refuse it here, as publish() does.
             raise MaxPayloadError
         self.head = event_id
-        return _HPUB % (
-            self._subject(event.stream_id, event.type),
-            reply,
-            len(header),
-            size,
-            header,
-            payload,
-        )
+        return command
 
     async def _write(self, commands: list[bytes]) -> None:
         """Hand `commands` to the connection's buffer as one write, and kick its flusher (what
@@ -212,9 +233,20 @@ class Pipeline:
         self._careful.clear()
         self.head = None
         self.sent = self.confirmed
+        self._tail, self._unasked = None, 0
 
-    async def send(self, page: Sequence[StoredEvent]) -> None:
-        """Publish `page` after what was sent, asking an acknowledgement of its last message.
+    def ask_due(self) -> bool:
+        """Whether the next page should ask for an acknowledgement although the relay is busy:
+        `ack_every` seconds since the last page that asked, or `ack_pages` pages."""
+        return (
+            time.monotonic() - self._asked_at >= self.ack_every
+            or self._unasked + 1 >= self.ack_pages
+        )
+
+    async def send(self, page: Sequence[Outgoing], *, ask: bool = True) -> None:
+        """Publish `page` after what was sent, asking an acknowledgement of its last message
+        unless `ask` is False (then a later page's acknowledgement confirms it, or
+        `confirm_tail`'s).
 
         Raises ChainBroken, with the chain abandoned, when the connection is down (the page is
         read and published again from the confirmed checkpoint once it is back).
@@ -222,44 +254,92 @@ class Pipeline:
         if not self.nc.is_connected:
             self._abandon()
             raise ChainBroken("not connected")
-        token = str(next(self._tokens))
+        token = str(next(self._tokens)) if ask else ""
+        self._max_payload = self.nc.max_payload
         try:
             commands = [self._command(event, b"") for event in page[:-1]]
-            commands.append(self._command(page[-1], f"{self._inbox}.{token}".encode()))
+            before = self.head
+            reply = f"{self._inbox}.{token}".encode() if ask else b""
+            commands.append(self._command(page[-1], reply))
             await self._write(commands)
         except Exception as exc:
             self._abandon()
             raise ChainBroken(type(exc).__name__) from exc
-        batch = _Batch(checkpoint_of(page[-1]), len(page), time.monotonic() + self.ack_wait)
+        now = time.monotonic()
+        batch = _Batch(
+            page[-1].checkpoint, len(page), now + self.ack_wait if ask else math.inf, ask
+        )
+        self._batches.append(batch)
+        if ask:
+            self._by_token[token] = batch
+            self._asked_at, self._unasked, self._tail = now, 0, None
+        else:
+            self._unasked += 1
+            self._tail = (page[-1], before)
+        self.sent = batch.end
+
+    @property
+    def unconfirmed_tail(self) -> bool:
+        """Whether the last page sent asked for no acknowledgement (`confirm_tail`)."""
+        return self._tail is not None
+
+    async def confirm_tail(self) -> None:
+        """Ask for an acknowledgement of the last page sent, if it asked for none: its last
+        message is published again, the same bytes with a reply subject. JetStream answers a
+        copy already stored as a duplicate (its message id), which says the event, and by the
+        chain every event before it, is in the stream; a copy that was not stored is judged
+        as the first was (it expects the same predecessor), so the answer is the truth.
+        Raises ChainBroken as `send` does."""
+        if self._tail is None:
+            return
+        if not self.nc.is_connected:
+            self._abandon()
+            raise ChainBroken("not connected")
+        event, self.head = self._tail  # built as it was: it expects what it expected
+        token = str(next(self._tokens))
+        self._max_payload = self.nc.max_payload
+        try:
+            command = self._command(event, f"{self._inbox}.{token}".encode())
+            await self._write([command])
+        except Exception as exc:
+            self._abandon()
+            raise ChainBroken(type(exc).__name__) from exc
+        now = time.monotonic()
+        batch = _Batch(event.checkpoint, 0, now + self.ack_wait)
         self._batches.append(batch)
         self._by_token[token] = batch
-        self.sent = batch.end
+        self._asked_at, self._unasked, self._tail = now, 0, None
 
     def collect(self) -> int:
         """Take the answered pages: return how many events are newly confirmed.
 
-        Raises ChainBroken (and abandons the chain) when a page was refused or its answer is
-        overdue; the events confirmed before it stay confirmed.
+        An acknowledged page confirms every page before it too (the chain: the stream is a
+        prefix of the log), those that asked for none included. Raises ChainBroken (and
+        abandons the chain) when a page was refused or its answer is overdue; the events
+        confirmed before it stay confirmed.
         """
         confirmed = 0
         now = time.monotonic()
         while self._batches:
-            batch = self._batches[0]
-            if batch.answer is None:
-                if now < batch.deadline:
+            asked = next((b for b in self._batches if b.asked), None)
+            if asked is None or asked.answer is None:
+                if asked is None or now < asked.deadline:
                     break
                 self._abandon()
                 raise ChainBroken("no acknowledgement in time")
-            if batch.answer != "ok":
-                reason = batch.answer
+            if asked.answer != "ok":
+                reason = asked.answer
                 self._abandon()
                 raise ChainBroken(reason, no_stream=reason == "no stream")
-            self._batches.popleft()
-            confirmed += batch.events
-            self.confirmed = batch.end
+            while True:
+                batch = self._batches.popleft()
+                confirmed += batch.events
+                self.confirmed = batch.end
+                if batch is asked:
+                    break
         return confirmed
 
-    async def careful(self, page: Sequence[StoredEvent]) -> int:
+    async def careful(self, page: Sequence[Outgoing]) -> int:
         """Publish `page` from the confirmed checkpoint, an acknowledgement asked of every
         message; return how many of its leading events the server confirmed (all of them, or
         raise ChainBroken after confirming the leading run, so the next chain starts, without
@@ -268,6 +348,7 @@ class Pipeline:
         if not self.nc.is_connected:  # nothing buffered for a server that is away
             raise ChainBroken("not connected")
         tokens = [f"c{next(self._tokens)}" for _ in page]
+        self._max_payload = self.nc.max_payload
         for token in tokens:
             self._careful[token] = None
         try:
@@ -297,10 +378,10 @@ class Pipeline:
                 break
             good += 1
         if good:
-            self.confirmed = checkpoint_of(page[good - 1])
+            self.confirmed = page[good - 1].checkpoint
         if good == len(page):
             self._careful.clear()
-            self.head = str(page[-1].event_id).encode()
+            self.head = page[-1].event_id
             self.sent = self.confirmed
             return good
         reason = answers[good] or "no acknowledgement in time"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -25,9 +26,10 @@ from events.bus import close_nats, connect, ensure_streams
 from events.envelope import Metadata, NewEvent, StoredEvent
 from events.migrations import migrate
 from events.pgrows import COLUMNS, row_to_event
-from events.pgstore import PostgresEventStore, create_pool
+from events.pgstore import PostgresEventStore, create_pool, load_checkpoint
 from events.relay import Pacing, RelayStats, run_relay
 from events.relaypipe import ChainBroken, Pipeline
+from events.relayrows import Outgoing, outgoing_of, read_page
 from events.store import START, checkpoint_of
 from events.subjects import Subjects
 from services.tools.infra import EmbeddedNats, EmbeddedPostgres
@@ -107,8 +109,12 @@ async def test_a_refused_link_keeps_every_later_link_of_the_chain_out(
 
     pipe = Pipeline(nc, subjects, START, ack_wait=10)
     await pipe.start()
+
+    def out(events: list[StoredEvent]) -> list[Outgoing]:
+        return [outgoing_of(event, subjects) for event in events]
+
     try:
-        await pipe.send(page)
+        await pipe.send(out(page))
 
         async def broken() -> str | None:
             try:
@@ -126,22 +132,81 @@ async def test_a_refused_link_keeps_every_later_link_of_the_chain_out(
 
         # The careful retry asks an answer of every message: the leading run is confirmed.
         with pytest.raises(ChainBroken, match="refused"):
-            await pipe.careful(page)
+            await pipe.careful(out(page))
         assert pipe.confirmed == checkpoint_of(page[refused_at - 1])
         assert_bus_is_the_log(await bus_events(js, subjects), page[:refused_at])
 
         await limit_messages(js, subjects, -1)
         rest = await event_store.read_all(pipe.confirmed, limit=100)
         assert rest[0].event_id == big.event_id
-        assert await pipe.careful(rest) == len(rest)
+        assert await pipe.careful(out(rest)) == len(rest)
         assert pipe.confirmed == checkpoint_of(page[-1])
         version = await event_store.stream_version(big.stream_id)
         more = await event_store.append(big.stream_id, version, new_events(2))
-        await pipe.send(more)  # the chain goes on from the last confirmed link
+        await pipe.send(out(more))  # the chain goes on from the last confirmed link
         await eventually(lambda: pipe.collect() or pipe.confirmed == checkpoint_of(more[-1]))
     finally:
         await pipe.close()
     assert_bus_is_the_log(await bus_events(js, subjects), page + more)
+
+
+async def test_pages_sent_without_asking_are_confirmed_by_a_later_answer_and_only_a_true_one(
+    event_store: PostgresEventStore,
+    nc: NATS,
+    js: JetStreamContext,
+    subjects: Subjects,
+) -> None:
+    """A busy relay's pages ask for no acknowledgement but every few: nothing of them counts as
+    confirmed until an answer comes (none is overdue meanwhile), and `confirm_tail`'s answer
+    (the last message published again, asking) confirms them all; when a message among them
+    was refused, that answer is a refusal too (the copy expects the same missing
+    predecessor), so the chain is never taken for stored beyond a gap."""
+    await ensure_streams(js, subjects)
+    first = await event_store.append(stream("game"), 0, new_events(6))
+    pipe = Pipeline(nc, subjects, START, ack_wait=10)
+    await pipe.start()
+
+    def out(events: list[StoredEvent]) -> list[Outgoing]:
+        return [outgoing_of(event, subjects) for event in events]
+
+    try:
+        for part in (first[:2], first[2:4], first[4:]):
+            await pipe.send(out(part), ask=False)
+        await eventually(lambda: on_bus(js, subjects, 6), what="the unasked pages stored")
+        assert pipe.collect() == 0
+        assert pipe.confirmed == START
+        assert pipe.deadline is None
+        assert pipe.in_flight == 3
+        assert pipe.unconfirmed_tail
+        await pipe.confirm_tail()
+        assert not pipe.unconfirmed_tail
+        await eventually(lambda: pipe.collect() == 6, what="the tail's answer")
+        assert pipe.confirmed == checkpoint_of(first[-1])
+        assert pipe.in_flight == 0
+        assert_bus_is_the_log(await bus_events(js, subjects), first)
+
+        # Now a refused message among unasked pages: the tail's answer refuses too.
+        await limit_messages(js, subjects, MAX_MSG)
+        _, big = await a_log_with_a_refused_event(event_store)
+        page = await event_store.read_all(pipe.confirmed, limit=100)
+        refused_at = [e.event_id for e in page].index(big.event_id)
+        await pipe.send(out(page[: refused_at + 1]), ask=False)
+        await pipe.send(out(page[refused_at + 1 :]), ask=False)
+        await pipe.confirm_tail()
+
+        async def broken() -> str | None:
+            try:
+                pipe.collect()
+            except ChainBroken as exc:
+                return exc.reason
+            return None
+
+        reason = await eventually(broken, what="the tail's refusal")
+        assert reason.startswith("refused")
+        assert pipe.confirmed == checkpoint_of(first[-1])
+        assert_bus_is_the_log(await bus_events(js, subjects), first + page[:refused_at])
+    finally:
+        await pipe.close()
 
 
 async def test_the_relay_holds_back_everything_after_a_refused_event_until_it_goes_through(
@@ -397,16 +462,28 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
         )
     )
 
+    window: list[float] = []  # once unlistened: reads, time; a second later: reads, time
+
     async def writer() -> None:
         sid = stream("game")
         version = 0
-        while not stats.unlistened and version < 2_000:
+        while version < 4_000:
+            if stats.unlistened and not window:
+                window.extend([stats.reads, time.monotonic()])
+            if window and time.monotonic() - window[1] >= 1.0:
+                if len(window) == 2:
+                    window.extend([stats.reads, time.monotonic()])
+                break
             await event_store.append(sid, version, new_events(1))
             version += 1
 
     try:
         await asyncio.gather(*(writer() for _ in range(6)))
         assert stats.unlistened == 1, "the relay kept listening under a flow of commits"
+        # On its own clock it reads at most once a `batch_wait`, however big the pages (a
+        # read costs as much as dozens of events; the margin is for the read in progress).
+        reads, seconds = window[2] - window[0], window[3] - window[1]
+        assert reads <= seconds / 0.05 + 3, f"{reads} reads in {seconds:.2f} s"
         logged = await event_store.read_all(START, limit=100_000)
         await eventually(lambda: stats.published == len(logged), what="the flow published")
         await eventually(lambda: stats.idle, what="the relay idle (listening again)")
@@ -422,11 +499,83 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
     assert_bus_is_the_log(await bus_events(js, subjects), logged + lone)
 
 
-def test_after_a_small_page_the_relay_waits_longer_than_after_a_big_one() -> None:
-    """Reads are the relay's main cost at a moderate flow: a small page is followed by a
-    longer wait (more commits a read), a big one by `batch_wait`; never shorter than it."""
-    pacing = Pacing()
-    assert pacing.wait_after(pacing.small_page - 1) == pacing.small_page_wait
-    assert pacing.wait_after(pacing.small_page) == pacing.batch_wait
-    assert pacing.small_page_wait > pacing.batch_wait
-    assert Pacing(batch_wait=0.05).wait_after(1) == 0.05
+def test_the_relay_waits_the_same_between_reads_whatever_a_page_held() -> None:
+    """Reads are the relay's main cost at a moderate flow: its wait between reads is 25 ms by
+    default and SPADES_RELAY_BATCH_WAIT sets it; there is no shorter wait after a big page."""
+    assert Pacing().batch_wait == 0.025
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SPADES_RELAY_BATCH_WAIT", "0.04")
+        assert Pacing.from_env().batch_wait == 0.04
+
+
+async def test_what_the_relay_publishes_decodes_to_the_event_the_log_holds(
+    event_store: PostgresEventStore,
+    pg_pool: asyncpg.Pool,
+    js: JetStreamContext,
+    nats_url: str,
+    database_url: str,
+    subjects: Subjects,
+) -> None:
+    """The relay builds each message from the row's text (the payload and metadata passed
+    through as the log holds them, never decoded and encoded again): decoded as a
+    `StoredEvent`, every message equals the logged event in every field, whatever its
+    metadata holds and whatever characters its data has."""
+    full = Metadata(
+        command_id=uuid.uuid4(),
+        causation_id=uuid.uuid4(),
+        correlation_id=uuid.uuid4(),
+        actor='a "quoted" \\ actor é',
+        epoch=7,
+        deadline=1_764_361_000.25,
+    )
+    odd = msgspec.Raw(msgspec.json.encode({"text": 'quote " back \\ é ♠ \u2028', "n": [1, 2.5]}))
+    events = [
+        NewEvent(event_id=uuid.uuid4(), type="Tested", data=odd, metadata=full),
+        NewEvent(event_id=uuid.uuid4(), type="Tested", data=msgspec.Raw(b"{}")),
+        *new_events(3),
+    ]
+    await event_store.append(stream("game"), 0, events)
+    logged = await log_events(pg_pool)
+    async with pg_pool.acquire() as conn:
+        page = await read_page(conn, START, 100, lambda sid, t: subjects.event(sid, t).encode())
+    assert [o.event_id for o in page] == [str(e.event_id).encode() for e in logged]
+    for built, event in zip(page, logged, strict=True):
+        assert msgspec.json.decode(built.payload, type=StoredEvent) == event
+        assert built.checkpoint == checkpoint_of(event)
+        assert built.subject == subjects.event(event.stream_id, event.type).encode()
+    stop, stats = asyncio.Event(), RelayStats()
+    relay = asyncio.create_task(
+        run_relay(
+            database_url=database_url, nats_url=nats_url, subjects=subjects, stop=stop, stats=stats
+        )
+    )
+    try:
+        await eventually(lambda: stats.published == len(logged), what="the events published")
+    finally:
+        stop.set()
+        await relay
+    on_bus = await bus_events(js, subjects)
+    assert on_bus == logged
+    assert on_bus[0].metadata == full
+
+
+async def test_a_read_that_saves_the_checkpoint_reads_the_same_page_and_saves_it(
+    event_store: PostgresEventStore, pg_pool: asyncpg.Pool, subjects: Subjects
+) -> None:
+    """A busy relay saves its checkpoint in the statement of its next read: the page is the
+    plain read's, and the checkpoint is stored (and moved again by the next such read)."""
+    stored = await event_store.append(stream("game"), 0, new_events(5))
+
+    def subject(sid: str, type_: str) -> bytes:
+        return subjects.event(sid, type_).encode()
+
+    async with pg_pool.acquire() as conn:
+        plain = await read_page(conn, checkpoint_of(stored[0]), 3, subject)
+        both = await read_page(
+            conn, checkpoint_of(stored[0]), 3, subject, ("relay-test", checkpoint_of(stored[1]))
+        )
+        assert both == plain
+        assert [o.event_id for o in both] == [str(e.event_id).encode() for e in stored[1:4]]
+        assert await load_checkpoint(conn, "relay-test") == checkpoint_of(stored[1])
+        await read_page(conn, START, 1, subject, ("relay-test", checkpoint_of(stored[3])))
+        assert await load_checkpoint(conn, "relay-test") == checkpoint_of(stored[3])
