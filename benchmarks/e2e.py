@@ -308,11 +308,18 @@ async def bench(urls: dict[str, str]) -> None:
 
 
 async def terminate(procs: list[Any]) -> None:
-    """Stop the bench's service processes and wait for each to exit."""
+    """Stop the bench's service processes and wait for each to exit: SIGTERM, and SIGKILL for
+    one still draining after 20 s (a loaded machine once kept a service past that: the bench's
+    figures were written, and its cleanup failed the run)."""
     for proc in procs:
         proc.terminate()
     for proc in procs:
-        await asyncio.wait_for(proc.wait(), 20)
+        try:
+            await asyncio.wait_for(proc.wait(), 20)
+        except TimeoutError:
+            print(f"  process {proc.pid} still draining 20 s after SIGTERM: killed")
+            proc.kill()
+            await proc.wait()
 
 
 def run_on_servers(bench: Callable[[dict[str, str]], Awaitable[None]]) -> None:

@@ -70,8 +70,9 @@ async def test_a_rated_seat_left_by_its_player_gets_the_strong_bot_and_the_game_
     subjects: Subjects,
     event_store: PostgresEventStore,
 ) -> None:
-    # a turn long enough for ann on a loaded machine; "gone" misses his first and is out
-    table = serve(processes, "table", SPADES_TURN_SECONDS="3", SPADES_ABANDON_STREAK="1")
+    # a turn long enough for ann on a loaded machine (3 s was not, at load 20: her seat was
+    # abandoned); "gone" misses his first and is out
+    table = serve(processes, "table", SPADES_TURN_SECONDS="10", SPADES_ABANDON_STREAK="1")
     bots = serve(processes, "bots")
     table_port, bots_port = await ops_port(processes, table), await ops_port(processes, bots)
     found = mm.MatchFound(
