@@ -32,7 +32,7 @@ default) and SPADES_BENCH_BOT_SEED (1).
 The games are played with the time cap off, so the figures do not depend on the machine's
 load, only the decision times do. Not part of `make bench`: it measures play, not speed.
 
-Stop 37, 16 games a variant (seed 1; `SPADES_BENCH_BOT_GAMES=16`, 200 self-play games):
+16 games a variant (seed 1; `SPADES_BENCH_BOT_GAMES=16`, 200 self-play games):
 ladder: strong won 75% (95% 51%..90%), 13 games by the target and 3 by mercy; baseline
 tricks - bid +0.62 (self-play +0.29, 94% by the target), strong +0.37; strong's nils 9% of
 its bids, 93% made; cover failures 0 of 59, overtakes 0; strong's decision CPU p95 112 ms,
@@ -41,7 +41,7 @@ max 181. Jokers: strong won 88% (64%..97%), 14 by the target; baseline +0.88 (se
 ms, max 195. Cut-throat: strong won 81% (57%..93%), 15 by the target; baseline +0.67
 (self-play +0.42, 95%), strong +0.09; p95 87 ms, max 157.
 
-Where the baseline's overtricks beside the strong bot come from (issue #28; stop 37; 4
+Where the baseline's overtricks beside the strong bot come from (issue #28; 4
 duplicate strong-v-baseline ladder games of seed 1 against 40 baseline self-play games, each
 trick the baseline won classed by its side's state when it played to it): won after its
 side's contract was made, per bid, while ducking 0.37 (self-play 0.22; 23 of 32 of them with

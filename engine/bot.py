@@ -219,7 +219,7 @@ its tricks and takes no more, so the tricks nobody bid fall to the baseline's si
 0.5 (with the nil bids below and the set chase) self-play is +0.27 and wins as often
 against the 0.7 bidder (144 of 300 duplicate games).
 
-Tried and kept out (stop 36): the last of four bidders adding half the tricks past one that
+Tried and kept out: the last of four bidders adding half the tricks past one that
 the table's bids leave unbid. Self-play bid closer (ladder +0.29 -> +0.25) at equal
 strength (212 of 400 duplicate games), but beside the strong bot the baseline still took
 +0.53 over its bid (+0.56 without; 8 duplicate ladder games, `python -m benchmarks bots`,
@@ -227,8 +227,8 @@ seed 1) with fewer contracts made (78% against 84%), and fewer self-play games e
 target where they were near 90% already (min-two-each 91%/89% -> 87%/88%, jjd-little-willie
 91% -> 89%, 150 games from seeds 1000+ and 7000+).
 
-Where those overtricks come from, and two more levers measured that do not move them
-(stop 37): `benchmarks.bots`' docstring."""
+Where those overtricks come from, and two more levers measured that do not move them:
+`benchmarks.bots`' docstring."""
 DECK_MARGIN = {(4, "jokers"): 0.9}
 """Margins by (players, deck) where a deck plays differently: with the two jokers above
 the ace of spades, four hands' tricks swing more (a side's contract made 76% of the time
