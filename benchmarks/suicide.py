@@ -16,9 +16,10 @@ more than the side's contracts win back. This module measures why, in two steps:
 
 What play changes (issue #28, measured with this module's 300 games and more from seed
 5000, baseline in every seat). Before the partner's play changed (below): nils made 44.7%
-and 21% of games ended by the target. The nil fails mostly late, holding spades: of 1,034 first tricks a nil took in 150
-games, about four in ten were a spade it had to play from the eighth trick on, and in nine
-of ten of those the partner had played to the trick before it. Tried and kept out then, each
+and 21% of games ended by the target. The nil fails mostly late, holding spades: of 1,034
+first tricks a nil took in 150 games, about four in ten were a spade it had to play from
+the eighth trick on, and in nine of ten of those the partner had played to the trick before
+it. Tried and kept out then, each
 within the noise: the partner leading its top unseen spade to draw the nil's, its highest
 spade, the nil discarding its most dangerous card instead of its highest, the first
 partner's nil threshold `SUICIDE_NIL_FROM` at 0.2, 0.4, 0.5 instead of 0.3.
