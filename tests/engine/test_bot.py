@@ -497,33 +497,6 @@ def test_the_nil_partner_void_in_the_led_suit_ruffs_low_before_the_nil() -> None
     assert choose(view(state, 2)) == PlayCard(2, parse_card("4S"))
 
 
-# E leads the 5H; S holds the AH and QH over it (and the 4H under it).
-MAKING = hands(
-    "2H 3H 2C 3C 4C 5C 6C 7C 8C 2D 3D 4D 5D",
-    "5H 6H 7H 8H 9H TH 9C TC JC QC 6D 7D 8D",
-    "AH QH 4H 2S 3S 4S 5S KC AC 9D TD JD QD",
-    "KH JH 6S 7S 8S 9S TS JS QS KS AS KD AD",
-)
-
-
-def after_east_leads_the_five_of_hearts(taken: tuple[int, ...]) -> SeatView:
-    state = bid_round(start(None, MAKING, dealer=0), {0: 1, 1: 4, 2: 1, 3: 4})
-    state, _ = run(state._replace(taken=taken), PlayCard(1, parse_card("5H")))
-    return view(state, 2)
-
-
-def test_the_trick_that_makes_the_contract_is_won_with_the_highest_winner() -> None:
-    # N+S bid 2 and hold 1: this trick makes it, and after it the side ducks. The ace
-    # kept would be a sure bag; the queen kept can still lose to the king.
-    assert choose(after_east_leads_the_five_of_hearts((0, 0, 1, 0))) == PlayCard(
-        2, parse_card("AH")
-    )
-    # Two tricks still to make: the cheaper winner, the ace kept for the next one.
-    assert choose(after_east_leads_the_five_of_hearts((0, 0, 0, 0))) == PlayCard(
-        2, parse_card("QH")
-    )
-
-
 def test_tricks_the_table_leaves_unbid_raise_the_bid() -> None:
     # Three numbers bid before this hand: 2+2+2 leave it more than its share, 4+3+3 none.
     # Beside the strong bot, which bids its tricks and sheds the rest, the baseline took
