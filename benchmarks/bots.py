@@ -41,6 +41,16 @@ max 181. Jokers: strong won 88% (64%..97%), 14 by the target; baseline +0.88 (se
 ms, max 195. Cut-throat: strong won 81% (57%..93%), 15 by the target; baseline +0.67
 (self-play +0.42, 95%), strong +0.09; p95 87 ms, max 157.
 
+After the baseline's unbid-trick bid (below), `SPADES_BENCH_BOT_VARIANTS=ladder,jokers
+SPADES_BENCH_BOT_GAMES=16 SPADES_BENCH_BOT_SELFPLAY_GAMES=200`: ladder: strong won 94%
+(72%..99%), 14 games by the target and 2 by mercy; baseline +0.46 over its bid (self-play
++0.23, 92% by the target), contracts made 76%; strong +0.51, contracts made 90%, nils 8%
+(96% made); cover failures 0 of 58, overtakes 0; p95 84 ms, max 158. Jokers: strong won
+69% (44%..86%), 13 by the target; baseline +0.74 (self-play +0.36, 92%); strong +0.47,
+nils 13% (91% made); cover failures 0 of 61; p95 86 ms, max 178. The strong bot now takes
+the tricks the baseline's higher bids no longer leave it, and sets it more (ladder: the
+baseline's contracts made 76%).
+
 Where the baseline's overtricks beside the strong bot come from (issue #28; 4
 duplicate strong-v-baseline ladder games of seed 1 against 40 baseline self-play games, each
 trick the baseline won classed by its side's state when it played to it): won after its
