@@ -478,6 +478,51 @@ static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain,
 
 static int start(Solver *s, int leader, int broken, int k, int left, int first, u64 *rel);
 
+/* The tricks side ``side`` (maxi) takes sooner or later with its master trumps: a seat's
+ * spades above every spade of the other side win every trick they are played to (no card
+ * beats them but a partner's, and a partner's win is the side's), one trick each since a
+ * seat plays one card a trick; the most any one seat holds. The lowest master counted is
+ * added to *used: where the same seats hold it and every spade above it, and the suit
+ * lengths are the same, the other side has no spade above it either. */
+static int masters(const Solver *s, int side, u64 alive, u64 *used) {
+    u64 other = 0;
+    for (int p = 0; p < s->n; p++)
+        if (s->maxi[p] != side) other |= s->hands[p] & SUIT(SPADES);
+    u64 above = alive & SUIT(SPADES);
+    if (other) above &= ~((highest(other) << 1) - 1); /* bit 63: the shift wraps, none above */
+    int most = 0;
+    u64 low = 0;
+    for (int p = 0; p < s->n; p++) {
+        if (s->maxi[p] != side) continue;
+        u64 m = s->hands[p] & above;
+        int c = popcount(m);
+        if (c > most) {
+            most = c;
+            low = m & (~m + 1);
+        }
+    }
+    *used |= low;
+    return most;
+}
+
+/* Sure tricks (counted seats = maximizers only): *mine gets tricks the maximizers take
+ * whatever happens, *theirs the others'; return the cards that decided them (with the same
+ * lengths, a position where the same seats hold them and every higher card of their suits
+ * has at least these). The leader's quick tricks, and each side's master trumps. */
+static u64 sure(Solver *s, int leader, int broken, u64 alive, int *mine, int *theirs) {
+    u64 used = 0;
+    *mine = masters(s, 1, alive, &used);
+    *theirs = masters(s, 0, alive, &used);
+    /* The leader's side cashes its plain-suit winners first (no opponent can ruff them, no
+     * partner has to), then its master trumps still win a trick each. */
+    int plain;
+    int q = quick(s, leader, broken, alive, &plain, &used);
+    int *side = s->maxi[leader] ? mine : theirs;
+    if (plain + *side > q) q = plain + *side;
+    if (q > *side) *side = q;
+    return used;
+}
+
 static u64 first_legal(const Solver *s, u64 h, int i, int led) {
     u64 legal;
     if (s->first_mode == FIRST_LOWEST_CLUB) {
@@ -722,39 +767,8 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
         }
     }
     if (s->aligned) {
-        /* Sure tricks: the leader's quick tricks, and the top trumps (each a trick for its
-         * holder's side sooner or later: he must play them, and no card beats them). */
-        int mine = 0, theirs = 0;
-        u64 used = 0;
-        u64 spades = alive & SUIT(SPADES);
-        if (spades) {
-            u64 top = highest(spades);
-            for (int p = 0; p < s->n; p++) {
-                if (!(s->hands[p] & top)) continue;
-                int run = 0;
-                while (spades && (s->hands[p] & highest(spades))) {
-                    run++;
-                    used |= highest(spades);
-                    spades ^= highest(spades);
-                }
-                if (s->maxi[p])
-                    mine = run;
-                else
-                    theirs = run;
-                break;
-            }
-        }
-        /* The leader's side cashes its plain-suit winners first (no opponent can ruff
-         * them, no partner has to), then its top trumps still win a trick each. */
-        int plain;
-        int q = quick(s, leader, broken, alive, &plain, &used);
-        if (s->maxi[leader]) {
-            if (plain + mine > q) q = plain + mine;
-            if (q > mine) mine = q;
-        } else {
-            if (plain + theirs > q) q = plain + theirs;
-            if (q > theirs) theirs = q;
-        }
+        int mine, theirs;
+        u64 used = sure(s, leader, broken, alive, &mine, &theirs);
         if (mine >= k || left - theirs < k) {
             s->stats[ST_SURE]++;
             *rel = used;
@@ -872,4 +886,19 @@ int dd_value(void *p, const u64 *hands, int nhands, int leader, const int *trick
     }
     s->limit = limit;
     return s->aborted ? DD_OVER_BUDGET : lo;
+}
+
+/* The sure-trick bounds of a trick's start (``out``: the maximizers' tricks, the others'),
+ * for the tests that hold them under the true values; the objective must count its
+ * maximizers. 0, or a negative code. */
+int dd_sure(void *p, const u64 *hands, int nhands, int leader, int broken, int *out) {
+    Solver *s = p;
+    int left;
+    int err = load(s, hands, nhands, leader, NULL, 0, &left);
+    if (err) return err;
+    if (!s->aligned || !out) return DD_BAD_SOLVER;
+    u64 alive = 0;
+    for (int q = 0; q < s->n; q++) alive |= s->hands[q];
+    sure(s, leader, broken != 0, alive, &out[0], &out[1]);
+    return 0;
 }
