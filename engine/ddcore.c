@@ -478,49 +478,66 @@ static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain,
 
 static int start(Solver *s, int leader, int broken, int k, int left, int first, u64 *rel);
 
-/* The tricks side ``side`` (maxi) takes sooner or later with its master trumps: a seat's
- * spades above every spade of the other side win every trick they are played to (no card
- * beats them but a partner's, and a partner's win is the side's), one trick each since a
- * seat plays one card a trick; the most any one seat holds. The lowest master counted is
- * added to *used: where the same seats hold it and every spade above it, and the suit
- * lengths are the same, the other side has no spade above it either. */
-static int masters(const Solver *s, int side, u64 alive, u64 *used) {
+/* The tricks side ``side`` (maxi) takes sooner or later with its trumps. Each of a seat's
+ * spades falls in a trick of its own, which the side wins unless a higher spade of the other
+ * side falls in it too, a spade that then beats no other of the seat's: the side takes at
+ * least the seat's spades less the most of them the other side's spades could be matched
+ * with, each to one lower (counted from the top: a spade of the seat unmatched when no
+ * higher spade of theirs is left over). The most of any seat. *mark gets the lowest
+ * unmatched spade counted: where the same seats hold it and every spade above it, with the
+ * same lengths, the seat's spades from it up meet the same spades of theirs above them. */
+static int trumps(const Solver *s, int side, u64 alive, u64 *mark) {
     u64 other = 0;
     for (int p = 0; p < s->n; p++)
         if (s->maxi[p] != side) other |= s->hands[p] & SUIT(SPADES);
-    u64 above = alive & SUIT(SPADES);
-    if (other) above &= ~((highest(other) << 1) - 1); /* bit 63: the shift wraps, none above */
     int most = 0;
-    u64 low = 0;
+    *mark = 0;
     for (int p = 0; p < s->n; p++) {
-        if (s->maxi[p] != side) continue;
-        u64 m = s->hands[p] & above;
-        int c = popcount(m);
-        if (c > most) {
-            most = c;
-            low = m & (~m + 1);
+        u64 own = s->hands[p] & SUIT(SPADES);
+        if (s->maxi[p] != side || !own) continue;
+        u64 x = (own | other) & alive;
+        int spare = 0, free = 0;
+        u64 last = 0;
+        while (own & x) {
+            u64 top = highest(x);
+            x ^= top;
+            if (top & other)
+                spare++;
+            else if (spare)
+                spare--;
+            else {
+                free++;
+                last = top;
+            }
+        }
+        if (free > most) {
+            most = free;
+            *mark = last;
         }
     }
-    *used |= low;
     return most;
 }
 
 /* Sure tricks (counted seats = maximizers only): *mine gets tricks the maximizers take
- * whatever happens, *theirs the others'; return the cards that decided them (with the same
- * lengths, a position where the same seats hold them and every higher card of their suits
- * has at least these). The leader's quick tricks, and each side's master trumps. */
-static u64 sure(Solver *s, int leader, int broken, u64 alive, int *mine, int *theirs) {
-    u64 used = 0;
-    *mine = masters(s, 1, alive, &used);
-    *theirs = masters(s, 0, alive, &used);
+ * whatever happens, *theirs the others'; used[0] and used[1] the cards that decided each
+ * (with the same lengths, a position where the same seats hold them and every higher card of
+ * their suits has at least as many). The leader's quick tricks, and each side's trumps. */
+static void sure(Solver *s, int leader, int broken, u64 alive, int *mine, int *theirs,
+                 u64 *used) {
+    *mine = trumps(s, 1, alive, &used[0]);
+    *theirs = trumps(s, 0, alive, &used[1]);
     /* The leader's side cashes its plain-suit winners first (no opponent can ruff them, no
-     * partner has to), then its master trumps still win a trick each. */
+     * partner has to: no spade falls), then its trumps still count as before. */
     int plain;
-    int q = quick(s, leader, broken, alive, &plain, &used);
-    int *side = s->maxi[leader] ? mine : theirs;
+    u64 top = 0;
+    int q = quick(s, leader, broken, alive, &plain, &top);
+    int at = s->maxi[leader] ? 0 : 1;
+    int *side = at ? theirs : mine;
     if (plain + *side > q) q = plain + *side;
-    if (q > *side) *side = q;
-    return used;
+    if (q > *side) {
+        *side = q;
+        used[at] |= top;
+    }
 }
 
 static u64 first_legal(const Solver *s, u64 h, int i, int led) {
@@ -768,10 +785,11 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     }
     if (s->aligned) {
         int mine, theirs;
-        u64 used = sure(s, leader, broken, alive, &mine, &theirs);
+        u64 used[2];
+        sure(s, leader, broken, alive, &mine, &theirs, used);
         if (mine >= k || left - theirs < k) {
             s->stats[ST_SURE]++;
-            *rel = used;
+            *rel = used[mine >= k ? 0 : 1];
             return mine >= k;
         }
     }
@@ -899,6 +917,7 @@ int dd_sure(void *p, const u64 *hands, int nhands, int leader, int broken, int *
     if (!s->aligned || !out) return DD_BAD_SOLVER;
     u64 alive = 0;
     for (int q = 0; q < s->n; q++) alive |= s->hands[q];
-    sure(s, leader, broken != 0, alive, &out[0], &out[1]);
+    u64 used[2];
+    sure(s, leader, broken != 0, alive, &out[0], &out[1], used);
     return 0;
 }

@@ -313,11 +313,12 @@ def test_a_tiny_table_that_evicts_and_empties_itself_stays_exact(
 
 
 def test_the_kernel_counts_what_its_table_did() -> None:
-    # Eight tricks of a four-player deal: with 128 entries the table evicts and empties
-    # itself, with the full table neither; both give the same value.
+    # Ten tricks of a four-player deal: with 128 entries the table evicts and empties
+    # itself, with the full table neither; both give the same value. (A class must fill
+    # up between two emptyings for an eviction: the search of this one does that.)
     rules = Ruleset()
-    rng = random.Random(1)
-    hands = [sorted(rng.sample(h, 8)) for h in deal_hands(tables(rules), rng)]
+    rng = random.Random(3)
+    hands = [sorted(rng.sample(h, 10)) for h in deal_hands(tables(rules), rng)]
     pos = Position(tuple(map(tuple, hands)), 0, broken=True, done=1)
     tiny = ddcore.Solver(rules, (0, 2), (0, 2), table_log2=7)
     big = ddcore.Solver(rules, (0, 2), (0, 2))
