@@ -115,7 +115,7 @@ typedef struct {
     Block *pool;       /* blocks; 0 unused (the end of a list) */
     void *pool_memory; /* what was allocated for it (pool aligned to a cache line) */
     uint32_t pool_size, pool_used;
-    int list_max; /* entries a class keeps: LIST_MAX, less in a small table (a sixteenth) */
+    int list_max; /* entries a class keeps: LIST_MAX, less in a small table (a 64th, 1 at least) */
     u64 nodes;
     u64 limit;   /* nodes a call may search (0: no limit) */
     int aborted; /* the limit was reached: unwind without storing anything */
@@ -188,7 +188,8 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
     s->classes = calloc(s->class_mask + 1, sizeof(Class));
     s->pool_size = ((uint32_t)1 << tt_log2) / BLOCK;
     s->pool_used = 1;
-    s->list_max = ((int)1 << tt_log2) / 16 < LIST_MAX ? ((int)1 << tt_log2) / 16 : LIST_MAX;
+    s->list_max = ((int)1 << tt_log2) / 64 < LIST_MAX ? ((int)1 << tt_log2) / 64 : LIST_MAX;
+    if (s->list_max < 1) s->list_max = 1; /* tests' tiny tables: classes fill up at once */
     s->pool_memory = calloc(s->pool_size + 1, sizeof(Block));
     s->pool = (Block *)(((uintptr_t)s->pool_memory + 63) & ~(uintptr_t)63);
     if (!s->classes || !s->pool_memory) {
@@ -562,7 +563,8 @@ static u64 first_legal(const Solver *s, u64 h, int i, int led) {
 
 /* Move ordering: each card a score, the highest tried first.
  * Leads: the lead that settled this position before, then winners (the top live card of a
- * suit, more so when no opponent can ruff it), then the history of cut-offs.
+ * suit, more so when no opponent can ruff it), then plain leads a partner can ruff, last
+ * the ones an opponent can.
  * Follows: an opponent winning, the cheapest card that beats him (when no opponent plays
  * after, else the top); a partner winning or no winner, the lowest card, discarding from
  * the suit where it is lowest. */
@@ -591,6 +593,15 @@ static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int 
                             (s->hands[p] & SUIT(SPADES)))
                             safe = 0;
                     if (safe) sc += 1000;
+                }
+            }
+            else if (suit != SPADES) {
+                /* A plain lead that is not a winner: better where a partner void in the suit
+                 * can ruff it, worse where an opponent can. */
+                for (int p = 0; p < s->n; p++) {
+                    if (p == seat || (s->hands[p] & SUIT(suit)) || !(s->hands[p] & SUIT(SPADES)))
+                        continue;
+                    sc += s->maxi[p] == side ? 200 : -300;
                 }
             }
         } else {

@@ -304,8 +304,8 @@ def test_the_bot_tier_stops_at_its_start_without_the_kernel(tmp_path: object) ->
 def test_a_tiny_table_that_evicts_and_empties_itself_stays_exact(
     position: tuple[Ruleset, Position],
 ) -> None:
-    # 64 entries (8 blocks) and 64 class slots: the replacement and the emptying of a full
-    # table run all the time; what the table then keeps must still be right.
+    # 64 entries (5 blocks, a class keeping 1) and 64 class slots: the replacement and the
+    # emptying of a full table run all the time; what the table then keeps must be right.
     rules, pos = position
     for counted, maximizers, _nil in _objectives(rules, pos):
         tiny = ddcore.Solver(rules, counted, maximizers, table_log2=6)
@@ -313,12 +313,11 @@ def test_a_tiny_table_that_evicts_and_empties_itself_stays_exact(
 
 
 def test_the_kernel_counts_what_its_table_did() -> None:
-    # Ten tricks of a four-player deal: with 128 entries the table evicts and empties
-    # itself, with the full table neither; both give the same value. (A class must fill
-    # up between two emptyings for an eviction: the search of this one does that.)
+    # Eight tricks of a four-player deal: with 128 entries (a class keeps 2) the table
+    # evicts and empties itself, with the full table neither; both give the same value.
     rules = Ruleset()
-    rng = random.Random(3)
-    hands = [sorted(rng.sample(h, 10)) for h in deal_hands(tables(rules), rng)]
+    rng = random.Random(1)
+    hands = [sorted(rng.sample(h, 8)) for h in deal_hands(tables(rules), rng)]
     pos = Position(tuple(map(tuple, hands)), 0, broken=True, done=1)
     tiny = ddcore.Solver(rules, (0, 2), (0, 2), table_log2=7)
     big = ddcore.Solver(rules, (0, 2), (0, 2))
