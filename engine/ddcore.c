@@ -2,9 +2,10 @@
  *
  * engine/dd.py (the Python solver) is the specification: this file searches the same way
  * (a boolean "can the counted seats take k or more of the tricks left?" alpha-beta, one card
- * of each run of equivalent cards, the same move ordering and sure-trick bounds) and must give
- * exactly its values; tests/engine/test_ddcore.py checks that on random positions of every
- * variant. Its transposition table goes further than the reference's (exact relative ranks):
+ * of each run of equivalent cards, ordered moves, sure-trick bounds at trick starts) and must
+ * give exactly its values; tests/engine/test_ddcore.py checks that on random positions of
+ * every variant. Its sure-trick bounds are stronger (the trumps of every seat: `trumps`) and
+ * its ordering finer; a property test holds the bounds under the exact values. Its transposition table goes further than the reference's (exact relative ranks):
  * it is a partition search's (Ginsberg; Haglund's DDS for bridge), an entry holding for every
  * position of the same suit lengths whose cards that decided the search (a trick's winner
  * that beat a card of its suit, the top cards counted as sure tricks) and every higher card
