@@ -564,8 +564,8 @@ static u64 first_legal(const Solver *s, u64 h, int i, int led) {
 
 /* Move ordering: each card a score, the highest tried first.
  * Leads: the lead that settled this position before, then winners (the top live card of a
- * suit, more so when no opponent can ruff it), then plain leads a partner can ruff, last
- * the ones an opponent can.
+ * suit, more so when no opponent can ruff it), then plain leads a partner can ruff or
+ * toward a partner's top card, last the ones an opponent can ruff.
  * Follows: an opponent winning, the cheapest card that beats him (when no opponent plays
  * after, else the top); a partner winning or no winner, the lowest card, discarding from
  * the suit where it is lowest. */
@@ -604,6 +604,10 @@ static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int 
                         continue;
                     sc += s->maxi[p] == side ? 200 : -300;
                 }
+                /* And better toward a partner's top card of the suit. */
+                u64 top = highest(in_suit);
+                for (int p = 0; p < s->n; p++)
+                    if (p != seat && s->maxi[p] == side && (s->hands[p] & top)) sc += 100;
             }
         } else {
             int wins = (b & (SUIT(led) | SUIT(SPADES))) && b > best;
