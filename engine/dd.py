@@ -32,8 +32,9 @@ figures need not add up to the tricks of the hand.
 A hand's figures (each side's tricks, each nil, each card's cost) are `engine.ddhand`'s.
 
 This module is the reference and the specification; the review runs the same search in C,
-`engine.ddcore` (about 30 times faster a deal), which tests/engine/test_ddcore.py holds to
-exactly this module's values in every variant.
+`engine.ddcore` (100 to 160 times faster on small four-player deals, with stronger sure-trick
+bounds), which tests/engine/test_ddcore.py holds to exactly this module's values in every
+variant.
 
 >>> from engine.rules import Ruleset
 >>> from engine.cards import parse_cards

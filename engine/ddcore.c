@@ -2,9 +2,10 @@
  *
  * engine/dd.py (the Python solver) is the specification: this file searches the same way
  * (a boolean "can the counted seats take k or more of the tricks left?" alpha-beta, one card
- * of each run of equivalent cards, the same move ordering and sure-trick bounds) and must give
- * exactly its values; tests/engine/test_ddcore.py checks that on random positions of every
- * variant. Its transposition table goes further than the reference's (exact relative ranks):
+ * of each run of equivalent cards, ordered moves, sure-trick bounds at trick starts) and must
+ * give exactly its values; tests/engine/test_ddcore.py checks that on random positions of
+ * every variant. Its sure-trick bounds are stronger (the trumps of every seat: `trumps`) and
+ * its ordering finer; a property test holds the bounds under the exact values. Its transposition table goes further than the reference's (exact relative ranks):
  * it is a partition search's (Ginsberg; Haglund's DDS for bridge), an entry holding for every
  * position of the same suit lengths whose cards that decided the search (a trick's winner
  * that beat a card of its suit, the top cards counted as sure tricks) and every higher card
@@ -115,7 +116,7 @@ typedef struct {
     Block *pool;       /* blocks; 0 unused (the end of a list) */
     void *pool_memory; /* what was allocated for it (pool aligned to a cache line) */
     uint32_t pool_size, pool_used;
-    int list_max; /* entries a class keeps: LIST_MAX, less in a small table (a sixteenth) */
+    int list_max; /* entries a class keeps: LIST_MAX, less in a small table (a 64th, 1 at least) */
     u64 nodes;
     u64 limit;   /* nodes a call may search (0: no limit) */
     int aborted; /* the limit was reached: unwind without storing anything */
@@ -188,7 +189,8 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
     s->classes = calloc(s->class_mask + 1, sizeof(Class));
     s->pool_size = ((uint32_t)1 << tt_log2) / BLOCK;
     s->pool_used = 1;
-    s->list_max = ((int)1 << tt_log2) / 16 < LIST_MAX ? ((int)1 << tt_log2) / 16 : LIST_MAX;
+    s->list_max = ((int)1 << tt_log2) / 64 < LIST_MAX ? ((int)1 << tt_log2) / 64 : LIST_MAX;
+    if (s->list_max < 1) s->list_max = 1; /* tests' tiny tables: classes fill up at once */
     s->pool_memory = calloc(s->pool_size + 1, sizeof(Block));
     s->pool = (Block *)(((uintptr_t)s->pool_memory + 63) & ~(uintptr_t)63);
     if (!s->classes || !s->pool_memory) {
@@ -478,6 +480,68 @@ static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain,
 
 static int start(Solver *s, int leader, int broken, int k, int left, int first, u64 *rel);
 
+/* The tricks side ``side`` (maxi) takes sooner or later with its trumps. Each of a seat's
+ * spades falls in a trick of its own, which the side wins unless a higher spade of the other
+ * side falls in it too, a spade that then beats no other of the seat's: the side takes at
+ * least the seat's spades less the most of them the other side's spades could be matched
+ * with, each to one lower (counted from the top: a spade of the seat unmatched when no
+ * higher spade of theirs is left over). The most of any seat. *mark gets the lowest
+ * unmatched spade counted: where the same seats hold it and every spade above it, with the
+ * same lengths, the seat's spades from it up meet the same spades of theirs above them. */
+static int trumps(const Solver *s, int side, u64 alive, u64 *mark) {
+    u64 other = 0;
+    for (int p = 0; p < s->n; p++)
+        if (s->maxi[p] != side) other |= s->hands[p] & SUIT(SPADES);
+    int most = 0;
+    *mark = 0;
+    for (int p = 0; p < s->n; p++) {
+        u64 own = s->hands[p] & SUIT(SPADES);
+        if (s->maxi[p] != side || !own) continue;
+        u64 x = (own | other) & alive;
+        int spare = 0, free = 0;
+        u64 last = 0;
+        while (own & x) {
+            u64 top = highest(x);
+            x ^= top;
+            if (top & other)
+                spare++;
+            else if (spare)
+                spare--;
+            else {
+                free++;
+                last = top;
+            }
+        }
+        if (free > most) {
+            most = free;
+            *mark = last;
+        }
+    }
+    return most;
+}
+
+/* Sure tricks (counted seats = maximizers only): *mine gets tricks the maximizers take
+ * whatever happens, *theirs the others'; used[0] and used[1] the cards that decided each
+ * (with the same lengths, a position where the same seats hold them and every higher card of
+ * their suits has at least as many). The leader's quick tricks, and each side's trumps. */
+static void sure(Solver *s, int leader, int broken, u64 alive, int *mine, int *theirs,
+                 u64 *used) {
+    *mine = trumps(s, 1, alive, &used[0]);
+    *theirs = trumps(s, 0, alive, &used[1]);
+    /* The leader's side cashes its plain-suit winners first (no opponent can ruff them, no
+     * partner has to: no spade falls), then its trumps still count as before. */
+    int plain;
+    u64 top = 0;
+    int q = quick(s, leader, broken, alive, &plain, &top);
+    int at = s->maxi[leader] ? 0 : 1;
+    int *side = at ? theirs : mine;
+    if (plain + *side > q) q = plain + *side;
+    if (q > *side) {
+        *side = q;
+        used[at] |= top;
+    }
+}
+
 static u64 first_legal(const Solver *s, u64 h, int i, int led) {
     u64 legal;
     if (s->first_mode == FIRST_LOWEST_CLUB) {
@@ -500,7 +564,8 @@ static u64 first_legal(const Solver *s, u64 h, int i, int led) {
 
 /* Move ordering: each card a score, the highest tried first.
  * Leads: the lead that settled this position before, then winners (the top live card of a
- * suit, more so when no opponent can ruff it), then the history of cut-offs.
+ * suit, more so when no opponent can ruff it), then plain leads a partner can ruff or
+ * toward a partner's top card, last the ones an opponent can ruff.
  * Follows: an opponent winning, the cheapest card that beats him (when no opponent plays
  * after, else the top); a partner winning or no winner, the lowest card, discarding from
  * the suit where it is lowest. */
@@ -530,6 +595,19 @@ static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int 
                             safe = 0;
                     if (safe) sc += 1000;
                 }
+            }
+            else if (suit != SPADES) {
+                /* A plain lead that is not a winner: better where a partner void in the suit
+                 * can ruff it, worse where an opponent can. */
+                for (int p = 0; p < s->n; p++) {
+                    if (p == seat || (s->hands[p] & SUIT(suit)) || !(s->hands[p] & SUIT(SPADES)))
+                        continue;
+                    sc += s->maxi[p] == side ? 200 : -300;
+                }
+                /* And better toward a partner's top card of the suit. */
+                u64 top = highest(in_suit);
+                for (int p = 0; p < s->n; p++)
+                    if (p != seat && s->maxi[p] == side && (s->hands[p] & top)) sc += 100;
             }
         } else {
             int wins = (b & (SUIT(led) | SUIT(SPADES))) && b > best;
@@ -722,42 +800,12 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
         }
     }
     if (s->aligned) {
-        /* Sure tricks: the leader's quick tricks, and the top trumps (each a trick for its
-         * holder's side sooner or later: he must play them, and no card beats them). */
-        int mine = 0, theirs = 0;
-        u64 used = 0;
-        u64 spades = alive & SUIT(SPADES);
-        if (spades) {
-            u64 top = highest(spades);
-            for (int p = 0; p < s->n; p++) {
-                if (!(s->hands[p] & top)) continue;
-                int run = 0;
-                while (spades && (s->hands[p] & highest(spades))) {
-                    run++;
-                    used |= highest(spades);
-                    spades ^= highest(spades);
-                }
-                if (s->maxi[p])
-                    mine = run;
-                else
-                    theirs = run;
-                break;
-            }
-        }
-        /* The leader's side cashes its plain-suit winners first (no opponent can ruff
-         * them, no partner has to), then its top trumps still win a trick each. */
-        int plain;
-        int q = quick(s, leader, broken, alive, &plain, &used);
-        if (s->maxi[leader]) {
-            if (plain + mine > q) q = plain + mine;
-            if (q > mine) mine = q;
-        } else {
-            if (plain + theirs > q) q = plain + theirs;
-            if (q > theirs) theirs = q;
-        }
+        int mine, theirs;
+        u64 used[2];
+        sure(s, leader, broken, alive, &mine, &theirs, used);
         if (mine >= k || left - theirs < k) {
             s->stats[ST_SURE]++;
-            *rel = used;
+            *rel = used[mine >= k ? 0 : 1];
             return mine >= k;
         }
     }
@@ -872,4 +920,20 @@ int dd_value(void *p, const u64 *hands, int nhands, int leader, const int *trick
     }
     s->limit = limit;
     return s->aborted ? DD_OVER_BUDGET : lo;
+}
+
+/* The sure-trick bounds of a trick's start (``out``: the maximizers' tricks, the others'),
+ * for the tests that hold them under the true values; the objective must count its
+ * maximizers. 0, or a negative code. */
+int dd_sure(void *p, const u64 *hands, int nhands, int leader, int broken, int *out) {
+    Solver *s = p;
+    int left;
+    int err = load(s, hands, nhands, leader, NULL, 0, &left);
+    if (err) return err;
+    if (!s->aligned || !out) return DD_BAD_SOLVER;
+    u64 alive = 0;
+    for (int q = 0; q < s->n; q++) alive |= s->hands[q];
+    u64 used[2];
+    sure(s, leader, broken != 0, alive, &out[0], &out[1], used);
+    return 0;
 }

@@ -95,6 +95,8 @@ def load() -> ctypes.CDLL:
     lib.dd_value.argtypes = list(position)
     lib.dd_at_least.restype = ctypes.c_int
     lib.dd_at_least.argtypes = [*position, c_int]
+    lib.dd_sure.restype = ctypes.c_int
+    lib.dd_sure.argtypes = [*position[:4], c_int, c_ints]
     _lib = lib
     return lib
 
@@ -185,6 +187,18 @@ class Solver:
         """Return the tricks (of those left, the trick in progress included) the counted
         seats take from ``pos`` with best play on both sides."""
         return self._checked(self._lib.dd_value(*self._args(pos)))
+
+    def sure_tricks(self, pos: Position) -> tuple[int, int]:
+        """Return the tricks the search counts as sure at a trick's start ``pos`` without
+        searching: the counted seats' and the other seats' (its quick tricks and master
+        trumps; the counted seats must be the maximizers). For tests: each is a bound the
+        true values never fall below."""
+        if pos.trick:
+            raise ValueError("sure tricks are counted at a trick's start")
+        args = self._args(pos)
+        out = (ctypes.c_int * 2)()
+        self._checked(self._lib.dd_sure(*args[:4], int(pos.broken), out))
+        return out[0], out[1]
 
     def at_least(self, pos: Position, k: int) -> bool:
         """Return whether the counted seats can take ``k`` or more of the tricks left."""

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import dd, ddcore
+from engine.cards import parse_cards
 from engine.dd import Position
 from engine.ddhand import side_seats
 from engine.fast import deal_hands
@@ -97,6 +98,47 @@ def test_kernel_table_shares_entries_only_where_the_values_agree(
             assert kernel.at_least(pos, 1) == reference.at_least(pos, 1), (rules, pos, counted)
         else:
             assert kernel.value(pos) == reference.value(pos), (rules, pos, counted)
+
+
+@settings(max_examples=80)
+@given(middles())
+def test_sure_tricks_never_exceed_what_best_play_gives(
+    position: tuple[Ruleset, Position],
+) -> None:
+    # The bounds that settle a trick's start without a search (quick tricks, master trumps)
+    # hold for each side of every variant: never more than the exact values.
+    rules, pos = position
+    t = tables(rules)
+    for side in t.members:
+        kernel = ddcore.Solver(rules, side, side)
+        mine, theirs = kernel.sure_tricks(pos)
+        value = kernel.value(pos)
+        assert mine <= value, (rules, pos, side, mine, value)
+        assert theirs <= pos.left - value, (rules, pos, side, theirs, value)
+
+
+def test_master_trumps_count_every_seat_not_only_the_top_spades_run() -> None:
+    # North's KS JS beat every opposing spade though his partner holds the AS: two tricks
+    # for the side, sure (the top run of one seat counted only the AS).
+    hands = (
+        parse_cards("KS JS 2C"),
+        parse_cards("TS 3C 4C"),
+        parse_cards("AS 5C 6C"),
+        parse_cards("9S 7C 8C"),
+    )
+    pos = Position(tuple(map(tuple, hands)), 1, broken=True, done=1)
+    kernel = ddcore.Solver(Ruleset(), (0, 2), (0, 2))
+    assert kernel.sure_tricks(pos) == (2, 0)
+    assert kernel.value(pos) == dd.Solver(Ruleset(), (0, 2), (0, 2)).value(pos) == 2
+
+
+def test_sure_tricks_are_counted_at_a_trick_start_of_a_counted_side_only() -> None:
+    hands = (parse_cards("KS 2C"), parse_cards("TS 3C"), parse_cards("AS 5C"), parse_cards("9S 7C"))
+    pos = Position(tuple(map(tuple, hands)), 1, broken=True, done=1)
+    with pytest.raises(ValueError, match="trick's start"):
+        ddcore.Solver(Ruleset(), (0, 2), (0, 2)).sure_tricks(pos.play(Ruleset(), 19))
+    with pytest.raises(ValueError, match="not a position"):
+        ddcore.Solver(Ruleset(), (0,), (1, 3)).sure_tricks(pos)
 
 
 @pytest.mark.parametrize(
@@ -262,8 +304,8 @@ def test_the_bot_tier_stops_at_its_start_without_the_kernel(tmp_path: object) ->
 def test_a_tiny_table_that_evicts_and_empties_itself_stays_exact(
     position: tuple[Ruleset, Position],
 ) -> None:
-    # 64 entries (8 blocks) and 64 class slots: the replacement and the emptying of a full
-    # table run all the time; what the table then keeps must still be right.
+    # 64 entries (5 blocks, a class keeping 1) and 64 class slots: the replacement and the
+    # emptying of a full table run all the time; what the table then keeps must be right.
     rules, pos = position
     for counted, maximizers, _nil in _objectives(rules, pos):
         tiny = ddcore.Solver(rules, counted, maximizers, table_log2=6)
@@ -271,8 +313,8 @@ def test_a_tiny_table_that_evicts_and_empties_itself_stays_exact(
 
 
 def test_the_kernel_counts_what_its_table_did() -> None:
-    # Eight tricks of a four-player deal: with 128 entries the table evicts and empties
-    # itself, with the full table neither; both give the same value.
+    # Eight tricks of a four-player deal: with 128 entries (a class keeps 2) the table
+    # evicts and empties itself, with the full table neither; both give the same value.
     rules = Ruleset()
     rng = random.Random(1)
     hands = [sorted(rng.sample(h, 8)) for h in deal_hands(tables(rules), rng)]
