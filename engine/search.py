@@ -44,7 +44,7 @@ import random
 import time
 from collections.abc import Callable
 
-from engine import bot
+from engine import bot, bothand
 from engine.botrollout import copy_table, play_out
 from engine.botrollout import rollout as rollout
 from engine.cards import CLUBS, SPADES
@@ -426,9 +426,9 @@ class Sampler:
             held = tuple(sorted(hands[s] + self.played_by[s]))
             bid = self.bids[s]
             if bid == 0 and rules.nil_allowed:
-                weight *= 1.0 if bot.safe_nil(held, t) else 0.25
+                weight *= 1.0 if bothand.safe_nil(held, t) else 0.25
             else:
-                d = bid - max(1.0, bot.expected_tricks(held, rules) - margin)
+                d = bid - max(1.0, bothand.expected_tricks(held, rules) - margin)
                 weight *= math.exp(-d * d / (2 * BID_SPREAD**2))
         return weight
 

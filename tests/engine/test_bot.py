@@ -19,6 +19,7 @@ from engine import (
     SeatView,
     StartGame,
     bot,
+    bothand,
     decide,
     initial_state,
     parse_card,
@@ -26,7 +27,8 @@ from engine import (
     replay,
     view,
 )
-from engine.bot import choose, estimate, play_game
+from engine.bot import choose, play_game
+from engine.bothand import estimate
 from engine.botplay import set_chance
 from engine.rules import tables
 from tests.engine.support import bid_round, hands, run, start
@@ -322,12 +324,12 @@ def suicide_view(hand: str, rules: Ruleset, bids: dict[int, int]) -> SeatView:
 
 def test_the_nil_chance_tells_a_nil_hand_from_a_hopeless_one() -> None:
     rules = Ruleset(suicide=True)
-    good = bot.nil_chance(hands(NIL_HAND)[0], rules)
-    hopeless = bot.nil_chance(hands(ACE_OF_SPADES)[0], rules)
+    good = bothand.nil_chance(hands(NIL_HAND)[0], rules)
+    hopeless = bothand.nil_chance(hands(ACE_OF_SPADES)[0], rules)
     assert good > 0.7
     assert hopeless < 0.03
     # The top trump always wins its trick: no other card weighs as much.
-    assert bot.NIL_FIT[1][0] == min(bot.NIL_FIT[1])
+    assert bothand.NIL_FIT[1][0] == min(bothand.NIL_FIT[1])
 
 
 def test_suicide_first_partner_goes_nil_with_the_safe_hand_only() -> None:
@@ -454,9 +456,9 @@ def test_a_king_behind_a_shown_ace_bids_more_than_one_in_front_of_it() -> None:
     # W (3) plays before N whenever another seat leads: the kings win once the aces fall.
     # E (1) plays after N: he takes them. Unknown, each counts half a trick.
     behind, in_front = bidding_with_aces_shown_by(3), bidding_with_aces_shown_by(1)
-    assert bot.shown_kings(behind) == 2 * (bot.SHOWN_KING["right"] - 0.5)
-    assert bot.shown_kings(in_front) == 2 * (bot.SHOWN_KING["left"] - 0.5)
-    assert bot.shown_kings(dataclasses.replace(behind, face_up=())) == 0
+    assert bothand.shown_kings(behind) == 2 * (bothand.SHOWN_KING["right"] - 0.5)
+    assert bothand.shown_kings(in_front) == 2 * (bothand.SHOWN_KING["left"] - 0.5)
+    assert bothand.shown_kings(dataclasses.replace(behind, face_up=())) == 0
     assert bot.wanted_bid(behind) > bot.wanted_bid(in_front)
 
 
