@@ -37,6 +37,9 @@ typedef uint64_t u64;
 #define BLOCK 12 /* entries of a class stored side by side (the unit of allocation) */
 #endif
 #define SUIT(s) ((u64)0xFFFF << ((s) * SUITW))
+#ifndef KILLER
+#define KILLER 50000
+#endif
 
 /* The first trick's special leads (Ruleset.first_lead). */
 enum { FIRST_NONE = 0, FIRST_TWO_OF_CLUBS = 1, FIRST_ANY = 2, FIRST_LOWEST_CLUB = 3 };
@@ -121,6 +124,7 @@ typedef struct {
     u64 limit;   /* nodes a call may search (0: no limit) */
     int aborted; /* the limit was reached: unwind without storing anything */
     u64 stats[DD_NSTATS]; /* what the table and the bounds did (dd_stats) */
+    u64 killer[MAXT + 1][2]; /* per tricks left and side, the last lead that settled a start */
 } Solver;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -563,14 +567,17 @@ static u64 first_legal(const Solver *s, u64 h, int i, int led) {
 }
 
 /* Move ordering: each card a score, the highest tried first.
- * Leads: the lead that settled this position before, then winners (the top live card of a
+ * Leads: the lead that settled this position before, then the killer (the last lead that
+ * settled a trick's start with as many tricks left for the same side: the bisection asks the
+ * same positions for several targets, and sibling positions are often won by the same card),
+ * then winners (the top live card of a
  * suit, more so when no opponent can ruff it), then plain leads a partner can ruff or
  * toward a partner's top card, last the ones an opponent can ruff.
  * Follows: an opponent winning, the cheapest card that beats him (when no opponent plays
  * after, else the top); a partner winning or no winner, the lowest card, discarding from
  * the suit where it is lowest. */
 static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int led, u64 best,
-                  int winner, u64 hint) {
+                  int winner, u64 hint, u64 killer) {
     int score[64];
     int side = s->maxi[seat];
     for (int j = 0; j < nr; j++) {
@@ -585,6 +592,7 @@ static void order(Solver *s, u64 *reps, int nr, int i, int seat, u64 alive, int 
         if (sc > 400) sc = 400;
         if (i == 0) {
             if (b == hint) sc += 100000;
+            if (b == killer) sc += KILLER;
             if (above == 0) {
                 sc += 2000;
                 if (suit != SPADES) {
@@ -678,7 +686,9 @@ static int play(Solver *s, int i, int seat, int leader, int broken, int k, int l
         if (!(next & legal & SUIT(bitindex(low) / SUITW))) reps[nr++] = low;
     }
     int maxi = s->maxi[seat];
-    if (nr > 1) order(s, reps, nr, i, seat, alive, led, best, winner, hint);
+    if (nr > 1)
+        order(s, reps, nr, i, seat, alive, led, best, winner, hint,
+              i == 0 ? s->killer[left][maxi] : 0);
     int last = i == s->n - 1;
     int nxt = (seat + 1) % s->n;
     u64 beats = i ? SUIT(led) | SUIT(SPADES) : 0;
@@ -710,6 +720,7 @@ static int play(Solver *s, int i, int seat, int leader, int broken, int k, int l
         if (s->aborted) return 0;
         if (found == maxi) {
             if (!i && cut) *cut = b;
+            if (!i) s->killer[left][maxi] = b;
             *rel = sub;
             runs[0] = subruns[0];
             runs[1] = subruns[1];
