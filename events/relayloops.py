@@ -21,7 +21,10 @@
   read starts the quick re-reads (a transaction held back behind an older one) only when
   something committed is really held back: most such notifications are of commits an earlier
   read already took, and each one used to cost 40 reads in 200 ms (about 1.1 ms of the relay's
-  CPU per commit at 200 commits/s).
+  CPU per commit at 200 commits/s). Held back, it reads again, less often the longer it lasts
+  (5 ms, doubling to 100 ms), until nothing is: the older transaction may never notify (a
+  lease's renewal, an ANALYZE, another database of the cluster), and a relay that waited for a
+  notification then sat on committed events until its poll (for ever, with a long one).
 - `awaited`: the relay as it was before issue 32, kept for comparison (`python -m benchmarks
   relay`) and as a fallback (SPADES_RELAY_PIPELINE=0): each page's streams published
   concurrently, each event awaiting JetStream's acknowledgement before the next event of its
@@ -62,10 +65,10 @@ __all__ = ["Pacing", "RelayStats", "Session", "Wake", "awaited", "pipelined", "p
 
 # After a page failed to publish: publish it again, less often each time, until it goes through.
 PUBLISH_BACKOFF = Backoff(first=0.1, factor=2.0, most=2.0)
-# After a wake-up that found nothing to publish yet (held back behind an older transaction),
-# read again this often, this many times, before falling back to `idle_wait`.
+# While committed events are held back behind an older transaction, read again after this
+# wait, doubled at each read that finds them still held back, up to the most.
 HELD_BACK_WAIT = 0.005
-HELD_BACK_POLLS = 40
+HELD_BACK_MOST = 0.1
 # The channel the log's trigger notifies at each appending commit (migration 5).
 EVENTS_CHANNEL = "spades_events"
 # While every read finds at least this many commits notified since the one before, this many
@@ -110,7 +113,7 @@ class Pacing:
     checkpoint_every: float = 0.1  # seconds between checkpoint saves while the relay is busy
     max_in_flight: int = 8  # pages sent and not yet acknowledged
     ack_wait: float = 5.0  # seconds a page's acknowledgement may take before it counts lost
-    held_back_polls: int = HELD_BACK_POLLS  # quick re-reads after a held-back wake-up
+    held_back_most: float = HELD_BACK_MOST  # the longest wait between reads while held back
 
     @classmethod
     def from_env(cls) -> Pacing:
@@ -196,7 +199,7 @@ async def pipelined(s: Session) -> None:
     sent = 0
     careful = False
     failed_in_a_row = 0
-    fast_polls = 0
+    held_wait = 0.0  # while events are held back: the wait before the next read, else 0
     next_read = 0.0  # monotonic time before which a notified commit is not read yet
     poll_at = 0.0  # when to read even if nothing was notified
     listening = True  # the session LISTENs before the loop starts
@@ -208,7 +211,7 @@ async def pipelined(s: Session) -> None:
             wake.event.clear()  # before looking: anything after this wakes the next wait
             try:
                 if careful:
-                    page = await read_page(s.lock_conn, pipe.confirmed, page_size, pipe.subject)
+                    page, _ = await read_page(s.lock_conn, pipe.confirmed, page_size, pipe.subject)
                     stats.reads += 1
                     before = stats.published
                     try:
@@ -243,7 +246,7 @@ async def pipelined(s: Session) -> None:
                     os.kill(os.getpid(), signal.SIGKILL)  # acknowledged, checkpoint not saved
             now = time.monotonic()
             room = pipe.in_flight < pacing.max_in_flight
-            reading = wake.notified or fast_polls > 0 or now >= poll_at or not listening
+            reading = wake.notified or held_wait > 0 or now >= poll_at or not listening
             save = checkpoint != saved and now - saved_at >= pacing.checkpoint_every
             if save and not (room and reading and now >= next_read):
                 await save_checkpoint(s.lock_conn, s.name, checkpoint)
@@ -262,14 +265,14 @@ async def pipelined(s: Session) -> None:
                     due.append(saved_at + pacing.checkpoint_every)
                 wake.armed, pipe.wake_on_ack = room and not reading, not room
                 stats.idle = (
-                    listening and not pipe.in_flight and checkpoint == saved and not fast_polls
+                    listening and not pipe.in_flight and checkpoint == saved and not held_wait
                 )
                 await _wait(wake.event, min(due, default=math.inf) - now)
                 wake.armed = pipe.wake_on_ack = True
                 continue
-            woken, wake.notified = wake.notified, False
+            wake.notified = False
             # A checkpoint due as a read is is saved by the read's statement: one round trip.
-            page = await read_page(
+            page, held = await read_page(
                 s.lock_conn,
                 pipe.sent,
                 page_size,
@@ -303,12 +306,14 @@ async def pipelined(s: Session) -> None:
                     continue
                 # Quick re-reads only when something committed is really held back: a
                 # notification whose events an earlier read already took needs none.
-                held = woken and await _held_back(s.lock_conn, pipe.sent)
-                fast_polls = pacing.held_back_polls if held else max(0, fast_polls - 1)
-                next_read = now + HELD_BACK_WAIT
+                held = await _held_back(s.lock_conn, pipe.sent)
+                held_wait = _held_wait(held_wait, pacing.held_back_most) if held else 0.0
+                next_read = now + (held_wait or HELD_BACK_WAIT)
                 continue
             stats.idle = False
-            next_read = now if len(page) >= page_size else now + pacing.batch_wait
+            held_wait = _held_wait(held_wait, pacing.held_back_most) if held else 0.0
+            wait = max(pacing.batch_wait, held_wait)
+            next_read = now if len(page) >= page_size else now + wait
             if listening:
                 # Busy (several commits a read, read after read): the relay reads every
                 # `batch_wait` anyway, so a notification per commit is only cost, in this
@@ -364,6 +369,11 @@ async def _held_back(conn: asyncpg.Connection, after: Checkpoint) -> bool:
     back behind an older transaction still running); False for a notification that came after
     its events were read."""
     return bool(await conn.fetchval(_HELD_BACK, after.transaction_id, after.position))
+
+
+def _held_wait(last: float, most: float = HELD_BACK_MOST) -> float:
+    """The wait before the next read while events stay held back (`last` the one before)."""
+    return min(most, last * 2) if last else min(most, HELD_BACK_WAIT)
 
 
 def _between(page: Sequence[Outgoing], after: Checkpoint, upto: Checkpoint) -> int:
@@ -452,21 +462,19 @@ async def _publish_or_pause(
 async def awaited(s: Session) -> None:
     """Publish the log page by page, awaiting each acknowledgement, until `s.stop`."""
     stop, stats, wake, checkpoint = s.stop, s.stats, s.wake, s.checkpoint
-    fast_polls = 0
+    held_wait = 0.0
     failed_in_a_row = 0
     while not stop.is_set():
         s.check_lock()
-        woken = wake.event.is_set()
         wake.event.clear()  # before reading: a commit after this read wakes the next wait
         page = await s.store.read_all(after=checkpoint, limit=s.page_size)
         stats.reads += 1
         if not page:
-            fast_polls = HELD_BACK_POLLS if woken else max(0, fast_polls - 1)
-            stats.idle = not fast_polls
+            held = await _held_back(s.lock_conn, checkpoint)
+            held_wait = _held_wait(held_wait) if held else 0.0
+            stats.idle = not held_wait
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    wake.event.wait(), timeout=HELD_BACK_WAIT if fast_polls else s.idle_wait
-                )
+                await asyncio.wait_for(wake.event.wait(), timeout=held_wait or s.idle_wait)
             stats.idle = False
             continue
         # Every line logged about this page carries its batch id as request_id.

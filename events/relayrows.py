@@ -18,19 +18,25 @@ from events.pgrows import Conn
 from events.store import Checkpoint
 from events.subjects import Subjects
 
-__all__ = ["READ_PAGE", "SAVE_AND_READ_PAGE", "Outgoing", "outgoing_of", "read_page"]
+__all__ = ["READ_PAGE", "SAVE_AND_READ_PAGE", "Outgoing", "Page", "outgoing_of", "read_page"]
 
 _encoder = msgspec.json.Encoder()
 
 READ_PAGE = (
     "SELECT event_id::text, stream_id, version, type, schema_version, data::text,"
-    " metadata::text, recorded_at, position, transaction_id FROM spades_events"
+    " metadata::text, recorded_at, position, transaction_id,"
+    " EXISTS (SELECT 1 FROM spades_events WHERE"
+    " transaction_id >= pg_snapshot_xmin(pg_current_snapshot())) FROM spades_events"
     " WHERE (transaction_id, position) > ($1::xid8, $2::int8)"
     " AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())"
     " ORDER BY transaction_id, position LIMIT $3"
 )
 """`events.pgrows.READ_ALL`'s page (the same order, the same held-back rule), in the columns
-the relay publishes from: the id, the payload and the metadata as text."""
+the relay publishes from: the id, the payload and the metadata as text. The last column says
+whether committed events are held back behind the page (a transaction older than theirs still
+running: one index probe, evaluated once per statement), so the relay knows to read again
+without a notification: the older transaction may be one that never notifies (a lease's
+renewal, an ANALYZE, another database of the cluster), and its commit would wake nobody."""
 
 
 class Outgoing(NamedTuple):
@@ -46,6 +52,14 @@ class Outgoing(NamedTuple):
     def checkpoint(self) -> Checkpoint:
         """The checkpoint just after this event."""
         return Checkpoint(self.transaction_id, self.position)
+
+
+class Page(NamedTuple):
+    """What one read of the relay found: the events to publish, and whether committed events
+    are held back behind them (readable once an older transaction ends: read again soon)."""
+
+    events: list[Outgoing]
+    held: bool
 
 
 class _Payload(msgspec.Struct):
@@ -83,9 +97,10 @@ async def read_page(
     limit: int,
     subject: Callable[[str, str], bytes],
     save: tuple[str, Checkpoint] | None = None,
-) -> list[Outgoing]:
+) -> Page:
     """The committed events after `after` (at most `limit`), ready to publish; with `save`
-    (a name and a checkpoint), that checkpoint saved by the same statement.
+    (a name and a checkpoint), that checkpoint saved by the same statement. An empty page
+    says nothing of held-back events (no row carries the flag): `held` is False then.
 
     Each row becomes its message payload at once, from the columns as text: no `StoredEvent`,
     no `Metadata` decoded and encoded again, no UUID turned into text per header (a third of
@@ -104,7 +119,7 @@ async def read_page(
             checkpoint.position,
         )
     encode, raw = _encoder.encode, msgspec.Raw
-    return [
+    events = [
         Outgoing(
             row[0].encode(),
             subject(row[1], row[3]),
@@ -118,6 +133,7 @@ async def read_page(
         )
         for row in rows
     ]
+    return Page(events, bool(rows) and rows[0][10])
 
 
 def outgoing_of(event: StoredEvent, subjects: Subjects) -> Outgoing:
