@@ -13,12 +13,23 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    async_playwright,
+    expect,
+)
 
 from tests.browser.stack import CHROMIUM_ARGS, NoBrowser, Stack, find_chromium, start_stack
 from tests.infra import Processes
 
 PACE_MS = "30"  # the client's pause after each card the others play (people get 350 ms)
+
+# How long an `expect` waits for its condition (Playwright's default is 5 s). Only a failing
+# test waits it out; a fresh clone at load 20 once missed a card that was on its way.
+expect.set_options(timeout=20_000)
 
 NewPage = Callable[..., Awaitable[Page]]
 
