@@ -221,7 +221,7 @@ async def pipelined(s: Session) -> None:
                     finally:
                         stats.published = before + _between(page, checkpoint, pipe.confirmed)
                         checkpoint = pipe.confirmed
-                    careful, failed_in_a_row = False, 0
+                    careful, failed_in_a_row, poll_at = False, 0, 0.0  # read on at once
                     continue
                 confirmed = pipe.collect()
                 checkpoint = pipe.confirmed
