@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import msgspec
@@ -48,6 +49,30 @@ async def log_events(pool: asyncpg.Pool) -> list[StoredEvent]:
     order = "ORDER BY transaction_id, position"
     rows = await pool.fetch(f"SELECT {COLUMNS} FROM spades_events {order}")
     return [row_to_event(row) for row in rows]
+
+
+@contextlib.asynccontextmanager
+async def relay_running(
+    database_url: str, nats_url: str, subjects: Subjects, **options: Any
+) -> AsyncIterator[RelayStats]:
+    """A relay in this process for the block (`run_relay` with `options`): its stats. It is
+    stopped, and what it had in flight settled, when the block ends."""
+    stop, stats = asyncio.Event(), RelayStats()
+    relay = asyncio.create_task(
+        run_relay(
+            database_url=database_url,
+            nats_url=nats_url,
+            subjects=subjects,
+            stop=stop,
+            stats=stats,
+            **options,
+        )
+    )
+    try:
+        yield stats
+    finally:
+        stop.set()
+        await relay
 
 
 async def on_bus(js: JetStreamContext, subjects: Subjects, n: int) -> bool:
@@ -222,27 +247,13 @@ async def test_the_relay_holds_back_everything_after_a_refused_event_until_it_go
     _, big = await a_log_with_a_refused_event(event_store)
     logged = await log_events(pg_pool)
     before = logged[: [e.event_id for e in logged].index(big.event_id)]
-    stop, stats = asyncio.Event(), RelayStats()
-    relay = asyncio.create_task(
-        run_relay(
-            database_url=database_url,
-            nats_url=nats_url,
-            subjects=subjects,
-            stop=stop,
-            stats=stats,
-            page_size=5,
-        )
-    )
-    try:
+    async with relay_running(database_url, nats_url, subjects, page_size=5) as stats:
         await eventually(lambda: stats.retries >= 3, what="the relay retrying the refused event")
         assert stats.published == len(before)
         assert_bus_is_the_log(await bus_events(js, subjects), before)
         assert await pg_pool.fetchval("SELECT count(*) FROM spades_checkpoints") <= 1
         await limit_messages(js, subjects, -1)
         await eventually(lambda: stats.published >= len(logged), what="the rest published")
-    finally:
-        stop.set()
-        await relay
     assert_bus_is_the_log(await bus_events(js, subjects), logged)
 
 
@@ -399,20 +410,10 @@ async def test_only_a_held_back_commit_sets_the_relay_re_reading(
     however long that takes (it once stopped after 40 re-reads: a relay then sat on the commit
     until its poll). The relay's poll is an hour: only notifications and the re-reads can make
     it publish."""
-    stop, stats = asyncio.Event(), RelayStats()
     pacing = Pacing(held_back_most=0.01)  # re-reads every 10 ms at most: the test is quick
-    relay = asyncio.create_task(
-        run_relay(
-            database_url=database_url,
-            nats_url=nats_url,
-            subjects=subjects,
-            stop=stop,
-            stats=stats,
-            idle_wait=3600,
-            pacing=pacing,
-        )
-    )
-    try:
+    async with relay_running(
+        database_url, nats_url, subjects, idle_wait=3600, pacing=pacing
+    ) as stats:
         first = await event_store.append(stream("game"), 0, new_events(2))
         await eventually(lambda: stats.published == 2 and stats.idle, what="idle after a page")
         # A notification with nothing behind it: one read, and idle again.
@@ -435,9 +436,6 @@ async def test_only_a_held_back_commit_sets_the_relay_re_reading(
         finally:
             await pg_pool.release(older)
         await eventually(lambda: stats.published == 3, what="the held commit published")
-    finally:
-        stop.set()
-        await relay
     assert_bus_is_the_log(await bus_events(js, subjects), first + held)
 
 
@@ -452,18 +450,6 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
     on its own clock; once a read finds nothing it LISTENs again, so a lone commit after the
     pause is still published by its notification: the poll is an hour, nothing else could.
     Every event reaches the bus once, in the log's order."""
-    stop, stats = asyncio.Event(), RelayStats()
-    relay = asyncio.create_task(
-        run_relay(
-            database_url=database_url,
-            nats_url=nats_url,
-            subjects=subjects,
-            stop=stop,
-            stats=stats,
-            idle_wait=3600,
-            pacing=Pacing(batch_wait=0.05),  # several commits a read even on a slow machine
-        )
-    )
 
     window: list[float] = []  # once unlistened: reads, time; a second later: reads, time
 
@@ -480,7 +466,10 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
             await event_store.append(sid, version, new_events(1))
             version += 1
 
-    try:
+    pacing = Pacing(batch_wait=0.05)  # several commits a read even on a slow machine
+    async with relay_running(
+        database_url, nats_url, subjects, idle_wait=3600, pacing=pacing
+    ) as stats:
         await asyncio.gather(*(writer() for _ in range(6)))
         assert stats.unlistened == 1, "the relay kept listening under a flow of commits"
         # On its own clock it reads at most once a `batch_wait`, however big the pages (a
@@ -496,9 +485,6 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
             lambda: stats.published == len(logged) + 1, what="the lone commit, by its notification"
         )
         assert stats.reads - reads <= 2  # woken once (and a held-back check at most)
-    finally:
-        stop.set()
-        await relay
     assert_bus_is_the_log(await bus_events(js, subjects), logged + lone)
 
 
@@ -514,41 +500,31 @@ async def test_a_page_with_commits_held_back_behind_it_is_followed_by_a_read_unb
     (one that never notifies: a lease's renewal, an ANALYZE, another database of the cluster)
     reads again until that commit shows, notified or not. CI once saw a relay publish a page,
     then sit on the commit behind it for a minute: its poll is an hour here."""
-    stop, stats = asyncio.Event(), RelayStats()
-    relay = asyncio.create_task(
-        run_relay(
-            database_url=database_url,
-            nats_url=nats_url,
-            subjects=subjects,
-            stop=stop,
-            stats=stats,
-            idle_wait=3600,
-            pacing=Pacing(held_back_most=0.01),
-        )
-    )
+    pacing = Pacing(held_back_most=0.01)
     first, holder = await pg_pool.acquire(), await pg_pool.acquire()
     try:
-        await eventually(lambda: stats.idle, what="the relay idle")
-        appending, holding = first.transaction(), holder.transaction()
-        await appending.start()  # the oldest transaction: it appends, and notifies at commit
-        early = await append_with(first, stream("game"), 0, new_events(2))
-        await holding.start()  # then one that holds an xid and never notifies
-        await holder.fetchval("SELECT pg_current_xact_id()")
-        late = await event_store.append(stream("game"), 0, new_events(1))  # held behind both
-        await appending.commit()  # notified: the page of `early`, with `late` held behind it
-        await eventually(lambda: stats.published == 2, what="the page before the held commit")
-        reads = stats.reads
-        await eventually(lambda: stats.reads > reads + 60, what="re-reads of the held commit")
-        assert stats.published == 2
-        assert not stats.idle
-        await holding.rollback()  # ends unnotified: only a re-read can find `late`
-        await eventually(lambda: stats.published == 3, what="the held commit published")
-        await eventually(lambda: stats.idle, what="the relay idle again")
+        async with relay_running(
+            database_url, nats_url, subjects, idle_wait=3600, pacing=pacing
+        ) as stats:
+            await eventually(lambda: stats.idle, what="the relay idle")
+            appending, holding = first.transaction(), holder.transaction()
+            await appending.start()  # the oldest transaction: it appends, and notifies at commit
+            early = await append_with(first, stream("game"), 0, new_events(2))
+            await holding.start()  # then one that holds an xid and never notifies
+            await holder.fetchval("SELECT pg_current_xact_id()")
+            late = await event_store.append(stream("game"), 0, new_events(1))  # held behind both
+            await appending.commit()  # notified: the page of `early`, with `late` held behind it
+            await eventually(lambda: stats.published == 2, what="the page before the held commit")
+            reads = stats.reads
+            await eventually(lambda: stats.reads > reads + 60, what="re-reads of the held commit")
+            assert stats.published == 2
+            assert not stats.idle
+            await holding.rollback()  # ends unnotified: only a re-read can find `late`
+            await eventually(lambda: stats.published == 3, what="the held commit published")
+            await eventually(lambda: stats.idle, what="the relay idle again")
     finally:
         await pg_pool.release(first)
         await pg_pool.release(holder)
-        stop.set()
-        await relay
     assert_bus_is_the_log(await bus_events(js, subjects), early + late)
 
 
@@ -599,17 +575,8 @@ async def test_what_the_relay_publishes_decodes_to_the_event_the_log_holds(
         assert msgspec.json.decode(built.payload, type=StoredEvent) == event
         assert built.checkpoint == checkpoint_of(event)
         assert built.subject == subjects.event(event.stream_id, event.type).encode()
-    stop, stats = asyncio.Event(), RelayStats()
-    relay = asyncio.create_task(
-        run_relay(
-            database_url=database_url, nats_url=nats_url, subjects=subjects, stop=stop, stats=stats
-        )
-    )
-    try:
+    async with relay_running(database_url, nats_url, subjects) as stats:
         await eventually(lambda: stats.published == len(logged), what="the events published")
-    finally:
-        stop.set()
-        await relay
     on_bus = await bus_events(js, subjects)
     assert on_bus == logged
     assert on_bus[0].metadata == full
