@@ -438,16 +438,19 @@ static void store(Solver *s, const u64 *seats, const u64 *lens, const int *slen,
     if (hint) b->hint[j] = hint;
 }
 
-/* The tricks the leader can take at once with top cards whatever the others play (dd.py's
- * _quick): per suit the run of top live cards he holds, cut to the shortest holding of an
- * opponent who could ruff; spades only once they may be led. A partner holding spades could
- * be forced to ruff a winner (and take the lead) once out of other cards: the total is cut
- * to each such partner's other cards. The top cards counted are added to *used: with the same
- * lengths, a position where the same seats hold them has at least as many quick tricks. */
-static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain, u64 *used) {
+/* The tricks seat ``who`` can take at once with top cards whatever the others play once he is
+ * on lead (dd.py's _quick): per suit the run of top live cards he holds, cut to the shortest
+ * holding of an opponent who could ruff; spades only once they may be led. A partner holding
+ * spades could be forced to ruff a winner (and take the lead) once out of other cards: the
+ * total is cut to each such partner's other cards. The top cards counted are added to *used:
+ * with the same lengths, a position where the same seats hold them has at least as many quick
+ * tricks. ``cross`` (a plain suit, else -1) is a suit whose top card ``who`` holds and the
+ * leader, his partner, leads to it: the crossing trick is the first of that suit's run. */
+static int cash(const Solver *s, int who, int cross, int broken, u64 alive, int *plain,
+                u64 *used) {
     const u64 *hands = s->hands;
-    u64 h = hands[leader];
-    int side = s->maxi[leader];
+    u64 h = hands[who];
+    int side = s->maxi[who];
     int total = 0, spade_run = 0;
     for (int suit = 0; suit < 4; suit++) {
         u64 mine = h & SUIT(suit);
@@ -471,15 +474,20 @@ static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain,
             int length = popcount(hands[p] & SUIT(suit));
             if (length < run) run = length;
         }
+        if (suit == cross && !run) return -1; /* an opponent could ruff the crossing */
         total += run;
     }
     for (int p = 0; p < s->n; p++) {
-        if (p == leader || s->maxi[p] != side || !(hands[p] & SUIT(SPADES))) continue;
+        if (p == who || s->maxi[p] != side || !(hands[p] & SUIT(SPADES))) continue;
         int other = popcount(hands[p] & ~SUIT(SPADES));
         if (other < total) total = other;
     }
     *plain = total;
     return total + spade_run;
+}
+
+static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain, u64 *used) {
+    return cash(s, leader, -1, broken, alive, plain, used);
 }
 
 static int start(Solver *s, int leader, int broken, int k, int left, int first, u64 *rel);
@@ -528,8 +536,8 @@ static int trumps(const Solver *s, int side, u64 alive, u64 *mark) {
  * whatever happens, *theirs the others'; used[0] and used[1] the cards that decided each
  * (with the same lengths, a position where the same seats hold them and every higher card of
  * their suits has at least as many). The leader's quick tricks, and each side's trumps. */
-static void sure(Solver *s, int leader, int broken, u64 alive, int *mine, int *theirs,
-                 u64 *used) {
+static void sure(Solver *s, int leader, int broken, int first, u64 alive, int *mine,
+                 int *theirs, u64 *used) {
     *mine = trumps(s, 1, alive, &used[0]);
     *theirs = trumps(s, 0, alive, &used[1]);
     /* The leader's side cashes its plain-suit winners first (no opponent can ruff them, no
@@ -540,6 +548,26 @@ static void sure(Solver *s, int leader, int broken, u64 alive, int *mine, int *t
     int at = s->maxi[leader] ? 0 : 1;
     int *side = at ? theirs : mine;
     if (plain + *side > q) q = plain + *side;
+    /* Or he leads a plain suit to a partner's top card of it and the partner cashes his
+     * (the crossing trick the first of that suit's run; not where the first lead is forced). */
+    if (!(first && s->first_mode != FIRST_NONE)) {
+        for (int p = 0; p < s->n; p++) {
+            if (p == leader || s->maxi[p] != s->maxi[leader]) continue;
+            for (int suit = 0; suit < SPADES; suit++) {
+                u64 live = alive & SUIT(suit);
+                if (!(s->hands[leader] & live) || !(s->hands[p] & live & highest(live)))
+                    continue;
+                u64 top2 = 0;
+                int plain2, q2 = cash(s, p, suit, broken, alive, &plain2, &top2);
+                if (q2 < 0) continue;
+                if (plain2 + *side > q2) q2 = plain2 + *side;
+                if (q2 > q) {
+                    q = q2;
+                    top = top2;
+                }
+            }
+        }
+    }
     if (q > *side) {
         *side = q;
         used[at] |= top;
@@ -813,7 +841,7 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     if (s->aligned) {
         int mine, theirs;
         u64 used[2];
-        sure(s, leader, broken, alive, &mine, &theirs, used);
+        sure(s, leader, broken, first, alive, &mine, &theirs, used);
         if (mine >= k || left - theirs < k) {
             s->stats[ST_SURE]++;
             *rel = used[mine >= k ? 0 : 1];
@@ -945,6 +973,6 @@ int dd_sure(void *p, const u64 *hands, int nhands, int leader, int broken, int *
     u64 alive = 0;
     for (int q = 0; q < s->n; q++) alive |= s->hands[q];
     u64 used[2];
-    sure(s, leader, broken != 0, alive, &out[0], &out[1], used);
+    sure(s, leader, broken != 0, 0, alive, &out[0], &out[1], used);
     return 0;
 }
