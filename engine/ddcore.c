@@ -231,33 +231,49 @@ void dd_set_budget(void *p, u64 budget) {
     if (s) s->limit = budget;
 }
 
-/* Per seat, its cards of each suit renumbered by rank among the live cards of the suit. */
-static void relative(const Solver *s, u64 alive, u64 *out) {
-    for (int p = 0; p < s->n; p++) out[p] = 0;
+/* Each suit's length in a 16-bit lane of its own (a lane's count in its low 5 bits). */
+static u64 lane_counts(u64 x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (x + (x >> 8)) & 0x001F001F001F001FULL;
+}
+
+/* The key's holders: bit j of seats[w] is bit w of the number of the seat holding the live
+ * card of relative rank j (its suit's cards renumbered by rank among the live ones, lowest
+ * 0). One pass over the live cards, without a branch on who holds each. */
+static void holders(const Solver *s, u64 alive, u64 *seats) {
+    u64 u[3] = {0, 0, 0};
+    for (int p = 1; p < s->n; p++)
+        for (int w = 0; w < 3; w++)
+            if (p >> w & 1) u[w] |= s->hands[p];
+    u64 s0 = 0, s1 = 0, s2 = 0;
     for (int suit = 0; suit < 4; suit++) {
         u64 live = alive & SUIT(suit);
         int j = suit * SUITW;
         while (live) {
             u64 low = live & (~live + 1);
             live ^= low;
-            for (int p = 0; p < s->n; p++)
-                if (s->hands[p] & low) {
-                    out[p] |= (u64)1 << j;
-                    break;
-                }
+            s0 |= (u64)((u[0] & low) != 0) << j;
+            s1 |= (u64)((u[1] & low) != 0) << j;
+            s2 |= (u64)((u[2] & low) != 0) << j;
             j++;
         }
     }
+    seats[0] = s0;
+    seats[1] = s1;
+    seats[2] = s2;
 }
 
-/* The lengths of every seat's suits, five bits each, in two words. */
-static void lengths(const Solver *s, const u64 *key, u64 *lens) {
+/* The lengths of every seat's suits, five bits each (seat p's at bit 20 p), in two words. */
+static void lengths(const Solver *s, u64 *lens) {
     lens[0] = lens[1] = 0;
-    for (int p = 0; p < s->n; p++)
-        for (int suit = 0; suit < 4; suit++) {
-            int at = (p * 4 + suit) * 5;
-            lens[at / 60] |= (u64)popcount(key[p] & SUIT(suit)) << (at % 60);
-        }
+    for (int p = 0; p < s->n; p++) {
+        u64 c = lane_counts(s->hands[p]);
+        u64 packed = (c & 0x1F) | (c >> 16 & 0x1F) << 5 | (c >> 32 & 0x1F) << 10 |
+                     (c >> 48 & 0x1F) << 15;
+        lens[p / 3] |= packed << (p % 3 * 20);
+    }
 }
 
 /* The class of a position (NULL: none, or no room for a new one). */
@@ -787,17 +803,15 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     if (k > left) return 0;
     u64 alive = 0;
     for (int p = 0; p < s->n; p++) alive |= s->hands[p];
-    u64 key[MAXP], lens[2], seats[3] = {0, 0, 0};
-    relative(s, alive, key);
-    lengths(s, key, lens);
-    for (int p = 1; p < s->n; p++)
-        for (int j = 0; j < 3; j++)
-            if (p >> j & 1) seats[j] |= key[p];
+    u64 lens[2], seats[3];
+    holders(s, alive, seats);
+    lengths(s, lens);
     uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
     Class *c = find_class(s, lens, meta, 0);
     u64 hint = 0;
     int slen[4];
-    for (int suit = 0; suit < 4; suit++) slen[suit] = popcount(alive & SUIT(suit));
+    u64 counts = lane_counts(alive);
+    for (int suit = 0; suit < 4; suit++) slen[suit] = (int)(counts >> (suit * SUITW) & 0x1F);
     uint32_t q = topcode(seats, ~(u64)0, slen);
     s->stats[ST_LOOKUPS]++;
     for (uint32_t i = c ? c->head : 0; i; i = s->pool[i].next) {
