@@ -20,9 +20,15 @@
  * the trick) before searching and return a negative code when it is not one.
  */
 
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS and madvise under -std=c99 */
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 typedef uint64_t u64;
 
@@ -118,6 +124,7 @@ typedef struct {
     size_t nclasses;
     Block *pool;       /* blocks; 0 unused (the end of a list) */
     void *pool_memory; /* what was allocated for it (pool aligned to a cache line) */
+    int classes_mapped, pool_mapped; /* whether big_alloc mapped them (big_free) */
     uint32_t pool_size, pool_used;
     int list_max; /* entries a class keeps: LIST_MAX, less in a small table (a 64th, 1 at least) */
     u64 nodes;
@@ -173,6 +180,37 @@ static u64 mix(u64 x) {
     return x;
 }
 
+/* The table's memory, zeroed: where the system has them, in huge pages (the search reads
+ * the table at random, and with 4 KiB pages nearly every lookup also missed the TLB), else
+ * from calloc. ``*mapped`` says which, for big_free. */
+static void *big_alloc(size_t bytes, int *mapped) {
+    *mapped = 0;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the pages are small */
+        *mapped = 1;
+        return p;
+    }
+#endif
+    return calloc(1, bytes);
+}
+
+static void big_free(void *p, size_t bytes, int mapped) {
+    if (!p) return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (mapped) {
+        munmap(p, bytes);
+        return;
+    }
+#endif
+    (void)bytes;
+    (void)mapped;
+    free(p);
+}
+
+void dd_free(void *p);
+
 void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, int tt_log2) {
     if (n < 2 || n > MAXP || first_mode < 0 || first_mode > 3 || club2 < -1 || club2 > 63)
         return NULL;
@@ -190,17 +228,15 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
     s->first_mode = first_mode;
     s->club2 = club2;
     s->class_mask = ((size_t)1 << tt_log2) - 1;
-    s->classes = calloc(s->class_mask + 1, sizeof(Class));
+    s->classes = big_alloc((s->class_mask + 1) * sizeof(Class), &s->classes_mapped);
     s->pool_size = ((uint32_t)1 << tt_log2) / BLOCK;
     s->pool_used = 1;
     s->list_max = ((int)1 << tt_log2) / 64 < LIST_MAX ? ((int)1 << tt_log2) / 64 : LIST_MAX;
     if (s->list_max < 1) s->list_max = 1; /* tests' tiny tables: classes fill up at once */
-    s->pool_memory = calloc(s->pool_size + 1, sizeof(Block));
+    s->pool_memory = big_alloc((s->pool_size + 1) * sizeof(Block), &s->pool_mapped);
     s->pool = (Block *)(((uintptr_t)s->pool_memory + 63) & ~(uintptr_t)63);
     if (!s->classes || !s->pool_memory) {
-        free(s->classes);
-        free(s->pool_memory);
-        free(s);
+        dd_free(s);
         return NULL;
     }
     return s;
@@ -209,8 +245,8 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
 void dd_free(void *p) {
     Solver *s = p;
     if (!s) return;
-    free(s->classes);
-    free(s->pool_memory);
+    big_free(s->classes, (s->class_mask + 1) * sizeof(Class), s->classes_mapped);
+    big_free(s->pool_memory, (s->pool_size + 1) * sizeof(Block), s->pool_mapped);
     free(s);
 }
 

@@ -30,7 +30,8 @@ BUILD = "make install (or: cc -O2 -std=c99 -shared -fPIC -o engine/_ddcore.so en
 
 TT_LOG2 = 20
 """Transposition-table entries per solver, as a power of two: in blocks of 12 (512 bytes, 43
-MiB), with as many class slots of 32 bytes (32 MiB): 75 MiB, touched as used. A class keeps
+MiB), with as many class slots of 32 bytes (32 MiB): 75 MiB, touched as used (in huge pages
+where Linux gives them: the search reads it at random). A class keeps
 at most 1,024 entries, its oldest block making room; a pool with no block left is emptied."""
 
 _FIRST = {"no_spade": 0, "two_of_clubs": 1, "any": 2, "lowest_club": 3}
