@@ -313,9 +313,14 @@ static void lengths(const Solver *s, u64 *lens) {
     }
 }
 
+/* Where a class's search for its slot starts. */
+static size_t class_slot(const Solver *s, const u64 *lens, uint8_t meta) {
+    return (size_t)mix(mix(lens[0] ^ meta) ^ lens[1]) & s->class_mask;
+}
+
 /* The class of a position (NULL: none, or no room for a new one). */
 static Class *find_class(Solver *s, const u64 *lens, uint8_t meta, int create) {
-    size_t i = (size_t)mix(mix(lens[0] ^ meta) ^ lens[1]) & s->class_mask;
+    size_t i = class_slot(s, lens, meta);
     for (;; i = (i + 1) & s->class_mask) {
         Class *c = &s->classes[i];
         if (!c->meta) break;
@@ -843,9 +848,13 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     u64 alive = 0;
     for (int p = 0; p < s->n; p++) alive |= s->hands[p];
     u64 lens[2], seats[3];
-    holders(s, alive, seats);
     lengths(s, lens);
     uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
+#if defined(__GNUC__) || defined(__clang__)
+    /* The class's slot is a cache miss: ask for it before the holders are worked out. */
+    __builtin_prefetch(&s->classes[class_slot(s, lens, meta)]);
+#endif
+    holders(s, alive, seats);
     Class *c = find_class(s, lens, meta, 0);
     u64 hint = 0;
     int slen[4];
