@@ -847,6 +847,16 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     if (k > left) return 0;
     u64 alive = 0;
     for (int p = 0; p < s->n; p++) alive |= s->hands[p];
+    if (s->aligned) {
+        int mine, theirs;
+        u64 used[2];
+        sure(s, leader, broken, first, alive, &mine, &theirs, used);
+        if (mine >= k || left - theirs < k) {
+            s->stats[ST_SURE]++;
+            *rel = used[mine >= k ? 0 : 1];
+            return mine >= k;
+        }
+    }
     u64 lens[2], seats[3];
     lengths(s, lens);
     uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
@@ -900,16 +910,6 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
                 return lo >= k;
             }
             if (!hint && b->hint[j]) hint = to_absolute((u64)1 << (b->hint[j] - 1), alive);
-        }
-    }
-    if (s->aligned) {
-        int mine, theirs;
-        u64 used[2];
-        sure(s, leader, broken, first, alive, &mine, &theirs, used);
-        if (mine >= k || left - theirs < k) {
-            s->stats[ST_SURE]++;
-            *rel = used[mine >= k ? 0 : 1];
-            return mine >= k;
         }
     }
     u64 cut = 0, sub = 0, runs[2];
