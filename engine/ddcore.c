@@ -595,11 +595,16 @@ static int trumps(const Solver *s, int side, u64 alive, u64 *mark) {
 /* Sure tricks (counted seats = maximizers only): *mine gets tricks the maximizers take
  * whatever happens, *theirs the others'; used[0] and used[1] the cards that decided each
  * (with the same lengths, a position where the same seats hold them and every higher card of
- * their suits has at least as many). The leader's quick tricks, and each side's trumps. */
-static void sure(Solver *s, int leader, int broken, int first, u64 alive, int *mine,
-                 int *theirs, u64 *used) {
+ * their suits has at least as many). The leader's quick tricks, and each side's trumps.
+ * It stops as soon as the maximizers are sure of ``k`` of the ``left`` tricks or cannot reach
+ * k (every later bound would only mark more cards); the tests' dd_sure asks for all. */
+static void sure(Solver *s, int leader, int broken, int first, u64 alive, int k, int left,
+                 int *mine, int *theirs, u64 *used) {
+    *theirs = 0;
     *mine = trumps(s, 1, alive, &used[0]);
+    if (*mine >= k) return; /* settled: the rest could only add to the cards marked */
     *theirs = trumps(s, 0, alive, &used[1]);
+    if (left - *theirs < k) return;
     /* The leader's side cashes its plain-suit winners first (no opponent can ruff them, no
      * partner has to: no spade falls), then its trumps still count as before. */
     int plain;
@@ -850,7 +855,7 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     if (s->aligned) {
         int mine, theirs;
         u64 used[2];
-        sure(s, leader, broken, first, alive, &mine, &theirs, used);
+        sure(s, leader, broken, first, alive, k, left, &mine, &theirs, used);
         if (mine >= k || left - theirs < k) {
             s->stats[ST_SURE]++;
             *rel = used[mine >= k ? 0 : 1];
@@ -1037,6 +1042,6 @@ int dd_sure(void *p, const u64 *hands, int nhands, int leader, int broken, int *
     u64 alive = 0;
     for (int q = 0; q < s->n; q++) alive |= s->hands[q];
     u64 used[2];
-    sure(s, leader, broken != 0, 0, alive, &out[0], &out[1], used);
+    sure(s, leader, broken != 0, 0, alive, MAXT + 1, 3 * MAXT, &out[0], &out[1], used);
     return 0;
 }
