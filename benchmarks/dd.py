@@ -25,6 +25,14 @@ whose kernel search was small enough for it (under 3 million nodes: a minute or 
 CPython); ``dd.players_N.python_ratio`` is its CPU time over the kernel's on the same deals,
 and its values must equal the kernel's.
 
+Another build of the kernel beside this one (``SPADES_BENCH_DD_VERSUS``, the path of its
+shared library, e.g. main's, built from a worktree: ``cc -O2 -std=c99 -shared -fPIC -o
+/tmp/old.so engine/ddcore.c``): every deal is then solved by both in turn in the same process
+(which goes first alternates from deal to deal), their values must agree, and the other's
+figures are recorded beside this one's as ``dd.players_N.versus.cpu_ms_p50`` / ``_p95`` /
+``_max`` / ``nodes_p50`` / ``nodes_p95``, with ``dd.players_N.versus.cpu_p95_ratio`` (this
+kernel's p95 over the other's): on a loaded machine that ratio means more than either figure.
+
 The cross-check against the bridge solver DDS (`endplay`, in the dev group):
 ``SPADES_BENCH_DD_BRIDGE`` (default 20) full four-player deals with spades broken from the
 start, where bridge with spades trumps and Spades play alike: ``dd.bridge.deals`` /
@@ -33,9 +41,11 @@ start, where bridge with spades trumps and Spades play alike: ``dd.bridge.deals`
 
 from __future__ import annotations
 
+import ctypes
 import os
 import random
 import time
+from pathlib import Path
 
 from benchmarks import artifact
 from engine import dd, ddcore
@@ -48,6 +58,8 @@ DEALS = int(os.environ.get("SPADES_BENCH_DD_DEALS", "100"))
 PY_DEALS = int(os.environ.get("SPADES_BENCH_DD_PY_DEALS", "2"))
 BUDGET = int(os.environ.get("SPADES_BENCH_DD_BUDGET", str(300_000_000)))
 BRIDGE = int(os.environ.get("SPADES_BENCH_DD_BRIDGE", "20"))
+VERSUS = os.environ.get("SPADES_BENCH_DD_VERSUS", "")
+"""Another build of the kernel to solve every deal beside this one (its library's path)."""
 PY_NODES = 3_000_000
 """Deals whose kernel search passed this many nodes are not given to the Python reference."""
 RULES: dict[int, Ruleset] = {
@@ -75,10 +87,12 @@ def solve_deal(
     pos: Position,
     solver: type[ddcore.Solver] | type[dd.Solver] = ddcore.Solver,
     stats: dict[str, int] | None = None,
+    library: ctypes.CDLL | None = None,
 ) -> tuple[tuple[int, ...], int]:
     """Return every side's double-dummy tricks from ``pos`` and the nodes searched (the
     kernel's searches stop at `BUDGET` nodes: `ddcore.OverBudget`); the kernel's table
-    counters (`ddcore.STATS`) are added to ``stats``."""
+    counters (`ddcore.STATS`) are added to ``stats``; ``library``: another build of the
+    kernel (`ddcore.load_from`)."""
     t = tables(rules)
 
     def count(each: ddcore.Solver | dd.Solver) -> None:
@@ -88,7 +102,7 @@ def solve_deal(
 
     def make(seats: tuple[int, ...]) -> ddcore.Solver | dd.Solver:
         if solver is ddcore.Solver:
-            return ddcore.Solver(rules, seats, seats, budget=BUDGET)
+            return ddcore.Solver(rules, seats, seats, budget=BUDGET, library=library)
         return solver(rules, seats, seats)
 
     if t.players in (2, 4):
@@ -129,6 +143,20 @@ def bridge_check(count: int) -> dict[str, int]:
     return {"deals": count, "agree": agree}
 
 
+def _versus(
+    rules: Ruleset, pos: Position, library: ctypes.CDLL, times: list[float], nodes: list[float]
+) -> tuple[int, ...]:
+    """Solve ``pos`` with another build of the kernel, adding its CPU ms and nodes."""
+    start = time.process_time()
+    try:
+        values, searched = solve_deal(rules, pos, library=library)
+    except ddcore.OverBudget:
+        values, searched = (), BUDGET
+    times.append((time.process_time() - start) * 1000)
+    nodes.append(searched)
+    return values
+
+
 def measure(players: int, rules: Ruleset) -> dict[str, float | int]:
     """Return one table size's figures (and print them)."""
     times: list[float] = []
@@ -136,8 +164,13 @@ def measure(players: int, rules: Ruleset) -> dict[str, float | int]:
     over = 0
     stats: dict[str, int] = {}
     small: list[tuple[int, tuple[int, ...], float]] = []
+    other = ddcore.load_from(Path(VERSUS)) if VERSUS else None
+    other_times: list[float] = []
+    other_nodes: list[float] = []
     for seed in range(DEALS):
         pos = deal(rules, seed)
+        if other is not None and seed % 2 == 0:
+            other_values = _versus(rules, pos, other, other_times, other_nodes)
         start = time.process_time()
         try:
             values, searched = solve_deal(rules, pos, stats=stats)
@@ -147,6 +180,11 @@ def measure(players: int, rules: Ruleset) -> dict[str, float | int]:
         elapsed = time.process_time() - start
         times.append(elapsed * 1000)
         nodes.append(searched)
+        if other is not None:
+            if seed % 2:
+                other_values = _versus(rules, pos, other, other_times, other_nodes)
+            if values and other_values and values != other_values:
+                raise AssertionError(f"deal {seed}: this kernel {values}, {VERSUS} {other_values}")
         if values and searched <= PY_NODES and len(small) < PY_DEALS:
             small.append((seed, values, elapsed))
     py_time = kernel_time = 0.0
@@ -175,7 +213,26 @@ def measure(players: int, rules: Ruleset) -> dict[str, float | int]:
         f" {stats.get('resets', 0)} times",
         flush=True,
     )
+    versus: dict[str, float | int] = {}
+    if other_times:
+        p95 = _pct(other_times, 0.95)
+        versus = {
+            f"{key}.versus.cpu_ms_p50": round(_pct(other_times, 0.5), 1),
+            f"{key}.versus.cpu_ms_p95": round(p95, 1),
+            f"{key}.versus.cpu_ms_max": round(max(other_times), 1),
+            f"{key}.versus.nodes_p50": int(_pct(other_nodes, 0.5)),
+            f"{key}.versus.nodes_p95": int(_pct(other_nodes, 0.95)),
+            f"{key}.versus.cpu_p95_ratio": round(_pct(times, 0.95) / p95, 3) if p95 else 0.0,
+        }
+        print(
+            f"  beside {VERSUS} (same deals, in turn): its CPU ms p50"
+            f" {_pct(other_times, 0.5):.0f} p95 {p95:.0f} max {max(other_times):.0f}, nodes p50"
+            f" {_pct(other_nodes, 0.5):.0f} p95 {_pct(other_nodes, 0.95):.0f}; this kernel's"
+            f" p95 over its: {versus[f'{key}.versus.cpu_p95_ratio']}",
+            flush=True,
+        )
     return {
+        **versus,
         f"{key}.deals": DEALS,
         f"{key}.cpu_ms_p50": round(_pct(times, 0.5), 1),
         f"{key}.cpu_ms_p95": round(_pct(times, 0.95), 1),

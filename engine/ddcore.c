@@ -20,9 +20,15 @@
  * the trick) before searching and return a negative code when it is not one.
  */
 
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS and madvise under -std=c99 */
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 typedef uint64_t u64;
 
@@ -88,6 +94,7 @@ typedef struct {
      * pool aligned to 64). */
     uint32_t next, prev; /* the class's older and newer blocks (0: none) */
     int32_t count;       /* entries in use */
+    uint32_t next2;      /* the block after ``next`` (0: none), fetched ahead by a lookup */
     uint32_t top[BLOCK]; /* the holders its key asks of the two top cards of each suit */
     /* What it reads of an entry that passed ``top``. */
     Key key[BLOCK];
@@ -118,6 +125,7 @@ typedef struct {
     size_t nclasses;
     Block *pool;       /* blocks; 0 unused (the end of a list) */
     void *pool_memory; /* what was allocated for it (pool aligned to a cache line) */
+    int classes_mapped, pool_mapped; /* whether big_alloc mapped them (big_free) */
     uint32_t pool_size, pool_used;
     int list_max; /* entries a class keeps: LIST_MAX, less in a small table (a 64th, 1 at least) */
     u64 nodes;
@@ -173,6 +181,37 @@ static u64 mix(u64 x) {
     return x;
 }
 
+/* The table's memory, zeroed: where the system has them, in huge pages (the search reads
+ * the table at random, and with 4 KiB pages nearly every lookup also missed the TLB), else
+ * from calloc. ``*mapped`` says which, for big_free. */
+static void *big_alloc(size_t bytes, int *mapped) {
+    *mapped = 0;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the pages are small */
+        *mapped = 1;
+        return p;
+    }
+#endif
+    return calloc(1, bytes);
+}
+
+static void big_free(void *p, size_t bytes, int mapped) {
+    if (!p) return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (mapped) {
+        munmap(p, bytes);
+        return;
+    }
+#endif
+    (void)bytes;
+    (void)mapped;
+    free(p);
+}
+
+void dd_free(void *p);
+
 void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, int tt_log2) {
     if (n < 2 || n > MAXP || first_mode < 0 || first_mode > 3 || club2 < -1 || club2 > 63)
         return NULL;
@@ -190,17 +229,15 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
     s->first_mode = first_mode;
     s->club2 = club2;
     s->class_mask = ((size_t)1 << tt_log2) - 1;
-    s->classes = calloc(s->class_mask + 1, sizeof(Class));
+    s->classes = big_alloc((s->class_mask + 1) * sizeof(Class), &s->classes_mapped);
     s->pool_size = ((uint32_t)1 << tt_log2) / BLOCK;
     s->pool_used = 1;
     s->list_max = ((int)1 << tt_log2) / 64 < LIST_MAX ? ((int)1 << tt_log2) / 64 : LIST_MAX;
     if (s->list_max < 1) s->list_max = 1; /* tests' tiny tables: classes fill up at once */
-    s->pool_memory = calloc(s->pool_size + 1, sizeof(Block));
+    s->pool_memory = big_alloc((s->pool_size + 1) * sizeof(Block), &s->pool_mapped);
     s->pool = (Block *)(((uintptr_t)s->pool_memory + 63) & ~(uintptr_t)63);
     if (!s->classes || !s->pool_memory) {
-        free(s->classes);
-        free(s->pool_memory);
-        free(s);
+        dd_free(s);
         return NULL;
     }
     return s;
@@ -209,8 +246,8 @@ void *dd_new(int n, int counted_mask, int maxi_mask, int first_mode, int club2, 
 void dd_free(void *p) {
     Solver *s = p;
     if (!s) return;
-    free(s->classes);
-    free(s->pool_memory);
+    big_free(s->classes, (s->class_mask + 1) * sizeof(Class), s->classes_mapped);
+    big_free(s->pool_memory, (s->pool_size + 1) * sizeof(Block), s->pool_mapped);
     free(s);
 }
 
@@ -231,38 +268,59 @@ void dd_set_budget(void *p, u64 budget) {
     if (s) s->limit = budget;
 }
 
-/* Per seat, its cards of each suit renumbered by rank among the live cards of the suit. */
-static void relative(const Solver *s, u64 alive, u64 *out) {
-    for (int p = 0; p < s->n; p++) out[p] = 0;
+/* Each suit's length in a 16-bit lane of its own (a lane's count in its low 5 bits). */
+static u64 lane_counts(u64 x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (x + (x >> 8)) & 0x001F001F001F001FULL;
+}
+
+/* The key's holders: bit j of seats[w] is bit w of the number of the seat holding the live
+ * card of relative rank j (its suit's cards renumbered by rank among the live ones, lowest
+ * 0). One pass over the live cards, without a branch on who holds each. */
+static void holders(const Solver *s, u64 alive, u64 *seats) {
+    u64 u[3] = {0, 0, 0};
+    for (int p = 1; p < s->n; p++)
+        for (int w = 0; w < 3; w++)
+            if (p >> w & 1) u[w] |= s->hands[p];
+    u64 s0 = 0, s1 = 0, s2 = 0;
     for (int suit = 0; suit < 4; suit++) {
         u64 live = alive & SUIT(suit);
         int j = suit * SUITW;
         while (live) {
             u64 low = live & (~live + 1);
             live ^= low;
-            for (int p = 0; p < s->n; p++)
-                if (s->hands[p] & low) {
-                    out[p] |= (u64)1 << j;
-                    break;
-                }
+            s0 |= (u64)((u[0] & low) != 0) << j;
+            s1 |= (u64)((u[1] & low) != 0) << j;
+            s2 |= (u64)((u[2] & low) != 0) << j;
             j++;
         }
     }
+    seats[0] = s0;
+    seats[1] = s1;
+    seats[2] = s2;
 }
 
-/* The lengths of every seat's suits, five bits each, in two words. */
-static void lengths(const Solver *s, const u64 *key, u64 *lens) {
+/* The lengths of every seat's suits, five bits each (seat p's at bit 20 p), in two words. */
+static void lengths(const Solver *s, u64 *lens) {
     lens[0] = lens[1] = 0;
-    for (int p = 0; p < s->n; p++)
-        for (int suit = 0; suit < 4; suit++) {
-            int at = (p * 4 + suit) * 5;
-            lens[at / 60] |= (u64)popcount(key[p] & SUIT(suit)) << (at % 60);
-        }
+    for (int p = 0; p < s->n; p++) {
+        u64 c = lane_counts(s->hands[p]);
+        u64 packed = (c & 0x1F) | (c >> 16 & 0x1F) << 5 | (c >> 32 & 0x1F) << 10 |
+                     (c >> 48 & 0x1F) << 15;
+        lens[p / 3] |= packed << (p % 3 * 20);
+    }
+}
+
+/* Where a class's search for its slot starts. */
+static size_t class_slot(const Solver *s, const u64 *lens, uint8_t meta) {
+    return (size_t)mix(mix(lens[0] ^ meta) ^ lens[1]) & s->class_mask;
 }
 
 /* The class of a position (NULL: none, or no room for a new one). */
 static Class *find_class(Solver *s, const u64 *lens, uint8_t meta, int create) {
-    size_t i = (size_t)mix(mix(lens[0] ^ meta) ^ lens[1]) & s->class_mask;
+    size_t i = class_slot(s, lens, meta);
     for (;; i = (i + 1) & s->class_mask) {
         Class *c = &s->classes[i];
         if (!c->meta) break;
@@ -379,6 +437,7 @@ static Block *room(Solver *s, Class *c) {
         }
         c->tail = b->prev;
         s->pool[c->tail].next = 0;
+        s->pool[s->pool[c->tail].prev].next2 = 0; /* (block 0, the end, if none) */
     } else {
         if (s->pool_used == s->pool_size) return NULL;
         i = s->pool_used++;
@@ -388,6 +447,7 @@ static Block *room(Solver *s, Class *c) {
     b->count = 0;
     b->prev = 0;
     b->next = c->head;
+    b->next2 = c->head ? s->pool[c->head].next : 0;
     if (c->head) s->pool[c->head].prev = i;
     c->head = i;
     c->turn = 0;
@@ -438,16 +498,19 @@ static void store(Solver *s, const u64 *seats, const u64 *lens, const int *slen,
     if (hint) b->hint[j] = hint;
 }
 
-/* The tricks the leader can take at once with top cards whatever the others play (dd.py's
- * _quick): per suit the run of top live cards he holds, cut to the shortest holding of an
- * opponent who could ruff; spades only once they may be led. A partner holding spades could
- * be forced to ruff a winner (and take the lead) once out of other cards: the total is cut
- * to each such partner's other cards. The top cards counted are added to *used: with the same
- * lengths, a position where the same seats hold them has at least as many quick tricks. */
-static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain, u64 *used) {
+/* The tricks seat ``who`` can take at once with top cards whatever the others play once he is
+ * on lead (dd.py's _quick): per suit the run of top live cards he holds, cut to the shortest
+ * holding of an opponent who could ruff; spades only once they may be led. A partner holding
+ * spades could be forced to ruff a winner (and take the lead) once out of other cards: the
+ * total is cut to each such partner's other cards. The top cards counted are added to *used:
+ * with the same lengths, a position where the same seats hold them has at least as many quick
+ * tricks. ``cross`` (a plain suit, else -1) is a suit whose top card ``who`` holds and the
+ * leader, his partner, leads to it: the crossing trick is the first of that suit's run. */
+static int cash(const Solver *s, int who, int cross, int broken, u64 alive, int *plain,
+                u64 *used) {
     const u64 *hands = s->hands;
-    u64 h = hands[leader];
-    int side = s->maxi[leader];
+    u64 h = hands[who];
+    int side = s->maxi[who];
     int total = 0, spade_run = 0;
     for (int suit = 0; suit < 4; suit++) {
         u64 mine = h & SUIT(suit);
@@ -471,15 +534,20 @@ static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain,
             int length = popcount(hands[p] & SUIT(suit));
             if (length < run) run = length;
         }
+        if (suit == cross && !run) return -1; /* an opponent could ruff the crossing */
         total += run;
     }
     for (int p = 0; p < s->n; p++) {
-        if (p == leader || s->maxi[p] != side || !(hands[p] & SUIT(SPADES))) continue;
+        if (p == who || s->maxi[p] != side || !(hands[p] & SUIT(SPADES))) continue;
         int other = popcount(hands[p] & ~SUIT(SPADES));
         if (other < total) total = other;
     }
     *plain = total;
     return total + spade_run;
+}
+
+static int quick(const Solver *s, int leader, int broken, u64 alive, int *plain, u64 *used) {
+    return cash(s, leader, -1, broken, alive, plain, used);
 }
 
 static int start(Solver *s, int leader, int broken, int k, int left, int first, u64 *rel);
@@ -527,11 +595,16 @@ static int trumps(const Solver *s, int side, u64 alive, u64 *mark) {
 /* Sure tricks (counted seats = maximizers only): *mine gets tricks the maximizers take
  * whatever happens, *theirs the others'; used[0] and used[1] the cards that decided each
  * (with the same lengths, a position where the same seats hold them and every higher card of
- * their suits has at least as many). The leader's quick tricks, and each side's trumps. */
-static void sure(Solver *s, int leader, int broken, u64 alive, int *mine, int *theirs,
-                 u64 *used) {
+ * their suits has at least as many). The leader's quick tricks, and each side's trumps.
+ * It stops as soon as the maximizers are sure of ``k`` of the ``left`` tricks or cannot reach
+ * k (every later bound would only mark more cards); the tests' dd_sure asks for all. */
+static void sure(Solver *s, int leader, int broken, int first, u64 alive, int k, int left,
+                 int *mine, int *theirs, u64 *used) {
+    *theirs = 0;
     *mine = trumps(s, 1, alive, &used[0]);
+    if (*mine >= k) return; /* settled: the rest could only add to the cards marked */
     *theirs = trumps(s, 0, alive, &used[1]);
+    if (left - *theirs < k) return;
     /* The leader's side cashes its plain-suit winners first (no opponent can ruff them, no
      * partner has to: no spade falls), then its trumps still count as before. */
     int plain;
@@ -540,6 +613,26 @@ static void sure(Solver *s, int leader, int broken, u64 alive, int *mine, int *t
     int at = s->maxi[leader] ? 0 : 1;
     int *side = at ? theirs : mine;
     if (plain + *side > q) q = plain + *side;
+    /* Or he leads a plain suit to a partner's top card of it and the partner cashes his
+     * (the crossing trick the first of that suit's run; not where the first lead is forced). */
+    if (!(first && s->first_mode != FIRST_NONE)) {
+        for (int p = 0; p < s->n; p++) {
+            if (p == leader || s->maxi[p] != s->maxi[leader]) continue;
+            for (int suit = 0; suit < SPADES; suit++) {
+                u64 live = alive & SUIT(suit);
+                if (!(s->hands[leader] & live) || !(s->hands[p] & live & highest(live)))
+                    continue;
+                u64 top2 = 0;
+                int plain2, q2 = cash(s, p, suit, broken, alive, &plain2, &top2);
+                if (q2 < 0) continue;
+                if (plain2 + *side > q2) q2 = plain2 + *side;
+                if (q2 > q) {
+                    q = q2;
+                    top = top2;
+                }
+            }
+        }
+    }
     if (q > *side) {
         *side = q;
         used[at] |= top;
@@ -759,23 +852,37 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
     if (k > left) return 0;
     u64 alive = 0;
     for (int p = 0; p < s->n; p++) alive |= s->hands[p];
-    u64 key[MAXP], lens[2], seats[3] = {0, 0, 0};
-    relative(s, alive, key);
-    lengths(s, key, lens);
-    for (int p = 1; p < s->n; p++)
-        for (int j = 0; j < 3; j++)
-            if (p >> j & 1) seats[j] |= key[p];
+    if (s->aligned) {
+        int mine, theirs;
+        u64 used[2];
+        sure(s, leader, broken, first, alive, k, left, &mine, &theirs, used);
+        if (mine >= k || left - theirs < k) {
+            s->stats[ST_SURE]++;
+            *rel = used[mine >= k ? 0 : 1];
+            return mine >= k;
+        }
+    }
+    u64 lens[2], seats[3];
+    lengths(s, lens);
     uint8_t meta = (uint8_t)(1 + (leader | (broken ? 8 : 0) | (first ? 16 : 0)));
+#if defined(__GNUC__) || defined(__clang__)
+    /* The class's slot is a cache miss: ask for it before the holders are worked out. */
+    __builtin_prefetch(&s->classes[class_slot(s, lens, meta)]);
+#endif
+    holders(s, alive, seats);
     Class *c = find_class(s, lens, meta, 0);
     u64 hint = 0;
     int slen[4];
-    for (int suit = 0; suit < 4; suit++) slen[suit] = popcount(alive & SUIT(suit));
+    u64 counts = lane_counts(alive);
+    for (int suit = 0; suit < 4; suit++) slen[suit] = (int)(counts >> (suit * SUITW) & 0x1F);
     uint32_t q = topcode(seats, ~(u64)0, slen);
     s->stats[ST_LOOKUPS]++;
     for (uint32_t i = c ? c->head : 0; i; i = s->pool[i].next) {
         Block *b = &s->pool[i];
 #if defined(__GNUC__) || defined(__clang__)
+        /* The list is walked a block at a time, each a cache miss: ask for two ahead. */
         if (b->next) __builtin_prefetch(&s->pool[b->next]);
+        if (b->next2) __builtin_prefetch(&s->pool[b->next2]);
 #endif
         s->stats[ST_WALKED] += b->count;
         for (int j = 0; j < b->count; j++) {
@@ -808,16 +915,6 @@ static int start(Solver *s, int leader, int broken, int k, int left, int first, 
                 return lo >= k;
             }
             if (!hint && b->hint[j]) hint = to_absolute((u64)1 << (b->hint[j] - 1), alive);
-        }
-    }
-    if (s->aligned) {
-        int mine, theirs;
-        u64 used[2];
-        sure(s, leader, broken, alive, &mine, &theirs, used);
-        if (mine >= k || left - theirs < k) {
-            s->stats[ST_SURE]++;
-            *rel = used[mine >= k ? 0 : 1];
-            return mine >= k;
         }
     }
     u64 cut = 0, sub = 0, runs[2];
@@ -945,6 +1042,6 @@ int dd_sure(void *p, const u64 *hands, int nhands, int leader, int broken, int *
     u64 alive = 0;
     for (int q = 0; q < s->n; q++) alive |= s->hands[q];
     u64 used[2];
-    sure(s, leader, broken != 0, alive, &out[0], &out[1], used);
+    sure(s, leader, broken != 0, 0, alive, MAXT + 1, 3 * MAXT, &out[0], &out[1], used);
     return 0;
 }

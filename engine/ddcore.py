@@ -30,7 +30,8 @@ BUILD = "make install (or: cc -O2 -std=c99 -shared -fPIC -o engine/_ddcore.so en
 
 TT_LOG2 = 20
 """Transposition-table entries per solver, as a power of two: in blocks of 12 (512 bytes, 43
-MiB), with as many class slots of 32 bytes (32 MiB): 75 MiB, touched as used. A class keeps
+MiB), with as many class slots of 32 bytes (32 MiB): 75 MiB, touched as used (in huge pages
+where Linux gives them: the search reads it at random). A class keeps
 at most 1,024 entries, its oldest block making room; a pool with no block left is emptied."""
 
 _FIRST = {"no_spade": 0, "two_of_clubs": 1, "any": 2, "lowest_club": 3}
@@ -66,17 +67,23 @@ _lib: ctypes.CDLL | None = None
 def load() -> ctypes.CDLL:
     """Return the kernel library, loading it once; raise `KernelMissing` naming the build."""
     global _lib
-    if _lib is not None:
-        return _lib
-    if not LIBRARY.exists():
+    if _lib is None:
+        _lib = load_from(LIBRARY)
+    return _lib
+
+
+def load_from(path: Path) -> ctypes.CDLL:
+    """Return the kernel library at ``path`` (another build of engine/ddcore.c: the benchmark
+    runs an older kernel beside this one); raise `KernelMissing` naming the build."""
+    if not path.exists():
         raise KernelMissing(
-            f"the double-dummy kernel {LIBRARY} is not built: run `{BUILD}` in the repository"
+            f"the double-dummy kernel {path} is not built: run `{BUILD}` in the repository"
         )
     try:
-        lib = ctypes.CDLL(str(LIBRARY))
+        lib = ctypes.CDLL(str(path))
     except OSError as exc:
         raise KernelMissing(
-            f"the double-dummy kernel {LIBRARY} does not load ({exc}): {BUILD}"
+            f"the double-dummy kernel {path} does not load ({exc}): {BUILD}"
         ) from exc
     lib.dd_new.restype = ctypes.c_void_p
     lib.dd_new.argtypes = [ctypes.c_int] * 6
@@ -97,7 +104,6 @@ def load() -> ctypes.CDLL:
     lib.dd_at_least.argtypes = [*position, c_int]
     lib.dd_sure.restype = ctypes.c_int
     lib.dd_sure.argtypes = [*position[:4], c_int, c_ints]
-    _lib = lib
     return lib
 
 
@@ -109,7 +115,8 @@ class Solver:
     ``budget`` (nodes, None for none) bounds each `value` / `at_least` call: past it the call
     raises `OverBudget`. Nodes are counted the same on every run, so a budget keeps results
     reproducible (unlike a time limit). ``table_log2`` sizes the table (`TT_LOG2`; 4 to 26,
-    small ones for tests that make it evict and empty itself).
+    small ones for tests that make it evict and empty itself). ``library`` is another build of
+    the kernel (`load_from`), for the benchmark's side-by-side runs; by default `load`'s.
     """
 
     def __init__(
@@ -119,8 +126,9 @@ class Solver:
         maximizers: Iterable[int],
         budget: int | None = None,
         table_log2: int = TT_LOG2,
+        library: ctypes.CDLL | None = None,
     ) -> None:
-        lib = load()
+        lib = library or load()
         t = tables(rules)
         self.lay = _layout(t)
         self.n = t.players

@@ -119,7 +119,8 @@ def test_sure_tricks_never_exceed_what_best_play_gives(
 
 def test_master_trumps_count_every_seat_not_only_the_top_spades_run() -> None:
     # North's KS JS beat every opposing spade though his partner holds the AS: two tricks
-    # for the side, sure (the top run of one seat counted only the AS).
+    # for the side, sure (the top run of one seat counted only the AS). The other side's one:
+    # East leads a club to West's 8C, which North, with one club, cannot ruff.
     hands = (
         parse_cards("KS JS 2C"),
         parse_cards("TS 3C 4C"),
@@ -128,8 +129,30 @@ def test_master_trumps_count_every_seat_not_only_the_top_spades_run() -> None:
     )
     pos = Position(tuple(map(tuple, hands)), 1, broken=True, done=1)
     kernel = ddcore.Solver(Ruleset(), (0, 2), (0, 2))
-    assert kernel.sure_tricks(pos) == (2, 0)
+    assert kernel.sure_tricks(pos) == (2, 1)
     assert kernel.value(pos) == dd.Solver(Ruleset(), (0, 2), (0, 2)).value(pos) == 2
+
+
+def test_a_lead_to_a_partners_top_cards_counts_the_tricks_he_then_cashes() -> None:
+    # North holds no top card, but leads a heart to South's AH: South then cashes KH QH.
+    # Three sure tricks for the side (the leader's own top cards counted none).
+    hands = (
+        parse_cards("2H 3H 2C"),
+        parse_cards("4H 5H 4C"),
+        parse_cards("AH KH QH"),
+        parse_cards("6H 5C 6C"),
+    )
+    pos = Position(tuple(map(tuple, hands)), 0, broken=True, done=1)
+    kernel = ddcore.Solver(Ruleset(), (0, 2), (0, 2))
+    assert kernel.sure_tricks(pos) == (3, 0)
+    assert kernel.value(pos) == dd.Solver(Ruleset(), (0, 2), (0, 2)).value(pos) == 3
+    # With West's 2S for his heart the crossing is ruffed and nothing is sure for the side:
+    # West takes every trick (the ruff, then his clubs, or his clubs and the 2S).
+    ruffed = Position(
+        (hands[0], hands[1], hands[2], tuple(parse_cards("2S 5C 6C"))), 0, broken=True, done=1
+    )
+    assert kernel.sure_tricks(ruffed) == (0, 1)
+    assert kernel.value(ruffed) == dd.Solver(Ruleset(), (0, 2), (0, 2)).value(ruffed) == 0
 
 
 def test_sure_tricks_are_counted_at_a_trick_start_of_a_counted_side_only() -> None:
