@@ -278,7 +278,9 @@ class Solver:
                         else:
                             theirs = run
                         break
-            quick = self._quick(leader, broken, alive)
+            # Not where the first trick's cards are forced: that trick may give the lead away.
+            forced = first and self.rules.first_lead in ("two_of_clubs", "lowest_club")
+            quick = 0 if forced else self._quick(leader, broken, alive)
             if self.maxi[leader]:
                 mine = max(mine, quick)
             else:

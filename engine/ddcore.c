@@ -605,6 +605,12 @@ static void sure(Solver *s, int leader, int broken, int first, u64 alive, int k,
     if (*mine >= k) return; /* settled: the rest could only add to the cards marked */
     *theirs = trumps(s, 0, alive, &used[1]);
     if (left - *theirs < k) return;
+    /* Where the first trick's cards are forced (the two of clubs led, every lowest club
+     * played), the leader cannot cash anything: the forced trick may give the lead away, so
+     * neither bound below holds there (a fuzz against brute force found the quick tricks
+     * off by one on 4-card first tricks). The trumps above still hold. */
+    if (first && (s->first_mode == FIRST_TWO_OF_CLUBS || s->first_mode == FIRST_LOWEST_CLUB))
+        return;
     /* The leader's side cashes its plain-suit winners first (no opponent can ruff them, no
      * partner has to: no spade falls), then its trumps still count as before. */
     int plain;
@@ -614,7 +620,8 @@ static void sure(Solver *s, int leader, int broken, int first, u64 alive, int k,
     int *side = at ? theirs : mine;
     if (plain + *side > q) q = plain + *side;
     /* Or he leads a plain suit to a partner's top card of it and the partner cashes his
-     * (the crossing trick the first of that suit's run; not where the first lead is forced). */
+     * (the crossing trick the first of that suit's run; not where the first lead is free
+     * either: "any" lets the first lead be a spade, and the crossing assumes it is not). */
     if (!(first && s->first_mode != FIRST_NONE)) {
         for (int p = 0; p < s->n; p++) {
             if (p == leader || s->maxi[p] != s->maxi[leader]) continue;
