@@ -124,6 +124,13 @@ of seed 1 at +0.51, it stays above +0.5), baseline +0.46; strong won 23 of 24, 2
 by the target; decision CPU p95 91 ms, max 155. Its bid search bid 0.58 tricks under the
 baseline's bid on average (196 first-round bids of 50 ladder deals from seed 100): the
 rollouts play its seat worse than the search does, so the best mean margin undercounts it.
+It now bids the highest bid within `engine.search.BID_TOLERANCE` (3) points of the best
+mean margin. The same 24 games of seed 2: strong +0.56 -> +0.39 over its bid (6 points:
++0.35), its contracts made 90% -> 84%, won 23 -> 21 of 24 (6 points: 19); baseline +0.46
+-> +0.50; 20 -> 19 games by the target. The 16 ladder games of seed 1: strong +0.51 ->
++0.44, won 15 -> 14, 14 by the target either way; baseline +0.46; decision CPU p95 99 ms,
+max 199 (a loaded machine). Jokers, 16 games of seed 1: strong +0.47 -> +0.33, won 11 -> 14;
+baseline +0.74 either way; but 10 games by the target against 13 (6 by mercy).
 """
 
 from __future__ import annotations
