@@ -132,7 +132,7 @@ mean margin. The same 24 games of seed 2: strong +0.56 -> +0.39 over its bid (6 
 max 199 (a loaded machine). Jokers, 16 games of seed 1: strong +0.47 -> +0.33, won 11 -> 14;
 baseline +0.74 either way; but 10 games by the target against 13 (6 by mercy). In all 6
 the baseline's side fell, with the strong side at 434 to 513 (ending the hand it reached
-the target in two): games the strong side had won, ended by the loser's last gambles.
+the target in one): games the strong side was winning, ended by the loser's last gambles.
 Cut-throat with both changes (16 games of seed 1, 200 self-play games, 4 random-team games):
 baseline +0.39 (self-play +0.19, 95% by the target), strong +0.14, strong won 11 of 16, 15
 by the target; decision CPU p95 79 ms, max 143; the strong pair lost 0 of 4 to random play.
