@@ -40,3 +40,10 @@ def test_observed_games_have_one_nil_per_side_every_hand() -> None:
     hands = len(made) + len(failed)
     assert hands >= 2 * 3  # a game lasts two hands at least
     assert hands % 2 == 0  # both sides, every hand
+
+
+def test_the_oracle_plays_whole_suicide_games() -> None:
+    ends, rate = suicide.oracle(2, 5000)
+    assert sum(ends.values()) == 2
+    assert set(ends) <= {"target", "mercy"}
+    assert 0 < rate < 1

@@ -514,3 +514,17 @@ def test_tricks_the_table_leaves_unbid_raise_the_bid() -> None:
         assert bot.wanted_bid(dataclasses.replace(low, **changed)) == bot.wanted_bid(
             dataclasses.replace(high, **changed)
         )
+
+
+def test_cut_throat_bids_closer_while_a_set_leaves_the_seat_far_above_the_floor() -> None:
+    # Beside the strong bot (which bids its tricks) the cut-throat baseline took +0.65 over
+    # its bid: the margin is 0.5, not 0.7, while the seat stands 150 or more above the
+    # mercy floor (`bot.CLOSE_MARGIN`); near the floor a set costs the game, and 0.7 stays.
+    hand = "9C TC KC AC 3D 4D 8D JD QD 2H 3H 5H 8H QH 4S 8S JS"
+    others = [c for c in range(52) if c not in hands(hand)[0] and c != parse_card("2C")]
+    dealt = (hands(hand)[0], tuple(others[:17]), tuple(others[17:]))
+    rules = Ruleset(players=3)
+    # 170 and 140 points above the floor of -200 (too close for `bot.TABLE_SPARE_ABOVE`).
+    far = view(start(rules, dealt, dealer=2, scores=(-30, 0, 0)), 0)
+    near = view(start(rules, dealt, dealer=2, scores=(-60, 0, 0)), 0)
+    assert bot.wanted_bid(far) == bot.wanted_bid(near) + 1
