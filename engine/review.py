@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from engine import ddcore
-from engine.bot import wanted_bid
+from engine.bot import model_bid, wanted_bid
 from engine.botrollout import copy_table, play_out
 from engine.cards import SPADES, card_str
 from engine.dd import Position
@@ -50,7 +50,7 @@ from engine.ddhand import HandDD, analyse_hand
 from engine.fast import Table, outcome, table_at
 from engine.model import BidPlaced, CardPlayed, Event, HandDealt, PlaceBid, PlayCard, TrickWon
 from engine.rules import Ruleset, tables
-from engine.search import Sampler, _covering, _model_bid, distinct_cards
+from engine.search import Sampler, _covering, distinct_cards
 from engine.state import GameState, apply, first_leader, initial_state
 from engine.view import SeatView, view
 
@@ -173,7 +173,7 @@ def bid_values(
             made = list(v.bids)
             made[v.seat] = bid
             for s in later:
-                made[s] = _model_bid(v, s, hands[s], made)
+                made[s] = model_bid(v, s, hands[s], made)
             table = Table(rules, hands, leader, bids=made, blind=v.blind)
             taken = play_out(table)
             totals[bid] += weight * _value(rules, v, made, taken, table.history)

@@ -220,7 +220,6 @@ def search(
     return max(cards, key=lambda c: (totals[c], -t.power[c], -c))
 
 
-_model_bid = bot.model_bid  # engine.review reads it here
 BID_SHARE = 0.75
 """A bid is searched with this share of the play budget, in whole hands played out
 (each costs about twice a card's playout: ~300 hands in ~130 ms on one core)."""
@@ -307,7 +306,7 @@ def choose_bid(
                 bids = list(view.bids)
                 bids[view.seat] = bid
                 for s in later:
-                    bids[s] = _model_bid(view, s, hands[s], bids)
+                    bids[s] = bot.model_bid(view, s, hands[s], bids)
                 modelled[nil] = bids
             bids = modelled[nil][:]
             bids[view.seat] = bid

@@ -186,7 +186,7 @@ OVERSIZE = {
     "events/pgstore.py": 520,
     "services/runtime/ops.py": 517,
     "services/gateway/session.py": 530,
-    "engine/search.py": 559,
+    "engine/search.py": 557,
     "engine/rules.py": 556,
 }
 """Modules over the limit today, each capped at its present size: a ratchet, so none grows
