@@ -90,6 +90,14 @@ def brute(rules: Ruleset, pos: Position, counted: set[int], maxi: set[int]) -> i
     return value(pos)
 
 
+def _two_of_clubs_out(rules: Ruleset, hands: list[list[int]]) -> int:
+    """Give the first hand the two of clubs if no hand holds it (it must be out to be led, at
+    a first trick where it is); return the seat that leads it."""
+    if not any(0 in h for h in hands):
+        hands[0][0] = 0
+    return first_leader(rules, tuple(tuple(h) for h in hands), 0)
+
+
 @st.composite
 def endings(draw: st.DrawFn, most: int = 4) -> tuple[Ruleset, Position]:
     """Return a ruleset and an ending of 1..``most`` tricks (one fewer with five players),
@@ -101,10 +109,7 @@ def endings(draw: st.DrawFn, most: int = 4) -> tuple[Ruleset, Position]:
     hands = [rng.sample(h, left) for h in deal_hands(t, rng)]
     first = draw(st.booleans())
     if first and rules.first_lead == "two_of_clubs":
-        leader = first_leader(rules, tuple(tuple(h) for h in hands), 0)
-        if not any(0 in h for h in hands):
-            hands[0][0] = 0  # the two of clubs must be out to be led
-            leader = 0
+        leader = _two_of_clubs_out(rules, hands)
     else:
         leader = draw(st.integers(0, t.players - 1))
     pos = Position(
@@ -159,9 +164,7 @@ def forced_first_tricks(draw: st.DrawFn) -> tuple[Ruleset, Position]:
     left = draw(st.integers(2, 4))
     hands = [rng.sample(h, left) for h in deal_hands(t, rng)]
     if rules.first_lead == "two_of_clubs":
-        if not any(0 in h for h in hands):
-            hands[0][0] = 0  # the two of clubs must be out to be led
-        leader = first_leader(rules, tuple(tuple(h) for h in hands), 0)
+        leader = _two_of_clubs_out(rules, hands)
     else:
         leader = draw(st.integers(0, t.players - 1))
     return rules, Position(tuple(tuple(sorted(h)) for h in hands), leader, done=0)
