@@ -20,6 +20,12 @@
  * the trick) before searching and return a negative code when it is not one.
  */
 
+#if defined(__GNUC__) && !defined(__clang__)
+/* GCC's -O3 for this file whatever the build asks (`make install` and the image's builder
+ * compile it with -O2): its inlining and loop transformations of the trick start and the
+ * table's walk cost 6-14% less CPU a node on the benchmark's deals, with the same nodes. */
+#pragma GCC optimize("O3")
+#endif
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS and madvise under -std=c99 */
 #endif
