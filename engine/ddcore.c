@@ -20,6 +20,12 @@
  * the trick) before searching and return a negative code when it is not one.
  */
 
+#if defined(__GNUC__) && !defined(__clang__)
+/* GCC's -O3 for this file whatever the build asks (`make install` and the image's builder
+ * compile it with -O2): its inlining and loop transformations of the trick start and the
+ * table's walk cost 6-14% less CPU a node on the benchmark's deals, with the same nodes. */
+#pragma GCC optimize("O3")
+#endif
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS and madvise under -std=c99 */
 #endif
@@ -619,6 +625,9 @@ static void sure(Solver *s, int leader, int broken, int first, u64 alive, int k,
     int at = s->maxi[leader] ? 0 : 1;
     int *side = at ? theirs : mine;
     if (plain + *side > q) q = plain + *side;
+    /* A bound that settles the start is kept as it is: a larger one would mark more cards. */
+#define SETTLES(x) (at ? left - (x) < k : (x) >= k)
+    if (SETTLES(q)) goto done;
     /* Or he leads a plain suit to a partner's top card of it and the partner cashes his
      * (the crossing trick the first of that suit's run; not where the first lead is free
      * either: "any" lets the first lead be a spade, and the crossing assumes it is not). */
@@ -636,10 +645,13 @@ static void sure(Solver *s, int leader, int broken, int first, u64 alive, int k,
                 if (q2 > q) {
                     q = q2;
                     top = top2;
+                    if (SETTLES(q)) goto done;
                 }
             }
         }
     }
+#undef SETTLES
+done:
     if (q > *side) {
         *side = q;
         used[at] |= top;
