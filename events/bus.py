@@ -313,14 +313,20 @@ class NatsHealth:
 
 
 async def close_nats(nc: NATS, *, drain_for: float = 5.0) -> None:
-    """Drain `nc` (finish in-flight work) and close it; just close it if draining stalls."""
+    """Drain `nc` (finish in-flight work) and close it; just close it if draining stalls, and
+    leave it if closing stalls too: over a network that stopped taking bytes, a close waits
+    for its socket's buffer to empty, which never happens, and a service that gave up a deaf
+    connection to exit would hang there instead (`tests/events/test_nats_close.py`)."""
     try:
         await asyncio.wait_for(nc.drain(), timeout=drain_for)
     except Exception as exc:
         log.warning("nats drain failed, closing", error=type(exc).__name__)
     finally:
         if not nc.is_closed:
-            await nc.close()
+            try:
+                await asyncio.wait_for(nc.close(), timeout=drain_for)
+            except TimeoutError:
+                log.warning("nats close stalled, leaving the connection", seconds=drain_for)
 
 
 def stream_configs(subjects: Subjects) -> list[StreamConfig]:

@@ -914,7 +914,10 @@ async def test_a_service_that_cannot_hear_nats_exits_to_be_restarted(
         )
         proxy.freeze()
         frozen_at = time.monotonic()
-        await eventually(lambda: relay.poll() is not None, within=60, what="the relay to exit")
+        try:
+            await eventually(lambda: relay.poll() is not None, within=60, what="the relay to exit")
+        except AssertionError as exc:  # say where it hung: a fresh clone once saw it stay up
+            raise AssertionError(f"{exc}\n{world.processes.log(relay)[-3000:]}") from None
         gave_up = time.monotonic() - frozen_at
         assert relay.returncode == 70, world.processes.log(relay)[-2000:]
         assert "giving up the NATS connection" in world.processes.log(relay)
