@@ -528,3 +528,18 @@ def test_cut_throat_bids_closer_while_a_set_leaves_the_seat_far_above_the_floor(
     far = view(start(rules, dealt, dealer=2, scores=(-30, 0, 0)), 0)
     near = view(start(rules, dealt, dealer=2, scores=(-60, 0, 0)), 0)
     assert bot.wanted_bid(far) == bot.wanted_bid(near) + 1
+
+
+def test_a_hand_the_table_minimum_forces_over_its_worth_bids_nil_instead() -> None:
+    # min_bid 2: a one-trick hand forced to bid two sets its side's whole contract; with a
+    # good nil chance it bids nil (`bot.FORCED_NIL_FROM`), and so the strong bot's model of
+    # the baseline says. At the ladder's minimum of one the same hand bids one.
+    hand = "5C 6C 7C TC KC 2D 4D 8D 9D 2H TH KH 9S"
+    others = [c for c in range(52) if c not in hands(hand)[0]]
+    dealt = (hands(hand)[0], tuple(others[:13]), tuple(others[13:26]), tuple(others[26:]))
+    forced = view(start(Ruleset(min_bid=2), dealt, dealer=3), 0)
+    free = view(start(Ruleset(), dealt, dealer=3), 0)
+    assert bot.wanted_bid(forced) == 1
+    assert choose(forced) == PlaceBid(0, 0)
+    assert bot.model_bid(forced, 0, list(forced.hand), list(forced.bids)) == 0
+    assert choose(free) == PlaceBid(0, 1)
