@@ -10,13 +10,19 @@ NATS health. Every service probes its own connection end to end (`events.bus.Nat
 connected with its read loop gone), or a probe that has failed for `NATS_DEAD_SECONDS` on
 end, stops the service and makes the process exit with `EXIT_NATS_DEAD` (70): a process
 manager (Kubernetes, `spades dev`) starts it again, where staying up would leave it deaf.
+Its way out is bounded too: if the shutdown has not ended `EXIT_STALL_SECONDS` after giving
+the connection up (a task that ignores its cancellation, a close that waits on a socket that
+never drains), the process exits there and then, with the same code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+import sys
+import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +110,27 @@ ServiceMain = Callable[[Runtime], Awaitable[None]]
 # is given up: the process exits with EXIT_NATS_DEAD and its supervisor starts it again. Longer
 # than any outage the client rides out by reconnecting (a NATS restart, a partition).
 EXIT_NATS_DEAD = 70  # EX_SOFTWARE
+EXIT_STALL_SECONDS = 30.0
+"""Once the connection is given up, the longest the service's orderly shutdown may take (its
+NATS closes are bounded to seconds, a relay session's pool close to 5 s) before the process
+exits anyway. A fresh clone's suite, on a loaded machine, once saw a relay log its NATS
+connection reconnecting for the test's whole minute after the cut instead of exiting."""
+
+
+def _exit_unless_ended(seconds: float, log: Any) -> threading.Timer:
+    """Exit the process with `EXIT_NATS_DEAD` in `seconds` unless it has ended by then: a
+    timer thread, which runs whatever the event loop is stuck on."""
+
+    def now() -> None:
+        log.error("shutdown stalled after giving NATS up: exiting now", seconds=seconds)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_NATS_DEAD)
+
+    timer = threading.Timer(seconds, now)
+    timer.daemon = True  # a process that ended on its own does not wait for it
+    timer.start()
+    return timer
 
 
 def _count_nats_event(what: str) -> None:
@@ -130,6 +157,7 @@ async def _watch_nats(health: NatsHealth, stop: asyncio.Event, log: Any, dead_af
     else:
         return ""
     log.error("giving up the NATS connection: exiting to be restarted", why=why)
+    _exit_unless_ended(EXIT_STALL_SECONDS, log)
     stop.set()
     return why
 

@@ -917,11 +917,56 @@ async def test_a_service_that_cannot_hear_nats_exits_to_be_restarted(
         try:
             await eventually(lambda: relay.poll() is not None, within=60, what="the relay to exit")
         except AssertionError as exc:  # say where it hung: a fresh clone once saw it stay up
-            raise AssertionError(f"{exc}\n{world.processes.log(relay)[-3000:]}") from None
+            lines = world.processes.log(relay).splitlines()
+            told = [line for line in lines if "nats connection error" not in line]
+            raise AssertionError(
+                f"{exc}\n{len(lines) - len(told)} lines of nats connection errors left out;"
+                f" the rest:\n" + "\n".join(told)[-6000:]
+            ) from None
         gave_up = time.monotonic() - frozen_at
         assert relay.returncode == 70, world.processes.log(relay)[-2000:]
         assert "giving up the NATS connection" in world.processes.log(relay)
         print(f"\nrelay unheard on NATS exited (70) {gave_up:.1f} s after the cut")
+    finally:
+        proxy.thaw()
+        await proxy.close()
+
+
+async def test_a_service_that_gave_nats_up_exits_even_if_its_shutdown_never_ends(
+    world: World, nats_url: str
+) -> None:
+    """Giving the connection up starts the way out, and the way out is bounded: a service
+    whose work ignores its stop (`tests/services/stalled_service.py`) still exits 70 within
+    `EXIT_STALL_SECONDS`. Before, the process stayed up, deaf, for good."""
+    from services.runtime.service import EXIT_STALL_SECONDS
+    from tests.netproxy import FreezableProxy
+
+    proxy = FreezableProxy.to_url(nats_url)
+    await proxy.start()
+    try:
+        stalled = world.processes.start(
+            "-m",
+            "tests.services.stalled_service",
+            env={
+                "SPADES_OPS_PORT": "0",
+                "SPADES_NATS_URL": proxy.url,
+                "SPADES_NATS_DEAD_SECONDS": "2",
+            },
+        )
+        port = await eventually(lambda: ops_port_of(world, stalled), within=60, what="ops port")
+        await eventually(
+            lambda: asyncio.to_thread(lambda: readyz(port) == 200), within=60, what="ready"
+        )
+        proxy.freeze()
+        await eventually(
+            lambda: stalled.poll() is not None,
+            within=EXIT_STALL_SECONDS + 60,
+            what="the stalled service to exit",
+        )
+        log = world.processes.log(stalled)
+        assert stalled.returncode == 70, log[-2000:]
+        assert "stop asked; not stopping" in log, log[-2000:]
+        assert "shutdown stalled after giving NATS up: exiting now" in log, log[-2000:]
     finally:
         proxy.thaw()
         await proxy.close()
