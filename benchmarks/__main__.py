@@ -19,7 +19,8 @@ SUITES = (
     "slots",
     "directory",
 )
-"""What `make bench` runs; `bots` and `suicide` measure play, not speed: run them by name."""
+"""What `make bench` runs; `bots`, `botsurvey` and `suicide` measure play, not speed: run them by
+name."""
 
 
 def main(argv: list[str]) -> int:
