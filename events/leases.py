@@ -211,6 +211,11 @@ class LeaseGroup:
             return None
         return Fence(name, held.epoch)
 
+    def holds(self, name: str) -> bool:
+        """Whether this replica still holds ``name``, valid or not: a lease whose renewal is
+        late (`fence` None meanwhile) is either renewed or dropped (`_on_lose`) soon."""
+        return name in self.held
+
     @property
     def healthy(self) -> bool:
         """Whether the last renewal succeeded within a lease's time to live."""

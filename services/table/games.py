@@ -80,6 +80,11 @@ class Games:
         """Return the fence to append to ``game_id`` under, None if this replica may not."""
         return self.leases.fence(_lease_of(game_id))
 
+    def in_doubt(self, game_id: str) -> bool:
+        """Whether ``game_id``'s slot is still held but its lease's renewal is late: it will be
+        renewed (served again) or given up (the game dropped with it) within a lease's time."""
+        return self.fence(game_id) is None and self.leases.holds(_lease_of(game_id))
+
     def owner_fence(self, game_id: str) -> Fence:
         """Return the fence for ``game_id``; raise `Rejected` ``unavailable`` if not the owner."""
         fence = self.fence(game_id)

@@ -9,7 +9,10 @@ window; an untimed table nobody acts at closes after SPADES_UNTIMED_IDLE_SECONDS
 Faults: a timer that fails (database or NATS away) is armed again with a backoff, never given
 up; a person is timed out only while this replica hears NATS (`HEARD_WITHIN`), and a person's
 timer that failed at the deadline gives him a full turn again instead (`restart_clock`,
-`TurnClockRestarted`), as a game served again after nobody served it does.
+`TurnClockRestarted`), as a game served again after nobody served it does. A timer due while
+its slot's lease is held but its renewal is late (`Games.in_doubt`) looks again every
+`IN_DOUBT_RECHECK` until the lease is renewed or given up: the renewal brings the lease back
+with no new claim, so nothing else would arm the game's timer again.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ from services.table.tier import BotTier
 BOT_DELAY = 0.0  # seconds a bot "thinks" before it plays (a UI may want ~0.5)
 # A timer that failed (database or NATS away): run it again, up to every 5 s, never give up.
 TIMER_BACKOFF = Backoff(first=0.2, factor=2.5, most=5.0, jitter=0.1)
+# A timer armed while its slot's lease renewal is late looks again this often, until the lease
+# is renewed (the timer is armed) or given up (the game is dropped with its slot).
+IN_DOUBT_RECHECK = 0.25
 # A person's turn is timed out only if this replica's NATS connection answered its own probe
 # (sent every second) within this many seconds: else his commands may not be reaching it.
 HEARD_WITHIN = 2.0
@@ -88,6 +94,13 @@ class Timers:
         _cancel(self.timers.pop(table.game_id, None))
         seat = table.seat_to_act()
         fence = self.games.fence
+        if fence(table.game_id) is None and self.games.in_doubt(table.game_id):
+            # Its lease's renewal is late: arming nothing would leave a game we keep with no
+            # timer (a fresh clone's suite, loaded, saw a game wait for ever on a bot's lead).
+            self.timers[table.game_id] = asyncio.get_running_loop().call_later(
+                IN_DOUBT_RECHECK, self._recheck, table.game_id
+            )
+            return
         if seat is None and table.seeding:  # hand 1 waits for the contributions, not for ever
             if fence(table.game_id) is not None:
                 wait = self._window() if delay is None else delay
@@ -118,6 +131,13 @@ class Timers:
                 delay = self.settings.turn_seconds
             delay = max(0.0, delay)
         self._arm(table.game_id, table.version, seat, is_bot, delay)
+
+    def _recheck(self, game_id: str) -> None:
+        """Arm the game's timer again, its lease's renewal having had time to come."""
+        self.timers.pop(game_id, None)
+        table = self.games.tables.get(game_id)
+        if table is not None:
+            self.schedule(table)
 
     def _arm(
         self,
@@ -176,7 +196,7 @@ class Timers:
         self.log.warning(
             "timer failed, retrying", error=type(exc).__name__, attempt=attempt + 1, delay=delay
         )
-        if table is not None and self.games.fence(game_id) is not None:
+        if table is not None and (self.games.fence(game_id) or self.games.in_doubt(game_id)):
             self.schedule(table, delay=delay)
 
     async def _act_for(
@@ -197,10 +217,13 @@ class Timers:
             table = games.tables.get(game_id)
             if table is None or table.version != version or self.rt.stop.is_set():
                 return  # somebody acted in time
-            if games.fence(game_id) is None:
-                return  # the slot is no longer ours
             if self.timers.get(game_id) is asyncio.current_task():
                 del self.timers[game_id]
+            if games.fence(game_id) is None:
+                # The slot is no longer ours (its games are dropped with it), or its lease's
+                # renewal is late: then `schedule` looks again shortly.
+                self.schedule(table)
+                return
             try:
                 if idle:  # nobody acted at an untimed table for SPADES_UNTIMED_IDLE_SECONDS
                     events = table.idle_close_events()
