@@ -23,6 +23,7 @@ from events.contracts.audience import CatchupReply, catchup_decoder
 from events.contracts.game import Catchup, SubmitCommand, TableReply, TableRequest
 from events.contracts.talk import Say
 from events.errors import Refusal
+from events.inline import subscribe_inline
 from events.pgstore import PostgresEventStore
 from events.retry import Backoff
 from events.subjects import Subjects
@@ -182,10 +183,10 @@ class Replies:
 
     async def _subscribe(self) -> None:
         prefix = self.nc.new_inbox()
-        await self.nc.subscribe(f"{prefix}.*", cb=self._deliver)
+        await subscribe_inline(self.nc, f"{prefix}.*", self._deliver)  # no task step an answer
         self.prefix = prefix
 
-    async def _deliver(self, msg: Msg) -> None:
+    def _deliver(self, msg: Msg) -> None:
         answers = self.waiting.get(msg.subject.rpartition(".")[2])
         if answers is not None:
             answers.put(msg)
