@@ -11,7 +11,7 @@ import uuid
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
-from events.inline import subscribe_inline
+from events.inline import publish_soon, subscribe_inline
 
 
 async def test_every_message_is_handled_once_in_order_with_nothing_pending(nc: NATS) -> None:
@@ -74,3 +74,39 @@ async def test_a_request_is_answered_through_an_inline_reply_subscription(nc: NA
     await nc.publish(subject, b"one", reply=f"{inbox}.1")
     assert await asyncio.wait_for(answers.get(), 30) == b"re:one"
     await sub.drain()  # nothing pending: returns at once
+
+
+async def test_publish_soon_keeps_the_order_of_the_clients_own_publishes(nc: NATS) -> None:
+    """Interleaved with the client's publish, each message arrives once and in order; a
+    reply subject travels with it."""
+    subject = f"inline.{uuid.uuid4().hex}"
+    got: list[tuple[bytes, str]] = []
+    done = asyncio.Event()
+    count = 600
+
+    def handle(msg: Msg) -> None:
+        got.append((msg.data, msg.reply))
+        if len(got) == count:
+            done.set()
+
+    await subscribe_inline(nc, subject, handle)
+    await nc.flush()
+    for n in range(count):
+        data = str(n).encode()
+        if n % 3 == 0:
+            await nc.publish(subject, data)
+        else:
+            assert publish_soon(nc, subject, data, f"re.{n}" if n % 3 == 1 else "")
+        if n % 50 == 0:
+            await asyncio.sleep(0)
+    await asyncio.wait_for(done.wait(), 30)
+    assert got == [
+        (str(n).encode(), f"re.{n}" if n % 3 == 1 else "") for n in range(count)
+    ]
+
+
+async def test_publish_soon_leaves_a_closed_or_oversized_publish_to_the_client(nc: NATS) -> None:
+    subject = f"inline.{uuid.uuid4().hex}"
+    assert not publish_soon(nc, subject, b"x" * (nc.max_payload + 1))
+    await nc.close()
+    assert not publish_soon(nc, subject, b"late")
