@@ -103,8 +103,9 @@ def publish_soon(nc: NATS, subject: str, payload: bytes, reply: str = "") -> boo
         or writer.transport.get_write_buffer_size() > BACKED_UP
     ):
         return False
-    head = f"PUB {subject} {reply} {len(payload)}\r\n" if reply else f"PUB {subject} {len(payload)}\r\n"
-    command = b"%s%s\r\n" % (head.encode(), payload)
+    size = len(payload)
+    head = f"PUB {subject} {reply} {size}\r\n" if reply else f"PUB {subject} {size}\r\n"
+    command = head.encode() + payload + b"\r\n"
     nc._pending.append(command)
     nc._pending_data_size += len(command)
     nc.stats["out_msgs"] += 1
@@ -120,7 +121,8 @@ def _write(nc: NATS, key: int) -> None:
     """Write the client's buffer, as its flusher does (unless it did already, or the connection
     went: then the client sends the buffer once it is back)."""
     _due.discard(key)
-    if nc._pending_data_size > 0 and nc.is_connected:
-        nc._transport.writelines(nc._pending[:])
+    transport = nc._transport
+    if nc._pending_data_size > 0 and nc.is_connected and transport is not None:
+        transport.writelines(nc._pending[:])
         nc._pending = []
         nc._pending_data_size = 0

@@ -25,13 +25,16 @@ async def test_every_message_is_handled_once_in_order_with_nothing_pending(nc: N
         if len(got) == count:
             done.set()
 
-    sub = await subscribe_inline(nc, subject, handle, pending_msgs_limit=100, pending_bytes_limit=4096)
+    sub = await subscribe_inline(
+        nc, subject, handle, pending_msgs_limit=100, pending_bytes_limit=4096
+    )
     await nc.flush()
     for n in range(count):
         await nc.publish(subject, str(n).encode())
     await asyncio.wait_for(done.wait(), 30)
     assert got == [str(n).encode() for n in range(count)]
-    assert sub.pending_msgs == 0 and sub._pending_size == 0
+    assert sub.pending_msgs == 0
+    assert sub._pending_size == 0
     await sub.unsubscribe()
     await nc.publish(subject, b"after")
     await nc.flush()
@@ -73,7 +76,7 @@ async def test_a_request_is_answered_through_an_inline_reply_subscription(nc: NA
     await nc.flush()
     await nc.publish(subject, b"one", reply=f"{inbox}.1")
     assert await asyncio.wait_for(answers.get(), 30) == b"re:one"
-    await sub.drain()  # nothing pending: returns at once
+    await sub.drain()  # type: ignore[no-untyped-call]  # nothing pending: returns at once
 
 
 async def test_publish_soon_keeps_the_order_of_the_clients_own_publishes(nc: NATS) -> None:
@@ -100,9 +103,7 @@ async def test_publish_soon_keeps_the_order_of_the_clients_own_publishes(nc: NAT
         if n % 50 == 0:
             await asyncio.sleep(0)
     await asyncio.wait_for(done.wait(), 30)
-    assert got == [
-        (str(n).encode(), f"re.{n}" if n % 3 == 1 else "") for n in range(count)
-    ]
+    assert got == [(str(n).encode(), f"re.{n}" if n % 3 == 1 else "") for n in range(count)]
 
 
 async def test_publish_soon_leaves_a_closed_or_oversized_publish_to_the_client(nc: NATS) -> None:

@@ -112,17 +112,18 @@ async def test_frames_of_every_header_size_arrive_whole_with_and_without_compres
     permessage-deflate negotiated the frames go through websockets' own send_text."""
     sizes = (5, 125, 126, 4000, 65535, 65536, 70000)
     frames = [b'"' + b"x" * (size - 2) + b'"' for size in sizes]
+    written: list[bool] = []
+
+    @websocket("/ws")
+    async def handler(socket: WebSocket[Any, Any, Any]) -> None:
+        await socket.accept()
+        write = text_writer(socket.scope[RAW_SEND])  # type: ignore[literal-required]
+        assert write is not None
+        written.extend(write(data) for data in frames)
+        await socket.receive()
+
     for deflate in (False, True):
-        written: list[bool] = []
-
-        @websocket("/ws")
-        async def handler(socket: WebSocket[Any, Any, Any]) -> None:
-            await socket.accept()
-            write = text_writer(socket.scope[RAW_SEND])  # type: ignore[literal-required]
-            assert write is not None
-            written.extend(write(data) for data in frames)
-            await socket.receive()
-
+        written.clear()
         server, task, port = await serve(handler, deflate=deflate)
         try:
             compression = "deflate" if deflate else None
