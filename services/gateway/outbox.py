@@ -10,6 +10,12 @@ connection) and wakes the writer only when it cannot: the transport is paused, t
 waits for a table's answer (its ack leaves with the move), or the connection is closing.
 Only one of the two ever writes: the callback runs only while the writer waits with nothing
 in hand, and the writer runs only once woken.
+
+The move a seat's own command made usually reaches the gateway in the same read as the table's
+answer to it, just after it: the callback then waits one more turn of the loop (``flush``
+answers None) instead of waking the writer to wait that turn, and the ack leaves with the move
+from the callback too, a task step fewer per play. A second wait wakes the writer, which
+waits no longer than it did before (`services.gateway.session.Session._writer`).
 """
 
 from __future__ import annotations
@@ -31,15 +37,17 @@ class Outbox:
     future, not an `asyncio.Queue`, whose bookkeeping (getters, putters, unfinished tasks, an
     event cleared on every put) cost more than the append itself, ten times a card play."""
 
-    __slots__ = ("_due", "_waiter", "flush", "items")
+    __slots__ = ("_deferred", "_due", "_waiter", "flush", "items")
 
-    def __init__(self, flush: Callable[[], bool] | None = None) -> None:
+    def __init__(self, flush: Callable[[], bool | None] | None = None) -> None:
         self.items: deque[bytes | None] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._due = False
+        self._deferred = False
         self.flush = flush
-        """Write what is queued without the writer; False when the writer must (see the
-        module docstring). None: always the writer."""
+        """Write what is queued without the writer; False when the writer must, None to be
+        called again on the next turn (once; see the module docstring). None: always the
+        writer."""
 
     def put(self, data: bytes | None) -> None:
         """Queue ``data``; have it written on the loop's next turn if the writer waits."""
@@ -59,7 +67,13 @@ class Outbox:
         if waiter is None or waiter.done() or not self.items:
             return  # the writer was woken meanwhile (a close): it writes what is here
         assert self.flush is not None
-        if not self.flush():
+        done = self.flush()
+        if done is None and not self._deferred:
+            self._deferred = self._due = True
+            waiter.get_loop().call_soon(self._flush)
+            return
+        self._deferred = False
+        if not done:
             waiter.set_result(None)
 
     async def wait(self) -> None:

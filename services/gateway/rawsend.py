@@ -17,6 +17,7 @@ from collections.abc import Callable
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 from websockets.exceptions import InvalidState
+from websockets.protocol import OPEN
 
 RAW_SEND = "spades.raw_send"
 """The scope key of the server's ``send`` for a WebSocket connection."""
@@ -43,7 +44,12 @@ def text_writer(send: Send) -> Callable[[bytes], bool] | None:
     messages are UTF-8 JSON bytes already (the table encoded them). The function writes the
     bytes as they are, as ``send`` does, and answers True; it answers False (nothing written)
     whenever ``send`` would wait (the transport is paused) or refuse (the connection is not
-    open): the caller then awaits ``send``, which waits or raises as it always did."""
+    open): the caller then awaits ``send``, which waits or raises as it always did.
+
+    While the connection is open with nothing of the protocol's own waiting to be written (a
+    pong, a close) and no extension negotiated (the gateway's uvicorn offers none), the frame
+    is the two-to-ten-byte header of an unmasked, final text frame before the bytes, as
+    websockets' ``send_text`` would serialize it (`text_frame_bytes`), written without it."""
     protocol = getattr(send, "__self__", None)
     if protocol is None or type(protocol).__name__ != "WebSocketsSansIOProtocol":
         return None
@@ -60,6 +66,10 @@ def text_writer(send: Send) -> Callable[[bytes], bool] | None:
         ):
             return False
         conn = protocol.conn
+        if conn.state is OPEN and not conn.writes and not conn.extensions:
+            # what send_text would queue, framed here: no Frame object, checks or BytesIO
+            protocol.transport.write(_text_header(len(data)) + data)
+            return True
         try:
             conn.send_text(data)
         except InvalidState:
@@ -80,3 +90,20 @@ _PROTOCOL_STATE = (
     "initial_response",
 )
 """What `text_writer` reads of uvicorn's protocol (all that its ``send`` checks)."""
+
+
+_SMALL_HEADERS = tuple(bytes((0x81, n)) for n in range(126))
+
+
+def _text_header(length: int) -> bytes:
+    """Return the header of a server's (unmasked) final text frame of ``length`` bytes."""
+    if length < 126:
+        return _SMALL_HEADERS[length]
+    if length < 65536:
+        return b"\x81\x7e" + length.to_bytes(2, "big")
+    return b"\x81\x7f" + length.to_bytes(8, "big")
+
+
+def text_frame_bytes(data: bytes) -> bytes:
+    """Return the bytes `text_writer` writes for ``data`` on an open connection."""
+    return _text_header(len(data)) + data

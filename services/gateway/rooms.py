@@ -38,6 +38,7 @@ from nats.js.api import DeliverPolicy
 from events.contracts.audience import Frame, frame_decoder
 from events.contracts.matchmaking import MatchFound
 from events.envelope import REGISTRY, StoredEvent
+from events.inline import subscribe_inline
 from events.subjects import Subjects
 from services.gateway.notices import Notice
 
@@ -132,7 +133,7 @@ class Rooms:
         it. None when the connection refused it: the watch still works from the table's
         catch-ups, and the next room of the game subscribes again."""
 
-        async def deliver(msg: Msg) -> None:
+        def deliver(msg: Msg) -> None:
             # Bound to its room: a room of the same game opened while this one's subscription
             # was ending has its own, and never gets a frame twice.
             self.received += 1
@@ -140,8 +141,8 @@ class Rooms:
                 self._deliver(room, msg)
 
         subject = self.subjects.game_audiences(room.game_id)
-        try:
-            sub = await self.nc.subscribe(subject, cb=deliver)
+        try:  # handled as the client reads it: no queue and task step per frame
+            sub = await subscribe_inline(self.nc, subject, deliver)
         except Exception as exc:
             self.log.warning("room not subscribed", error=type(exc).__name__, game_id=room.game_id)
             return None

@@ -118,14 +118,16 @@ class Session(Announcements):
             return
         outbox.put(data)
 
-    def _flush(self) -> bool:
+    def _flush(self) -> bool | None:
         """Write what is queued, as the writer would, from the loop's turn after it was queued
         (`services.gateway.outbox`); False (the rest left to the writer) when the writer must:
-        the connection is closing, the transport is paused, or a table's answer is awaited
-        (the writer waits for it, so that the ack leaves with the move)."""
+        the connection is closing or the transport is paused; None while a table's answer is
+        awaited (a turn later, so that the ack leaves with the move)."""
         write, items = self._write, self.outbox.items
-        if write is None or self.awaiting or self.closing:
+        if write is None or self.closing:
             return False
+        if self.awaiting:
+            return None
         while items:
             if not self.batch:
                 data = items[0]

@@ -23,6 +23,7 @@ from events.contracts.audience import CatchupReply, catchup_decoder
 from events.contracts.game import Catchup, SubmitCommand, TableReply, TableRequest
 from events.contracts.talk import Say
 from events.errors import Refusal
+from events.inline import publish_soon, subscribe_inline
 from events.pgstore import PostgresEventStore
 from events.retry import Backoff
 from events.subjects import Subjects
@@ -182,10 +183,10 @@ class Replies:
 
     async def _subscribe(self) -> None:
         prefix = self.nc.new_inbox()
-        await self.nc.subscribe(f"{prefix}.*", cb=self._deliver)
+        await subscribe_inline(self.nc, f"{prefix}.*", self._deliver)  # no task step an answer
         self.prefix = prefix
 
-    async def _deliver(self, msg: Msg) -> None:
+    def _deliver(self, msg: Msg) -> None:
         answers = self.waiting.get(msg.subject.rpartition(".")[2])
         if answers is not None:
             answers.put(msg)
@@ -314,7 +315,8 @@ async def _until_answered(
     try:
         while (now := loop.time()) < deadline:
             if now >= resend:  # nothing came back in time: send it again, same bytes
-                await nc.publish(subject, body, reply=inbox)
+                if not publish_soon(nc, subject, body, inbox):  # no flusher step per command
+                    await nc.publish(subject, body, reply=inbox)
                 sends += 1
                 resend = now + OWNER_TIMEOUT
             msg = await answers.get(max(0.01, min(resend, deadline) - now))

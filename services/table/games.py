@@ -20,6 +20,7 @@ import uuid
 from events.contracts.audience import FRAMES, Frame
 from events.contracts.game import stream_of
 from events.envelope import REGISTRY
+from events.inline import publish_soon
 from events.leases import LeaseGroup
 from events.store import ConcurrencyConflict, Fence, Fenced
 from events.subjects import Subjects, slot_of
@@ -208,7 +209,9 @@ class Games:
         if frame.last >= frame.first:
             table.recent.append(frame)
         subject = _audiences(self.rt.subjects, table.game_id)
-        try:
-            await self.rt.nc.publish(subject, FRAMES.encode(frame))
+        data = FRAMES.encode(frame)
+        try:  # written with the command's answer, without a flusher step per message
+            if not publish_soon(self.rt.nc, subject, data):
+                await self.rt.nc.publish(subject, data)
         except Exception as exc:  # NATS away: the frame is lost, the log is not
             self.log.warning("frame not published", error=type(exc).__name__)

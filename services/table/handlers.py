@@ -73,7 +73,7 @@ class Handlers:
                     answer = await self._catchup(request)
             if msg.reply:
                 with contextlib.suppress(Exception):
-                    await msg.respond(FRAMES.encode(answer))
+                    await replies.respond(msg, FRAMES.encode(answer))
             return
         request_id = (
             str(request.command_id)

@@ -13,13 +13,16 @@ from typing import Any
 import uvicorn
 from litestar import Litestar, WebSocket, websocket
 from websockets.asyncio.client import connect
+from websockets.frames import Frame, Opcode
 
-from services.gateway.rawsend import RAW_SEND, keep_raw_send, text_writer
+from services.gateway.rawsend import RAW_SEND, keep_raw_send, text_frame_bytes, text_writer
 
 FRAMES = [b'{"type":"event","n":1}', '{"type":"clock","who":"Zoë ♠"}'.encode(), b"[1,2,3]"]
 
 
-async def serve(handler: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
+async def serve(
+    handler: Any, *, deflate: bool = False
+) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
     app = keep_raw_send(Litestar([handler], logging_config=None))
     config = uvicorn.Config(
         app,
@@ -29,7 +32,7 @@ async def serve(handler: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
         log_config=None,
         access_log=False,
         lifespan="off",
-        ws_per_message_deflate=False,
+        ws_per_message_deflate=deflate,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -96,3 +99,39 @@ def test_a_send_that_is_not_uvicorns_gets_no_direct_write() -> None:
         raise AssertionError("not called")
 
     assert text_writer(send) is None
+
+
+def test_the_direct_frame_is_what_websockets_serializes() -> None:
+    for size in (0, 1, 125, 126, 127, 65535, 65536, 70000):
+        data = bytes(size % 251 for size in range(size))
+        assert text_frame_bytes(data) == Frame(Opcode.TEXT, data).serialize(mask=False), size
+
+
+async def test_frames_of_every_header_size_arrive_whole_with_and_without_compression() -> None:
+    """Up to 125 bytes, up to 64 KiB and past it (the three lengths of a frame's header); with
+    permessage-deflate negotiated the frames go through websockets' own send_text."""
+    sizes = (5, 125, 126, 4000, 65535, 65536, 70000)
+    frames = [b'"' + b"x" * (size - 2) + b'"' for size in sizes]
+    written: list[bool] = []
+
+    @websocket("/ws")
+    async def handler(socket: WebSocket[Any, Any, Any]) -> None:
+        await socket.accept()
+        write = text_writer(socket.scope[RAW_SEND])  # type: ignore[literal-required]
+        assert write is not None
+        written.extend(write(data) for data in frames)
+        await socket.receive()
+
+    for deflate in (False, True):
+        written.clear()
+        server, task, port = await serve(handler, deflate=deflate)
+        try:
+            compression = "deflate" if deflate else None
+            async with connect(f"ws://127.0.0.1:{port}/ws", compression=compression) as ws:
+                received = [await asyncio.wait_for(ws.recv(), 30) for _ in frames]
+                assert bool(ws.protocol.extensions) is deflate
+        finally:
+            server.should_exit = True
+            await task
+        assert written == [True] * len(frames)
+        assert received == [data.decode() for data in frames]
