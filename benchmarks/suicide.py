@@ -85,16 +85,28 @@ import random
 from collections import Counter
 
 from benchmarks import artifact
-from engine import GameFinished, HandScored, StartGame, decide, initial_state, replay, view
+from engine import (
+    GameFinished,
+    GameState,
+    HandScored,
+    StartGame,
+    decide,
+    initial_state,
+    replay,
+    view,
+)
 from engine.bot import choose, play_game, wanted_bid
 from engine.bothand import nil_chance
-from engine.model import PlaceBid
-from engine.state import OVER, is_nil
+from engine.game import legal_actions
+from engine.model import Command, PlaceBid, PlayCard
+from engine.state import OVER, PLAY, is_nil
 from services.tools.simulate import variant_rules
 
 GAMES = int(os.environ.get("SPADES_BENCH_SUICIDE_GAMES", "300"))
 ORACLE_SEED = int(os.environ.get("SPADES_BENCH_SUICIDE_ORACLE_SEED", "5000"))
 WALKS = int(os.environ.get("SPADES_BENCH_SUICIDE_WALKS", "20000"))
+BOUND_GAMES = int(os.environ.get("SPADES_BENCH_SUICIDE_BOUND_GAMES", "20"))
+BOUND_NODES = int(os.environ.get("SPADES_BENCH_SUICIDE_BOUND_NODES", "20000"))
 RATES = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 RULES = variant_rules("suicide", [])
 NIL, TARGET, MERCY = RULES.nil_value, RULES.target, RULES.mercy  # the ladder's: 100, 500, -200
@@ -167,6 +179,75 @@ def oracle(games: int, seed: int) -> tuple[Counter[str], float]:
     return ends, made / max(nils, 1)
 
 
+class _OutOfNodes(Exception):
+    pass
+
+
+def nil_saved(state: GameState, nil: int, nodes: int) -> bool | None:
+    """Return whether the nil of seat ``nil`` can take no trick this hand when it and its
+    partner play seeing every card and the other side plays the baseline (deterministic,
+    its tie-breaking rng off): an upper bound on what the nil side's card play could do
+    against these opponents. ``state`` is in the play, the nil intact; None when ``nodes``
+    positions were searched without an answer. A measuring device only: no seat may see
+    another's hand in play."""
+    side = nil % 2
+    count = 0
+
+    def after(st: GameState, command: Command) -> tuple[GameState, bool]:
+        for event in decide(st, command):
+            if isinstance(event, HandScored):
+                return st, True
+            st = replay([event], st)
+        return st, False
+
+    def search(st: GameState) -> bool:
+        nonlocal count
+        count += 1
+        if count > nodes:
+            raise _OutOfNodes
+        seat = st.turn
+        mine = choose(view(st, seat))
+        options = [mine]
+        if seat % 2 == side:
+            # The baseline's own card first, then the nil's low cards and the partner's high.
+            sign = 1 if seat == nil else -1
+            rest = [c for c in legal_actions(st, seat) if isinstance(c, PlayCard) and c != mine]
+            options += sorted(rest, key=lambda c: sign * st.tables.power[c.card])
+        for command in options:
+            child, done = after(st, command)
+            if child.taken[nil] == 0 and (done or search(child)):
+                return True
+        return False
+
+    try:
+        return search(state)
+    except _OutOfNodes:
+        return None
+
+
+def bound(games: int, seed: int, nodes: int) -> tuple[int, int, int, int]:
+    """Play `games` baseline suicide games; at the first card of every hand ask `nil_saved`
+    of each side's nil. Return (nils, made in the games, savable, undecided)."""
+    nils = made = saved = undecided = 0
+    for i in range(games):
+        rng = random.Random(i)
+        state = replay(decide(initial_state(), StartGame(RULES, seed + i)))
+        while state.phase != OVER:
+            if state.phase == PLAY and not state.tricks and not state.trick:
+                for nil in (s for s in range(4) if is_nil(RULES, state.bids[s])):
+                    answer = nil_saved(state, nil, nodes)
+                    nils += 1
+                    saved += answer is True
+                    undecided += answer is None
+            for event in decide(state, choose(view(state, state.turn), rng)):
+                if isinstance(event, HandScored):
+                    made += sum(
+                        event.tricks[s] == 0 for s in range(4) if is_nil(RULES, state.bids[s])
+                    )
+                state = replay([event], state)
+    return nils, made, saved, undecided
+
+
 def walk(p: float, made: list[int], failed: list[int], rng: random.Random) -> str:
     """Return how one modelled game ends ("target", "mercy" or "hand_cap")."""
     scores = [0, 0]
@@ -227,4 +308,16 @@ def main() -> None:
     )
     figures["suicide.oracle_choice.nil_rate"] = rate
     figures["suicide.oracle_choice.target_share"] = share
+    if BOUND_GAMES:
+        nils, made_in_play, saved, undecided = bound(BOUND_GAMES, ORACLE_SEED, BOUND_NODES)
+        print(
+            f"nil side seeing every card against the baseline ({BOUND_GAMES} games from seed"
+            f" {ORACLE_SEED}, {nils} nils, {BOUND_NODES} positions each): at least"
+            f" {100 * saved / nils:.1f}% can be made, at most"
+            f" {100 * (saved + undecided) / nils:.1f}% (played: {100 * made_in_play / nils:.1f}%)"
+        )
+        figures["suicide.seen_all_bound.nils"] = nils
+        figures["suicide.seen_all_bound.made_in_play"] = made_in_play / nils
+        figures["suicide.seen_all_bound.savable_at_least"] = saved / nils
+        figures["suicide.seen_all_bound.savable_at_most"] = (saved + undecided) / nils
     print(f"wrote {artifact.record('suicide', figures, meta)}")
