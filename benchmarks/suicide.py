@@ -66,8 +66,38 @@ The partner's lead tried on the same 300 games: a top card of any suit (spades t
 a low side card, 49.0% by the target (51.3% of nils); a suit the nil has shown void in (it
 sheds its danger cards), 46.7% (49.8%); both, 46.7% (51.0%): all within the noise.
 
+Where the nils are lost, and what card play could still save (issue #28, this branch;
+one-off scripts beside `bound`). **With every card seen, the nil side keeps its nil** (the
+others playing the baseline's card rules, `bound`, 60 games from seed 5000, 786 nils, 50,000
+positions a nil): at least 73.2% of nils, at most 95.2% (38 proven lost, 173 undecided),
+where the baseline made 49.1% of the same nils. Replaying the failed nils of 12 games from
+seed 6000 that such a line could have saved (5,000 positions), the first card after which
+none was left was the partner's in 30 of 40: 19 leads (13 from the seventh trick on), 8
+plays void in the led suit (all late), 3 following; the nil's own in 10 (9 discarding
+void). The saving card the search saw was
+often a spade lead drawing the nil's last spades, where the rule led a side suit the nil,
+holding only spades, had to ruff. Rules drawn from that and not kept (200 to 600 games
+from seed 5000, interleaved with the rules as they are, which ended 45.8% to 49.0% by the
+target): the partner leading his top spade while the nil has shown void in a side suit,
+36.5%; from five, four, three or two tricks left, 45.0% (2), 42.0% (3), 40.8% (4), 34.5% (5);
+only when every side suit he holds is one the nil is void in, 46.5% against 46.5% (nils
+49.8% against 50.3%); never leading a suit the nil is void in, 36.5%; the partner not
+heading a side suit the nil has shown void in, 46.2% against 45.8%. A top spade drawn by
+rule spends the trumps the partner heads the nil's tricks with later.
+
+What moved it is a search (`engine.botnil`): from the fourth trick from the end, the nil and
+its partner play the card that keeps the nil alive in the most of 8 sampled deals (the
+`nil_saved` search in each). 200 games from seed 5000, interleaved with the rules alone:
+nils made 50.6% -> 52.5%, games by the target 49.0% -> 54.0% (98 -> 108). This module's
+300 games (`python -m benchmarks suicide`, seeds 1000+): nils made 49.6% -> 51.5%, games by
+the target 43.0% -> 47.3% (129 -> 142); the model puts 75% of nils made at 89.1% of games
+by the target, 80% at 92.6%.
+The strong bot in every seat (5 games of seed 5, `services.tools.simulate.play_one`): all 5
+ended by mercy, 6 of 30 nils made: its rollouts attack a nil, and nils fall against them.
+
 The ~80% of nils made that the ladder's mercy of -200 needs for 90% of games by the target
-(the table printed below) stays far off: play got from 45% to about 50%. What would get there is
+(the table printed below) stays far off: play got from 45% to about 50%; a nil side
+seeing every card would reach 73% or more. What would get there is
 the mercy itself: the suicide ladder plays the `engine.presets` "suicide" variant with the
 default mercy of -200, and a lower mercy for suicide is the operator's choice (a rules
 question, not the bots').
@@ -87,7 +117,6 @@ from collections import Counter
 from benchmarks import artifact
 from engine import (
     GameFinished,
-    GameState,
     HandScored,
     StartGame,
     decide,
@@ -95,10 +124,10 @@ from engine import (
     replay,
     view,
 )
-from engine.bot import choose, play_game, wanted_bid
+from engine.bot import _rule, choose, play_game, wanted_bid
 from engine.bothand import nil_chance
-from engine.game import legal_actions
-from engine.model import Command, PlaceBid, PlayCard
+from engine.botnil import nil_saved
+from engine.model import PlaceBid
 from engine.state import OVER, PLAY, is_nil
 from services.tools.simulate import variant_rules
 
@@ -179,55 +208,12 @@ def oracle(games: int, seed: int) -> tuple[Counter[str], float]:
     return ends, made / max(nils, 1)
 
 
-class _OutOfNodes(Exception):
-    pass
-
-
-def nil_saved(state: GameState, nil: int, nodes: int) -> bool | None:
-    """Return whether the nil of seat ``nil`` can take no trick this hand when it and its
-    partner play seeing every card and the other side plays the baseline (deterministic,
-    its tie-breaking rng off): an upper bound on what the nil side's card play could do
-    against these opponents. ``state`` is in the play, the nil intact; None when ``nodes``
-    positions were searched without an answer. A measuring device only: no seat may see
-    another's hand in play."""
-    side = nil % 2
-    count = 0
-
-    def after(st: GameState, command: Command) -> tuple[GameState, bool]:
-        for event in decide(st, command):
-            if isinstance(event, HandScored):
-                return st, True
-            st = replay([event], st)
-        return st, False
-
-    def search(st: GameState) -> bool:
-        nonlocal count
-        count += 1
-        if count > nodes:
-            raise _OutOfNodes
-        seat = st.turn
-        mine = choose(view(st, seat))
-        options = [mine]
-        if seat % 2 == side:
-            # The baseline's own card first, then the nil's low cards and the partner's high.
-            sign = 1 if seat == nil else -1
-            rest = [c for c in legal_actions(st, seat) if isinstance(c, PlayCard) and c != mine]
-            options += sorted(rest, key=lambda c: sign * st.tables.power[c.card])
-        for command in options:
-            child, done = after(st, command)
-            if child.taken[nil] == 0 and (done or search(child)):
-                return True
-        return False
-
-    try:
-        return search(state)
-    except _OutOfNodes:
-        return None
-
-
 def bound(games: int, seed: int, nodes: int) -> tuple[int, int, int, int]:
-    """Play `games` baseline suicide games; at the first card of every hand ask `nil_saved`
-    of each side's nil. Return (nils, made in the games, savable, undecided)."""
+    """Play `games` baseline suicide games; at the first card of every hand ask
+    `engine.botnil.nil_saved` of each side's nil (the nil side seeing every card, the
+    others playing the baseline's card rules): an upper bound on what the nil side's card
+    play could save against them, measured cheaply. A measuring device only: no seat may
+    see another's hand in play. Return (nils, made in the games, savable, undecided)."""
     nils = made = saved = undecided = 0
     for i in range(games):
         rng = random.Random(i)
@@ -235,7 +221,7 @@ def bound(games: int, seed: int, nodes: int) -> tuple[int, int, int, int]:
         while state.phase != OVER:
             if state.phase == PLAY and not state.tricks and not state.trick:
                 for nil in (s for s in range(4) if is_nil(RULES, state.bids[s])):
-                    answer = nil_saved(state, nil, nodes)
+                    answer = nil_saved(state, nil, nodes, _rule)
                     nils += 1
                     saved += answer is True
                     undecided += answer is None

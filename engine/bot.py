@@ -41,6 +41,7 @@ from engine.bothand import (
     safe_nil,
     shown_kings,
 )
+from engine.botnil import nil_side_card
 from engine.botplay import _tables, bag_room, play
 from engine.cards import SPADES, rank_of
 from engine.game import decide
@@ -75,10 +76,16 @@ def choose(view: SeatView, rng: random.Random | None = None) -> Command:
     if isinstance(first, PassCards):
         return _pass(view)
     if isinstance(first, PlayCard):
-        return play(view, rng)
+        searched = nil_side_card(view, _rule)
+        return PlayCard(view.seat, searched) if searched is not None else play(view, rng)
     if view.hand_hidden:
         return _blind_choice(view)
     return _bid(view)
+
+
+def _rule(view: SeatView) -> Command:
+    """The card rules alone (`engine.botplay`), ties unbroken: the nil search's model."""
+    return play(view, None)
 
 
 # ---------------------------------------------------------------- bidding
