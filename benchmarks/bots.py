@@ -152,8 +152,16 @@ command above after it (load 5.0 -> 3.5): strong won 81% (57%..93%), 13 games by
 and 3 by mercy; baseline +0.65 over its bid (self-play +0.33, 92% by the target), contracts
 made 83%; strong +0.33, nils 13% (94% made), cover failures 0 of 71, overtakes 0; decision
 CPU p50 27 ms, p95 60, max 108; the strong pair lost 0 of 4 to random play. Still above +0.5:
-the rest is spread over every bidding place. An opponent's nil before the bid (+0.85 over 61
-bids beside the strong bot, +0.12 in self-play) is the next such place, not tried.
+the rest is spread over every bidding place. The next such place, an opponent's nil before
+the bid (+0.85 over 61 bids beside the strong bot, +0.12 in self-play), now counts a whole
+trick with jokers (`engine.bot.DECK_OPPONENT_NIL_TRICKS`): the same 32 games, baseline +0.65
+-> +0.57 (seed 1) and +0.72 -> +0.60 (seed 2), by the target 13 -> 14 and 14 -> 14, strong
+won 13 -> 14 and 13 -> 15. The command above after both (load 2.1 -> 5.7): strong won 88%
+(64%..97%), 14 games by the target and 2 by mercy (10 and 6 before both); baseline +0.57
+over its bid (self-play +0.32, 94% by the target), contracts made 82%; strong +0.41, nils
+13% (91% made), contracts made 90%, cover failures 0 of 68, overtakes 0; decision CPU p50
+31 ms, p95 72, max 125; the strong pair lost 0 of 4 to random play. Ladder mixed games are
+untouched by both (jokers deck only; the nil search of `engine.botnil` plays suicide only).
 """
 
 from __future__ import annotations
