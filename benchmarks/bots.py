@@ -136,6 +136,32 @@ the target in one): games the strong side was winning, ended by the loser's last
 Cut-throat with both changes (16 games of seed 1, 200 self-play games, 4 random-team games):
 baseline +0.39 (self-play +0.19, 95% by the target), strong +0.14, strong won 11 of 16, 15
 by the target; decision CPU p95 79 ms, max 143; the strong pair lost 0 of 4 to random play.
+
+Jokers, read by what the bids before the baseline's showed (issue #28; the same 16 games of
+seed 1 and 16 of seed 2, 507 baseline bids, against 600 self-play games from seed 1000): by
+its place in the bidding, the numbers bid before it, an opponent's nil before it, the
+table's unbid tricks, the excess over self-play is broad (+0.63 to +0.98 against +0.21 to
++0.56), but one place stands out: the partner of a blind nil took +3.13 over 31 bids
+(self-play +1.83 over 538; a seen nil's partner +0.16): the baseline's side trails the
+strong bot and bids blind nil three times as often, and the nil hands its high cards over
+after the bids. Counting them (`engine.bot.BLIND_NIL_CARD_TRICKS`), interleaved on the same
+deals: seed 1 baseline +0.74 -> +0.65, games by the target 10 -> 13 of 16, strong won 14 ->
+13; seed 2 +0.83 -> +0.72, 15 -> 14 by the target, strong won 13 either way; the strong
+bot's nils 11-13% of its bids (91-97% made), cover failures 0, overtakes 0 either way. The
+command above after it (load 5.0 -> 3.5): strong won 81% (57%..93%), 13 games by the target
+and 3 by mercy; baseline +0.65 over its bid (self-play +0.33, 92% by the target), contracts
+made 83%; strong +0.33, nils 13% (94% made), cover failures 0 of 71, overtakes 0; decision
+CPU p50 27 ms, p95 60, max 108; the strong pair lost 0 of 4 to random play. Still above +0.5:
+the rest is spread over every bidding place. The next such place, an opponent's nil before
+the bid (+0.85 over 61 bids beside the strong bot, +0.12 in self-play), now counts a whole
+trick with jokers (`engine.bot.DECK_OPPONENT_NIL_TRICKS`): the same 32 games, baseline +0.65
+-> +0.57 (seed 1) and +0.72 -> +0.60 (seed 2), by the target 13 -> 14 and 14 -> 14, strong
+won 13 -> 14 and 13 -> 15. The command above after both (load 2.1 -> 5.7): strong won 88%
+(64%..97%), 14 games by the target and 2 by mercy (10 and 6 before both); baseline +0.57
+over its bid (self-play +0.32, 94% by the target), contracts made 82%; strong +0.41, nils
+13% (91% made), contracts made 90%, cover failures 0 of 68, overtakes 0; decision CPU p50
+31 ms, p95 72, max 125; the strong pair lost 0 of 4 to random play. Ladder mixed games are
+untouched by both (jokers deck only; the nil search of `engine.botnil` plays suicide only).
 """
 
 from __future__ import annotations

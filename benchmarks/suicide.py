@@ -66,14 +66,52 @@ The partner's lead tried on the same 300 games: a top card of any suit (spades t
 a low side card, 49.0% by the target (51.3% of nils); a suit the nil has shown void in (it
 sheds its danger cards), 46.7% (49.8%); both, 46.7% (51.0%): all within the noise.
 
+Where the nils are lost, and what card play could still save (issue #28, this branch;
+one-off scripts beside `bound`). **With every card seen, the nil side keeps its nil** (the
+others playing the baseline's card rules, `bound`, 60 games from seed 5000, 786 nils, 50,000
+positions a nil): at least 73.2% of nils, at most 95.2% (38 proven lost, 173 undecided),
+where the baseline made 49.1% of the same nils. Replaying the failed nils of 12 games from
+seed 6000 that such a line could have saved (5,000 positions), the first card after which
+none was left was the partner's in 30 of 40: 19 leads (13 from the seventh trick on), 8
+plays void in the led suit (all late), 3 following; the nil's own in 10 (9 discarding
+void). The saving card the search saw was
+often a spade lead drawing the nil's last spades, where the rule led a side suit the nil,
+holding only spades, had to ruff. Rules drawn from that and not kept (200 to 600 games
+from seed 5000, interleaved with the rules as they are, which ended 45.8% to 49.0% by the
+target): the partner leading his top spade while the nil has shown void in a side suit,
+36.5%; from five, four, three or two tricks left, 45.0% (2), 42.0% (3), 40.8% (4), 34.5% (5);
+only when every side suit he holds is one the nil is void in, 46.5% against 46.5% (nils
+49.8% against 50.3%); never leading a suit the nil is void in, 36.5%; the partner not
+heading a side suit the nil has shown void in, 46.2% against 45.8%. A top spade drawn by
+rule spends the trumps the partner heads the nil's tricks with later.
+
+What moved it is a search (`engine.botnil`): from the fourth trick from the end, the nil and
+its partner play the card that keeps the nil alive in the most of 8 sampled deals (the
+`nil_saved` search in each). 200 games from seed 5000, interleaved with the rules alone:
+nils made 50.6% -> 52.5%, games by the target 49.0% -> 54.0% (98 -> 108). This module's
+300 games (`python -m benchmarks suicide`, seeds 1000+): nils made 49.6% -> 51.5%, games by
+the target 43.0% -> 47.3% (129 -> 142); 150 games from seed 8000: 50.0% -> 51.0%, 46.0% ->
+47.3% (from five tricks left: 52.6%, 50.0%, at four times the CPU); suicide with forcing,
+150 games from seed 5000: 52.1% -> 55.1%, 48.7% -> 56.7%. The oracle's choice of partner
+on top of it (`oracle`, 300 games from seed 5000): nils made 55.4%, 61.7% of games by the
+target (56.7% before). The model puts 75% of nils made at 89.1% of games by the target,
+80% at 92.6%.
+The strong bot in every seat (5 games of seed 5, `services.tools.simulate.play_one`): all 5
+ended by mercy, 6 of 30 nils made: its rollouts attack a nil, and nils fall against them.
+
 The ~80% of nils made that the ladder's mercy of -200 needs for 90% of games by the target
-(the table printed below) stays far off: play got from 45% to about 50%. What would get there is
+(the table printed below) stays far off: play got from 45% to about 50%; a nil side
+seeing every card would reach 73% or more. What would get there is
 the mercy itself: the suicide ladder plays the `engine.presets` "suicide" variant with the
 default mercy of -200, and a lower mercy for suicide is the operator's choice (a rules
 question, not the bots').
 
-Figures: ``suicide.observed.*`` and ``suicide.target_share_at_nil_rate.<p>`` in
-`artifacts/bench.json`. Not part of `make bench` (it measures the game, not the code's speed).
+Figures: ``suicide.observed.*``, ``suicide.target_share_at_nil_rate.<p>``,
+``suicide.oracle_choice.*`` and ``suicide.seen_all_bound.*`` (`bound`: its knobs
+SPADES_BENCH_SUICIDE_BOUND_GAMES, 20, and SPADES_BENCH_SUICIDE_BOUND_NODES, 20000; 0 games
+skips it) in `artifacts/bench.json`. With the nil search, the run's bound: 286 nils of 20
+games from seed 5000, at least 71.3% and at most 97.6% savable, 49.0% made in play. Not part
+of `make bench` (it measures the game, not the code's speed).
 
 Run: `uv run --frozen python -m benchmarks suicide`.
 """
@@ -85,16 +123,27 @@ import random
 from collections import Counter
 
 from benchmarks import artifact
-from engine import GameFinished, HandScored, StartGame, decide, initial_state, replay, view
-from engine.bot import choose, play_game, wanted_bid
+from engine import (
+    GameFinished,
+    HandScored,
+    StartGame,
+    decide,
+    initial_state,
+    replay,
+    view,
+)
+from engine.bot import _rule, choose, play_game, wanted_bid
 from engine.bothand import nil_chance
+from engine.botnil import nil_saved
 from engine.model import PlaceBid
-from engine.state import OVER, is_nil
+from engine.state import OVER, PLAY, is_nil
 from services.tools.simulate import variant_rules
 
 GAMES = int(os.environ.get("SPADES_BENCH_SUICIDE_GAMES", "300"))
 ORACLE_SEED = int(os.environ.get("SPADES_BENCH_SUICIDE_ORACLE_SEED", "5000"))
 WALKS = int(os.environ.get("SPADES_BENCH_SUICIDE_WALKS", "20000"))
+BOUND_GAMES = int(os.environ.get("SPADES_BENCH_SUICIDE_BOUND_GAMES", "20"))
+BOUND_NODES = int(os.environ.get("SPADES_BENCH_SUICIDE_BOUND_NODES", "20000"))
 RATES = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 RULES = variant_rules("suicide", [])
 NIL, TARGET, MERCY = RULES.nil_value, RULES.target, RULES.mercy  # the ladder's: 100, 500, -200
@@ -167,6 +216,32 @@ def oracle(games: int, seed: int) -> tuple[Counter[str], float]:
     return ends, made / max(nils, 1)
 
 
+def bound(games: int, seed: int, nodes: int) -> tuple[int, int, int, int]:
+    """Play `games` baseline suicide games; at the first card of every hand ask
+    `engine.botnil.nil_saved` of each side's nil (the nil side seeing every card, the
+    others playing the baseline's card rules): an upper bound on what the nil side's card
+    play could save against them, measured cheaply. A measuring device only: no seat may
+    see another's hand in play. Return (nils, made in the games, savable, undecided)."""
+    nils = made = saved = undecided = 0
+    for i in range(games):
+        rng = random.Random(i)
+        state = replay(decide(initial_state(), StartGame(RULES, seed + i)))
+        while state.phase != OVER:
+            if state.phase == PLAY and not state.tricks and not state.trick:
+                for nil in (s for s in range(4) if is_nil(RULES, state.bids[s])):
+                    answer = nil_saved(state, nil, nodes, _rule)
+                    nils += 1
+                    saved += answer is True
+                    undecided += answer is None
+            for event in decide(state, choose(view(state, state.turn), rng)):
+                if isinstance(event, HandScored):
+                    made += sum(
+                        event.tricks[s] == 0 for s in range(4) if is_nil(RULES, state.bids[s])
+                    )
+                state = replay([event], state)
+    return nils, made, saved, undecided
+
+
 def walk(p: float, made: list[int], failed: list[int], rng: random.Random) -> str:
     """Return how one modelled game ends ("target", "mercy" or "hand_cap")."""
     scores = [0, 0]
@@ -227,4 +302,16 @@ def main() -> None:
     )
     figures["suicide.oracle_choice.nil_rate"] = rate
     figures["suicide.oracle_choice.target_share"] = share
+    if BOUND_GAMES:
+        nils, made_in_play, saved, undecided = bound(BOUND_GAMES, ORACLE_SEED, BOUND_NODES)
+        print(
+            f"nil side seeing every card against the baseline ({BOUND_GAMES} games from seed"
+            f" {ORACLE_SEED}, {nils} nils, {BOUND_NODES} positions each): at least"
+            f" {100 * saved / nils:.1f}% can be made, at most"
+            f" {100 * (saved + undecided) / nils:.1f}% (played: {100 * made_in_play / nils:.1f}%)"
+        )
+        figures["suicide.seen_all_bound.nils"] = nils
+        figures["suicide.seen_all_bound.made_in_play"] = made_in_play / nils
+        figures["suicide.seen_all_bound.savable_at_least"] = saved / nils
+        figures["suicide.seen_all_bound.savable_at_most"] = (saved + undecided) / nils
     print(f"wrote {artifact.record('suicide', figures, meta)}")

@@ -9,6 +9,10 @@ from __future__ import annotations
 import random
 
 from benchmarks import suicide
+from engine import GameState
+from engine.bot import _rule
+from engine.botnil import nil_saved
+from tests.engine.support import bid_round, hands, start
 
 
 def test_nils_that_always_make_end_every_game_by_the_target() -> None:
@@ -47,3 +51,31 @@ def test_the_oracle_plays_whole_suicide_games() -> None:
     assert sum(ends.values()) == 2
     assert set(ends) <= {"target", "mercy"}
     assert 0 < rate < 1
+
+
+def nil_deal(nil_hand: str) -> GameState:
+    """North (the first to lead, dealer West) bids nil holding ``nil_hand``, South 5; East
+    nil, West 5; the rest of the deck dealt in order."""
+    mine = hands(nil_hand)[0]
+    rest = [c for c in range(52) if c not in mine]
+    dealt = (mine, tuple(rest[:13]), tuple(rest[13:26]), tuple(rest[26:]))
+    return bid_round(start(suicide.RULES, dealt, dealer=3), {0: 0, 1: 0, 2: 5, 3: 5})
+
+
+def test_a_nil_holding_every_spade_is_never_saved() -> None:
+    # It leads a spade and nobody else has one: it takes the first trick whatever is played.
+    assert nil_saved(nil_deal("2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS"), 0, 5000, _rule) is False
+
+
+def test_a_nil_of_low_cards_is_saved_and_a_small_search_may_not_know() -> None:
+    state = nil_deal("2C 3C 4C 2D 3D 4D 2H 3H 4H 2S 3S 4S 5S")
+    assert nil_saved(state, 0, 100_000, _rule) is True
+    assert nil_saved(nil_deal("AC KC QC AD KD QD AH KH QH 2S 3S 4S 5S"), 0, 1, _rule) is None
+
+
+def test_the_bound_counts_every_nil_of_a_game() -> None:
+    nils, made, saved, undecided = suicide.bound(1, 5000, 2000)
+    assert nils >= 4
+    assert nils % 2 == 0
+    assert made <= nils
+    assert saved + undecided <= nils
