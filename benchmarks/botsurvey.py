@@ -10,11 +10,13 @@ minutes in all), so it covers what the strong bot's report (`benchmarks.bots`, m
 game) can only sample. Figures go under ``bot_survey.<variant>.*`` in `artifacts/bench.json`,
 and the variants outside a target under ``bot_survey.short``.
 
-200 games a variant, seed 1, after the forced nil of a minimum of two (`engine.bot.
-FORCED_NIL_FROM`): every variant within both targets but suicide (by the target 44.5%,
-tricks - bid +0.53) and suicide with forcing (53.0%, +0.61); the closest others
-jjd-little-willie (90.0%), moe and boston (91.5%); min-two-each 97.5% (89.4% before, over
-900 games of `spades simulate`).
+200 games a variant, seed 1, with the forced nil of a minimum of two (`engine.bot.
+FORCED_NIL_FROM`), the jokers bids after a nil and the nil side's end-game search in suicide
+(`engine.botnil`): every variant within both targets but suicide (48.5% by the target, tricks
+- bid +0.56; 44.5% and +0.53 before the search) and suicide with forcing (56.0%, +0.66; 53.0%
+and +0.61 before); the closest others moe and boston (91.5%); jokers 93.5% (+0.32),
+jjd-little-willie 92.5% (90.0% before the jokers bids); min-two-each 97.5% (89.4% before the
+forced nil, over 900 games of `spades simulate`).
 """
 
 from __future__ import annotations
