@@ -68,6 +68,16 @@ def choose(view: SeatView, rng: random.Random | None = None) -> Command:
     Deterministic given the view; ``rng`` (optional) only breaks ties between
     equally good cards.
     """
+    return _choose(view, rng, search=True)
+
+
+def choose_quickly(view: SeatView, rng: random.Random | None = None) -> Command:
+    """`choose`, but the card rules alone where suicide's nil side would search
+    (`engine.botnil.searches`): microseconds always, the table's own fallback."""
+    return _choose(view, rng, search=False)
+
+
+def _choose(view: SeatView, rng: random.Random | None, *, search: bool) -> Command:
     legal = view.legal
     if not legal:
         raise ValueError(f"seat {view.seat} has nothing to do now")
@@ -77,7 +87,7 @@ def choose(view: SeatView, rng: random.Random | None = None) -> Command:
     if isinstance(first, PassCards):
         return _pass(view)
     if isinstance(first, PlayCard):
-        searched = nil_side_card(view, _rule)
+        searched = nil_side_card(view, _rule) if search else None
         return PlayCard(view.seat, searched) if searched is not None else play(view, rng)
     if view.hand_hidden:
         return _blind_choice(view)

@@ -120,20 +120,38 @@ def world(seen: SeatView, hands: list[list[int]]) -> GameState:
     )
 
 
+def _intact_nils(seen: SeatView) -> list[int]:
+    """The seat's side's intact nils where its card is searched (else none): suicide, four
+    players, at most `NIL_SEARCH_LEFT` tricks left, more than one legal card."""
+    rules = seen.rules
+    t = _tables(rules)
+    me = seen.seat
+    if not rules.suicide or t.players != 4 or t.tricks - len(seen.tricks) > NIL_SEARCH_LEFT:
+        return []
+    if sum(isinstance(c, PlayCard) for c in seen.legal) < 2:
+        return []
+    return [s for s in (me, (me + 2) % 4) if seen.bids[s] == 0 and seen.taken[s] == 0]
+
+
+def searches(seen: SeatView) -> bool:
+    """Whether the baseline's card for the seat of ``seen`` is searched (`nil_side_card`):
+    up to tenths of a second of CPU, too dear for a table replica's event loop, which asks
+    the bot tier for such a move instead (`services.table.tier`)."""
+    return bool(_intact_nils(seen))
+
+
 def nil_side_card(seen: SeatView, plays: Callable[[SeatView], Command]) -> int | None:
     """Return the card the nil side's search picks for the seat of ``seen`` over the card
     rule ``plays`` (which it also models every seat with), or None: where it agrees with the
     rule, or does not search (not suicide, no intact nil in this seat or its partner's,
     more than `NIL_SEARCH_LEFT` tricks left, one legal card)."""
+    nils = _intact_nils(seen)
+    if not nils:
+        return None
     rules = seen.rules
     t = _tables(rules)
     me = seen.seat
-    if not rules.suicide or t.players != 4 or t.tricks - len(seen.tricks) > NIL_SEARCH_LEFT:
-        return None
-    nils = [s for s in (me, (me + 2) % 4) if seen.bids[s] == 0 and seen.taken[s] == 0]
     cards = [c.card for c in seen.legal if isinstance(c, PlayCard)]
-    if not nils or len(cards) < 2:
-        return None
     nil = nils[0]
     rule = plays(seen)
     assert isinstance(rule, PlayCard)

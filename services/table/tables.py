@@ -39,6 +39,7 @@ from typing import Any
 
 import engine
 import engine.bot
+import engine.botnil
 from events.contracts import game as wire
 from events.contracts.audience import Frame
 from events.contracts.talk import Say, Talked
@@ -253,9 +254,15 @@ class Table:
 
     def baseline_move(self, seat: int) -> engine.Command:
         """Return the baseline bot's move for ``seat``: the table's own fallback when the bot
-        tier does not answer in time (about 20 µs of CPU; `python -m benchmarks bots`)."""
+        tier does not answer in time (about 20 µs of CPU; `python -m benchmarks bots`). It
+        never searches: where suicide's nil side would (`baseline_searches`), the card rules
+        alone (`engine.bot.choose_quickly`); the tier decides those moves."""
         rng = random.Random(f"{self.game_id}:{self.version}")
-        return engine.bot.choose(engine.view(self.state, seat), rng)
+        return engine.bot.choose_quickly(engine.view(self.state, seat), rng)
+
+    def baseline_searches(self, seat: int) -> bool:
+        """Whether the baseline's move for ``seat`` is a search (`engine.botnil.searches`)."""
+        return self.state.rules.suicide and engine.botnil.searches(engine.view(self.state, seat))
 
     def bot_events(self, seat: int, move: engine.Command | None = None) -> Decided:
         """Return the events of the bot playing ``move`` for ``seat`` (decided on its view by

@@ -48,10 +48,12 @@ class BotTier:
         worker, a worker killed mid-search, NATS away), or an answer that is not a legal move,
         the table plays the baseline's move (about 20 µs of CPU), so a game never waits for
         the tier. The baseline level is played here directly: asking for it would cost the
-        table more than deciding it.
+        table more than deciding it, except where it searches (suicide's nil side late in a
+        hand, `engine.botnil`: up to tenths of a second), which the tier decides too. The
+        table's own fallback never searches.
         """
         level = table.bot_level(seat)
-        if level == "baseline":
+        if level == "baseline" and not table.baseline_searches(seat):
             ops.TABLE_BOT_MOVES.labels(source="table").inc()
             return table.baseline_move(seat)
         view = engine.view(table.state, seat)

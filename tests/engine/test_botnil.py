@@ -16,7 +16,7 @@ from engine import (
     replay,
     view,
 )
-from engine.bot import _rule, choose
+from engine.bot import _rule, choose, choose_quickly
 from engine.cards import parse_cards
 from tests.engine.support import bid_round, hands, start
 
@@ -78,6 +78,8 @@ def test_the_nil_partner_leads_his_top_spade_not_a_suit_the_nil_must_ruff(
     seen = view(state, 1)
     assert _rule(seen) == PlayCard(1, parse_card("5H"))
     assert choose(seen) == PlayCard(1, parse_card("AS"))
+    assert botnil.searches(seen)
+    assert choose_quickly(seen) == PlayCard(1, parse_card("5H"))  # the table's fallback
     assert nil_tricks(state) == 0
     monkeypatch.setattr(botnil, "NIL_SEARCH_LEFT", 0)  # the card rules alone, as before
     assert choose(seen) == PlayCard(1, parse_card("5H"))
@@ -88,8 +90,10 @@ def test_the_search_stays_out_of_other_games_and_early_tricks() -> None:
     state = east_to_lead()
     ladder = view(state._replace(rules=Ruleset(), tables=start().tables), 1)
     assert botnil.nil_side_card(ladder, _rule) is None
+    assert not botnil.searches(ladder)
     early = view(state._replace(tricks=state.tricks[:5]), 1)
     assert botnil.nil_side_card(early, _rule) is None
+    assert not botnil.searches(early)
 
 
 def test_the_search_reads_the_view_only() -> None:

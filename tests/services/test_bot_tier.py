@@ -290,3 +290,24 @@ async def test_a_bot_that_raises_costs_one_decision_never_the_worker(
     assert counted(port, fallbacks) > 0
     assert counted(port, STRONG) == 0  # every strong decision failed, and each was answered
     assert worker.poll() is None, "the worker died of a bot's exception"
+
+
+BASELINE = 'spades_bot_decisions_total{kind="decide",level="baseline",outcome="ok"}'
+TABLE = 'spades_table_bot_moves_total{source="table"}'
+
+
+async def test_a_baseline_seat_whose_move_is_a_search_is_decided_by_the_tier(
+    processes: Processes, nc: NATS, subjects: Subjects, event_store: PostgresEventStore
+) -> None:
+    """Suicide's nil side searches its last tricks (`engine.botnil`, up to tenths of a second a
+    card): the table asks the tier for those baseline moves and plays the rest itself."""
+    table = serve(processes, "table")
+    worker = serve(processes, "bots")
+    table_port, worker_port = await ops_port(processes, table), await ops_port(processes, worker)
+    client = TableClient(nc, subjects, "sue")
+    reply = await client.open_practice(untimed=True, suicide=True, target=100)
+    assert reply.ok, reply
+    await asyncio.wait_for(play_together([client], reply.game_id), timeout=600)
+    assert await finished(event_store, reply.game_id) is not None
+    assert counted(worker_port, BASELINE) > 0  # the searched moves, decided by the tier
+    assert counted(table_port, TABLE) > counted(worker_port, BASELINE)  # the rest, at the table
