@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from services.gateway.outbox import Outbox
 
 
@@ -36,32 +38,26 @@ async def test_a_flush_that_waits_a_turn_writes_what_came_meanwhile_without_the_
     waiting.cancel()
 
 
-async def test_a_flush_that_waits_twice_wakes_the_writer() -> None:
+@pytest.mark.parametrize(
+    ("answer", "flushes"),
+    [(None, 2), (False, 1)],
+    ids=["waits-twice-then-wakes", "cannot-write-wakes-at-once"],
+)
+async def test_a_flush_that_cannot_write_wakes_the_writer(
+    answer: bool | None, flushes: int
+) -> None:
+    """A flush that waits (None) is called once more on the next turn, then wakes the writer;
+    one that cannot write (False) wakes it at once. Either way the writer writes the move."""
     calls: list[None] = []
 
     def flush() -> bool | None:
         calls.append(None)
-        return None
+        return answer
 
     outbox = Outbox(flush)
     waiting = asyncio.ensure_future(outbox.wait())
     await asyncio.sleep(0)
     outbox.put(b"move")
     await asyncio.wait_for(waiting, 30)
-    assert len(calls) == 2
+    assert len(calls) == flushes
     assert list(outbox.items) == [b"move"]  # the writer writes it
-
-
-async def test_a_flush_that_cannot_write_wakes_the_writer_at_once() -> None:
-    calls: list[None] = []
-
-    def flush() -> bool | None:
-        calls.append(None)
-        return False
-
-    outbox = Outbox(flush)
-    waiting = asyncio.ensure_future(outbox.wait())
-    await asyncio.sleep(0)
-    outbox.put(b"move")
-    await asyncio.wait_for(waiting, 30)
-    assert len(calls) == 1
