@@ -166,6 +166,9 @@ class EmbeddedPostgres:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self._user is not None:
             _let_user_reach(self.data_dir)
+            # its binaries too: in a clone under a private folder (`mktemp -d` makes 0700) the
+            # unprivileged user could not reach the wheel's initdb in the clone's .venv
+            _let_user_reach(Path(_pg_bin("initdb")))
             os.chown(self.data_dir, self._user.pw_uid, self._user.pw_gid)
             if self.pgdata.exists():
                 os.chown(self.pgdata, self._user.pw_uid, self._user.pw_gid)
