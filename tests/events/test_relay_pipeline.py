@@ -467,8 +467,10 @@ async def test_a_busy_relay_stops_listening_and_hears_commits_again_once_the_flo
             version += 1
 
     pacing = Pacing(batch_wait=0.05)  # several commits a read even on a slow machine
+    # pages never full: a full page is read after at once (a backlog), and on a quiet machine
+    # six writers fill 500 events in less than a batch_wait; the busy clock is what is tested
     async with relay_running(
-        database_url, nats_url, subjects, idle_wait=3600, pacing=pacing
+        database_url, nats_url, subjects, idle_wait=3600, pacing=pacing, page_size=100_000
     ) as stats:
         await asyncio.gather(*(writer() for _ in range(6)))
         assert stats.unlistened == 1, "the relay kept listening under a flow of commits"
