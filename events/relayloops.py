@@ -205,6 +205,27 @@ async def pipelined(s: Session) -> None:
     listening = True  # the session LISTENs before the loop starts
     busy_reads = 0  # reads in a row that found at least BUSY_COMMITS commits notified
     commits_seen = wake.commits
+
+    async def broken(exc: ChainBroken) -> None:
+        """A link failed (refused, unconfirmed, or the connection down while sending): the
+        chain is abandoned, and the next look reads and publishes carefully from the confirmed
+        checkpoint, after a pause that grows with the failures in a row."""
+        nonlocal careful, failed_in_a_row, checkpoint
+        careful = True
+        failed_in_a_row += 1
+        stats.retries += 1
+        checkpoint = pipe.confirmed
+        wake.event.set()  # the careful read follows at once, whatever collect() saw
+        log.warning(
+            "publish failed; publishing again from the confirmed checkpoint",
+            reason=exc.reason,
+            confirmed=list(pipe.confirmed),
+        )
+        await _pause(stop, PUBLISH_BACKOFF.delay(failed_in_a_row))
+        if exc.no_stream:  # the server came back without the stream
+            with contextlib.suppress(Exception):
+                await ensure_streams(s.js, s.subjects)
+
     try:
         while not stop.is_set():
             s.check_lock()
@@ -226,19 +247,7 @@ async def pipelined(s: Session) -> None:
                 confirmed = pipe.collect()
                 checkpoint = pipe.confirmed
             except ChainBroken as exc:
-                careful = True
-                failed_in_a_row += 1
-                stats.retries += 1
-                log.warning(
-                    "publish failed; publishing again from the confirmed checkpoint",
-                    reason=exc.reason,
-                    confirmed=list(pipe.confirmed),
-                )
-                checkpoint = pipe.confirmed
-                await _pause(stop, PUBLISH_BACKOFF.delay(failed_in_a_row))
-                if exc.no_stream:  # the server came back without the stream
-                    with contextlib.suppress(Exception):
-                        await ensure_streams(s.js, s.subjects)
+                await broken(exc)
                 continue
             if confirmed:
                 stats.published += confirmed
@@ -290,12 +299,8 @@ async def pipelined(s: Session) -> None:
                     with bound_ids(request_id=_batch_id()):
                         try:
                             await pipe.confirm_tail()
-                        except ChainBroken:
-                            wake.event.set()  # collect() sees nothing new: look again at once
-                            careful = True
-                            failed_in_a_row += 1
-                            stats.retries += 1
-                            await _pause(stop, PUBLISH_BACKOFF.delay(failed_in_a_row))
+                        except ChainBroken as exc:
+                            await broken(exc)
                             continue
                 if not listening:
                     # The flow paused: hear of commits again, and read once more at once for
@@ -332,12 +337,8 @@ async def pipelined(s: Session) -> None:
                     # busy, one in `ack_every` seconds or `ack_pages` pages does, each answer a
                     # wake-up saved (a later answer confirms the pages before it).
                     await pipe.send(page, ask=listening or pipe.ask_due())
-                except ChainBroken:
-                    wake.event.set()  # collect() sees nothing new: look again at once
-                    careful = True
-                    failed_in_a_row += 1
-                    stats.retries += 1
-                    await _pause(stop, PUBLISH_BACKOFF.delay(failed_in_a_row))
+                except ChainBroken as exc:
+                    await broken(exc)
                     continue
                 log.debug("page sent", events=len(page), in_flight=pipe.in_flight)
             sent += len(page)
