@@ -87,7 +87,6 @@ LONGEST_FIRST = (
     # only misses its place; nothing else depends on this list.
     "tests/gateway/test_schemathesis.py::",
     "tests/browser/test_ranked.py::test_four_browsers_queue_form_a_ranked_game_that_a_fifth",
-    "tests/gateway/test_ws_resume.py::test_a_seat_dropping_mid_trick_at_the_default_timer",
     "tests/services/test_failover.py::test_a_replica_paused_with_appends_in_flight",
     "tests/gateway/test_ws_play.py::test_no_seat_or_spectator_ever_learns_a_hidden_card",
     "tests/gateway/test_resend.py::test_opens_and_queue_requests_are_resent_past_a_paused",

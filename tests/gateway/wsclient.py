@@ -62,7 +62,11 @@ class WsClient:
         """Return the next message (on a batching connection, the next one of its frame)."""
         assert self.connection is not None
         if not self._pending:
-            text = await asyncio.wait_for(self.connection.recv(), within)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result when it
+            # is cancelled just as the message arrives, so a `play` task cancelled at the end of
+            # a test played on (test_ws_resume's seat-drop test: 80 s more, waiting on timers).
+            async with asyncio.timeout(within):
+                text = await self.connection.recv()
             assert isinstance(text, str)
             self.frames += 1
             decoded = json.loads(text)
