@@ -60,6 +60,7 @@ SHAPES = tuple(
 )
 TABLES_PER_REPLICA = int(os.environ.get("SPADES_BENCH_SCALE_TABLES", "80" if BIG else "8"))
 WINDOW = float(os.environ.get("SPADES_BENCH_SCALE_SECONDS", "10"))
+REPORT_LIMIT = 256 * 2**20  # the longest line a client's report may be (bytes)
 CLIENTS = int(os.environ.get("SPADES_BENCH_CLIENTS", str(max(1, CORES // 4))))
 PIN = CORES >= 8
 CLIENT_CORES = set(range(CORES - max(1, CORES // 4), CORES)) if PIN else set()
@@ -239,6 +240,9 @@ async def measure(
             cwd=REPO,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            # its report is one line with every play's latency: ~20 bytes a play, past the
+            # reader's default 64 KiB limit from ~3,000 plays a window (2x2, 8 tables each)
+            limit=REPORT_LIMIT,
         )
         if CLIENT_CORES:
             os.sched_setaffinity(proc.pid, CLIENT_CORES)
