@@ -232,13 +232,20 @@ class TableRequest(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Base of the requests a table replica answers."""
 
 
-class SubmitCommand(TableRequest, frozen=True, kw_only=True):
-    """A player's command for his seat at a game; ``command_id`` makes retries safe."""
+class SubmitCommand(TableRequest, frozen=True, kw_only=True, omit_defaults=True):
+    """A player's command for his seat at a game; ``command_id`` makes retries safe.
+
+    ``framed``: the asker receives the game's frames (a gateway whose room of the game is
+    subscribed), so the answer to an accepted command may travel inside the frame of its
+    append (`events.contracts.audience.Frame.reply`) instead of as a message of its own. A
+    rejection, a retried command id and a failure are answered on their own, as without it.
+    """
 
     game_id: str
     player_id: str
     command_id: uuid.UUID
     command: AnySeatCommand | Say
+    framed: bool = False
 
 
 class OpenPractice(TableRequest, frozen=True, kw_only=True):
