@@ -102,11 +102,13 @@ class Frame(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     clock: bytes = b""
     reply: str = ""
     """The reply subject of the command this append applied, when its asker receives the
-    frames (`events.contracts.game.SubmitCommand.framed`): ``answer`` is then the
-    `events.contracts.game.TableReply` it would have been sent (JSON), and no other answer
-    is sent. The asker's gateway hands it to the waiting request after the frame's messages,
-    in the order the two separate messages came before; every other receiver ignores it (it
-    names no card). Added at the end: a gateway that predates it reads the frame as before."""
+    frames (`events.contracts.game.SubmitCommand.framed`: a gateway whose room of the game is
+    subscribed; a refusal, a retried command id or a failure is answered on its own, as
+    before): ``answer`` is then the `events.contracts.game.TableReply` it would have been
+    sent (JSON), and no other answer is sent. The asker's gateway hands it to the waiting
+    request after the frame's messages, in the order the two separate messages came before;
+    every other receiver ignores it (it names no card). Added at the end: a gateway that
+    predates it reads the frame as before."""
     answer: bytes = b""
 
 

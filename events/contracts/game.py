@@ -233,19 +233,13 @@ class TableRequest(msgspec.Struct, frozen=True, kw_only=True, tag=True):
 
 
 class SubmitCommand(TableRequest, frozen=True, kw_only=True, omit_defaults=True):
-    """A player's command for his seat at a game; ``command_id`` makes retries safe.
-
-    ``framed``: the asker receives the game's frames (a gateway whose room of the game is
-    subscribed), so the answer to an accepted command may travel inside the frame of its
-    append (`events.contracts.audience.Frame.reply`) instead of as a message of its own. A
-    rejection, a retried command id and a failure are answered on their own, as without it.
-    """
+    """A player's command for his seat at a game; ``command_id`` makes retries safe."""
 
     game_id: str
     player_id: str
     command_id: uuid.UUID
     command: AnySeatCommand | Say
-    framed: bool = False
+    framed: bool = False  # the asker gets the frames: answer in it (`audience.Frame.reply`)
 
 
 class OpenPractice(TableRequest, frozen=True, kw_only=True):
@@ -312,8 +306,7 @@ class OpenMatch(TableRequest, frozen=True, kw_only=True):
     """Between table replicas: open a MatchFound's rated game on its partition's owner.
 
     Whichever replica consumed the MatchFound forwards it here, so the game is opened (and
-    then driven: timers, bots) by the one replica that owns its partition.
-    """
+    then driven: timers, bots) by the one replica that owns its partition."""
 
     match_id: str
     ladder: str
