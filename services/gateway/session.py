@@ -465,7 +465,8 @@ class Session(Announcements):
         if self.claims.expires_at <= time.time():
             refuse("token_expired", "the access token expired: send auth with a fresh one")
             return
-        if game_id not in self.watches:
+        watch = self.watches.get(game_id)
+        if watch is None:
             refuse("not_subscribed", "subscribe to the game before sending commands to it")
             return
         try:
@@ -479,6 +480,7 @@ class Session(Announcements):
             player_id=player,
             command_id=scoped_command_id(player, game_id, command_id),
             command=command,
+            framed=watch.room.live,  # its answer may come in the frame this replica receives
         )
         self.awaiting += 1
         try:
