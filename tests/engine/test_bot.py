@@ -106,6 +106,20 @@ def test_blind_nil_only_when_far_behind_near_the_end() -> None:
     assert choose(desperate) == DeclareBlindNil(0)
 
 
+def test_no_blind_nil_whose_failure_would_end_the_game_by_the_mercy_floor() -> None:
+    # As far behind as the desperate side above, but a failed blind nil (-200) and the
+    # partner's set beside it would take it to the mercy floor (-200): the game would end
+    # by mercy instead of the target (issue #28: every mercy end of 96 duplicate
+    # strong-v-baseline games followed the baseline's failed blind nil from below 100).
+    assert choose(view(start(scores=(-20, 400)), 0)) == DeclineBlindNil(0)
+    assert choose(view(start(scores=(40, 420)), 0)) == DeclineBlindNil(0)
+    # Near a bag penalty the failure costs one more hundred.
+    assert choose(view(start(scores=(100, 420), bags=(8, 0)), 0)) == DeclineBlindNil(0)
+    # Without the mercy rule there is no floor to fall to.
+    far_behind = view(start(Ruleset(mercy=0), scores=(-20, 400)), 0)
+    assert choose(far_behind) == DeclareBlindNil(0)
+
+
 def unseen_above(card: int, hand: tuple[int, ...], t: object) -> int:
     suit, power, deck = t.suit, t.power, t.deck  # type: ignore[attr-defined]
     return sum(
