@@ -26,7 +26,7 @@ by the target: ladder 92.0% -> 95.5% and 90.0% -> 95.0%; jokers 93.5% -> 95.5% (
 +0.25 over the bid) and 93.0% -> 96.5% (+0.30 -> +0.24); jjd-little-willie 92.5% -> 96.0%
 and 91.0% -> 95.5%; moe and boston 91.5% -> 95.5%/95.0% and 90.5%/90.0% -> 95.5%/95.0%;
 seed 7's four short of 90% before (partners-order 88.5%, nil-exchange, nil-exchange-blind
-and ten-for-two-blind 89.5%) 94.5% to 96.0% after. Every variant within both targets but
+and ten-for-two-blind 89.5%) 93.5% to 96.0% after. Every variant within both targets but
 suicide (48.5%/54.5%) and suicide with forcing (56.0%/58.5%), unchanged; the closest
 three-jokers (90.5% at seed 7, untouched: three players).
 """
