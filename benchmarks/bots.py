@@ -186,6 +186,10 @@ made), cover failures 0 of 59 -> 0 of 60, overtakes 0; decision CPU p95 62 -> 50
 +0.57 -> +0.45 (self-play +0.32 -> +0.25, 94% -> 96%), contracts made 82% -> 77%; strong
 +0.41 -> +0.38, nils 13% -> 12% (91% -> 94% made), cover failures 0 of 68 -> 0 of 65,
 overtakes 0; p95 61 -> 62 ms, max 108 -> 101; the strong pair lost 0 of 4 to random play.
+Seed 2 after (SPADES_BENCH_BOT_SEED=2): ladder 16 of 16 by the target, strong won 81%
+(57%..93%), baseline +0.43, strong +0.45, nils 10% (94% made); jokers 16 of 16, strong won
+94%, baseline +0.43, strong +0.32, nils 13% (88% made); cover failures 0 of 72 and 0 of 64,
+overtakes 0, decision CPU p95 68 and 66 ms, max 106 and 110.
 """
 
 from __future__ import annotations
