@@ -17,6 +17,18 @@ FORCED_NIL_FROM`), the jokers bids after a nil and the nil side's end-game searc
 and +0.61 before); the closest others moe and boston (91.5%); jokers 93.5% (+0.32),
 jjd-little-willie 92.5% (90.0% before the jokers bids); min-two-each 97.5% (89.4% before the
 forced nil, over 900 games of `spades simulate`).
+
+With no blind nil whose failure would sink the side to the mercy floor
+(`engine.botblind.BLIND_NIL_ROOM`) and the jokers side bidding closer while it trails
+(`engine.bot.TRAIL_MARGIN`), before -> after, seed 1 (before: the recorded survey) and
+seed 7 (SPADES_BENCH_BOT_SEED=7, both run): every four-handed variant but suicide ends more
+by the target: ladder 92.0% -> 95.5% and 90.0% -> 95.0%; jokers 93.5% -> 95.5% (+0.32 ->
++0.25 over the bid) and 93.0% -> 96.5% (+0.30 -> +0.24); jjd-little-willie 92.5% -> 96.0%
+and 91.0% -> 95.5%; moe and boston 91.5% -> 95.5%/95.0% and 90.5%/90.0% -> 95.5%/95.0%;
+seed 7's four short of 90% before (partners-order 88.5%, nil-exchange, nil-exchange-blind
+and ten-for-two-blind 89.5%) 93.5% to 96.0% after. Every variant within both targets but
+suicide (48.5%/54.5%) and suicide with forcing (56.0%/58.5%), unchanged; the closest
+three-jokers (90.5% at seed 7, untouched: three players).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Bidding counts sure tricks; it bids nil when the hand is safe (or when a table minimum of
 two would force it over its worth: `FORCED_NIL_FROM`) and blind nil only when
-its side is well behind; Little Moe with ten sure tricks (never Big Moe: its odds do not
+its side is well behind and a failure would not sink it to the mercy floor
+(`engine.botblind`); Little Moe with ten sure tricks (never Big Moe: its odds do not
 pay); a blind four only when its side is about to lose and a failure would not sink it
 below the mercy floor. Four-handed with jokers it bids further under its expectation
 (`DECK_MARGIN`), cut-throat closer while a set leaves it far above the mercy floor
@@ -31,6 +32,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 
+from engine.botblind import blind_choice
 from engine.bothand import (
     SUICIDE_FIT,
     TEN,
@@ -48,8 +50,6 @@ from engine.cards import SPADES, rank_of
 from engine.game import decide
 from engine.model import (
     Command,
-    DeclareBlindNil,
-    DeclineBlindNil,
     DrawCard,
     Event,
     PassCards,
@@ -90,7 +90,7 @@ def _choose(view: SeatView, rng: random.Random | None, *, search: bool) -> Comma
         searched = nil_side_card(view, _rule) if search else None
         return PlayCard(view.seat, searched) if searched is not None else play(view, rng)
     if view.hand_hidden:
-        return _blind_choice(view)
+        return blind_choice(view)
     return _bid(view)
 
 
@@ -148,6 +148,19 @@ its bid at 0.7 (16 duplicate games of seed 1, `python -m benchmarks bots`), +0.4
 +0.18 over the bid, 94.7% -> 95.3% and 96.0% -> 95.0% by the target; 0.5 everywhere instead
 of only far from the floor: 92.3% and 91.0%. Not with jokers: three-jokers at 0.5 (from 150)
 fell from 94.7% to 92.0%, at 0.5 everywhere 88%."""
+TRAIL_MARGIN: dict[tuple[int, str], tuple[float, int, int]] = {(4, "jokers"): (0.5, 50, 200)}
+"""(cut, behind, above) by (players, deck): the margin less ``cut`` while the side trails the
+leader by ``behind`` points or more and stands ``above`` or more over the mercy floor.
+Beside the strong bot the baseline trails in most hands (the strong side won 45 of 48
+duplicate jokers games, seeds 1-3), and its overtricks there were the largest (+0.94 over
+the bid trailing by 200 or more, +1.00 below zero; self-play +0.41 and +0.43): overtricks
+do not catch a leader up. With `engine.botblind.BLIND_NIL_ROOM` beside it, the same 48
+games (`benchmarks.bots`, SPADES_BENCH_BOT_SEED 1, 2, 3, 16 games each): the
+baseline +0.59/+0.59/+0.64 -> +0.45/+0.43/+0.47 over its bid, 46 -> 47 games by the
+target, strong won 44 -> 45. Self-play, 300 games from seeds 1000 and 7000: +0.32/+0.30
+-> +0.25/+0.24 over the bid, 95.7%/97.0% -> 95.0%/96.3% by the target. Tried: a cut of
+0.3 from 100 behind (the same games +0.56/+0.57/+0.51); `DECK_MARGIN` 0.7 at every score
+(+0.48 and +0.54, self-play 95.0% both; 0.6: 92.7% and 93.3%)."""
 PARTNER_NIL_TRICKS = 1.0
 """Four players: tricks added to the expectation beside a partner's nil. Covering it means
 playing high: self-play took +1.45 over such bids (+0.43 with no nil at the table)."""
@@ -225,6 +238,14 @@ def wanted_bid(view: SeatView) -> int:
     close = CLOSE_MARGIN.get((rules.players, _deck(rules)))
     if close and (not rules.mercy or mine - rules.mercy >= close[1]):
         margin = close[0]
+    trail = TRAIL_MARGIN.get((rules.players, _deck(rules)))
+    if trail:
+        cut, behind, above = trail
+        team = _tables(rules).team[view.seat]
+        best_other = max(s for i, s in enumerate(view.scores) if i != team)
+        if best_other - mine >= behind and (not rules.mercy or mine - rules.mercy >= above):
+            # Trailing: overtricks do not catch up, bid them (far from the floor only).
+            margin -= cut
     if rules.nil_allowed and rules.players == 4 and not rules.suicide:
         # A nil bid before this seat leaves its tricks to the others: a partner's nil
         # is covered by playing high, an opponent's is covered by his partner.
@@ -363,53 +384,6 @@ def model_bid(view: SeatView, seat: int, hand: list[int], bids: list[int]) -> in
     if view.rules.nil_allowed and not partner_nil and (_nil_ok(other, t) or _forced_nil(other, t)):
         return 0
     return wanted_bid(other)
-
-
-def _blind_choice(view: SeatView) -> Command:
-    for c in view.legal:
-        # Without a partner to exchange with and cover, blind nil almost never makes
-        # (measured heads-up: 0 of 50) and costs twice the nil value: never there.
-        if isinstance(c, DeclareBlindNil) and view.rules.players == 4:
-            team = view.seat % 2
-            if view.bids[(view.seat + 2) % 4] == 0:
-                break  # one nil per partnership is risk enough
-            mine = view.scores[team]
-            best_other = max(s for i, s in enumerate(view.scores) if i != team)
-            # Blind nil is a comeback move: only when far behind or the game is nearly lost.
-            if best_other - mine >= 2 * view.rules.blind_nil_deficit and (
-                best_other >= view.rules.target - 150
-            ):
-                return c
-    blind = [c for c in view.legal if isinstance(c, PlaceBid) and c.blind]
-    if blind and view.rules.blind_bid_min <= BLIND_BID and _desperate(view):
-        # Blind bids: twice the points, and the last chance of a side about to lose;
-        # never a gamble whose failure would end the game by the mercy floor instead.
-        bid = min(blind, key=lambda c: (abs(c.tricks - BLIND_BID), c.tricks))
-        mine = view.scores[_tables(view.rules).team[view.seat]]
-        if not view.rules.mercy or mine - 20 * bid.tricks - 10 * BLIND_BID > view.rules.mercy:
-            return bid
-    return next(c for c in view.legal if isinstance(c, DeclineBlindNil))
-
-
-BLIND_BID = 4
-"""Blind bids: the number bid blind. An unseen hand takes 3.25 tricks on average; four,
-doubled, is the comeback a side needs. Where the table's blind minimum is above it, never:
-with a minimum of 6 the blind bids failed so often that 200 self-play games ended by the
-mercy floor 10.5% of the time instead of 6% (`blind-bids-min-6`)."""
-BLIND_BID_LATE = 120
-"""Blind bids: only once the leading side is this close to the target (its next hand will
-likely end the game) and this side trails it by the table's blind deficit or more."""
-
-
-def _desperate(view: SeatView) -> bool:
-    """Return whether the seat's side is about to lose and trails enough to bid blind."""
-    rules = view.rules
-    t = _tables(rules)
-    mine = view.scores[t.team[view.seat]]
-    best_other = max(s for i, s in enumerate(view.scores) if i != t.team[view.seat])
-    return best_other >= rules.target - BLIND_BID_LATE and best_other - mine >= max(
-        rules.blind_bid_deficit, 1
-    )
 
 
 def _draw(view: SeatView) -> Command:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import (
+    Command,
     DeclareBlindNil,
     DeclineBlindNil,
     GameState,
@@ -104,6 +105,20 @@ def test_blind_nil_only_when_far_behind_near_the_end() -> None:
     assert choose(close) == DeclineBlindNil(0)
     desperate = view(start(scores=(100, 420)), 0)
     assert choose(desperate) == DeclareBlindNil(0)
+
+
+def test_no_blind_nil_whose_failure_would_end_the_game_by_the_mercy_floor() -> None:
+    # As far behind as the desperate side above, but a failed blind nil (-200) and the
+    # partner's set beside it would take it to the mercy floor (-200): the game would end
+    # by mercy instead of the target (issue #28: 14 of the 15 mercy ends of 96 duplicate
+    # strong-v-baseline games followed the baseline's failed blind nil).
+    assert choose(view(start(scores=(-20, 400)), 0)) == DeclineBlindNil(0)
+    assert choose(view(start(scores=(40, 420)), 0)) == DeclineBlindNil(0)
+    # Near a bag penalty the failure costs one more hundred.
+    assert choose(view(start(scores=(100, 420), bags=(8, 0)), 0)) == DeclineBlindNil(0)
+    # Without the mercy rule there is no floor to fall to.
+    far_behind = view(start(Ruleset(mercy=0), scores=(-20, 400)), 0)
+    assert choose(far_behind) == DeclareBlindNil(0)
 
 
 def unseen_above(card: int, hand: tuple[int, ...], t: object) -> int:
@@ -573,3 +588,20 @@ def test_a_hand_the_table_minimum_forces_over_its_worth_bids_nil_instead() -> No
     assert choose(forced) == PlaceBid(0, 0)
     assert bot.model_bid(forced, 0, list(forced.hand), list(forced.bids)) == 0
     assert choose(free) == PlaceBid(0, 1)
+
+
+def test_a_jokers_side_trailing_far_from_the_floor_bids_closer() -> None:
+    # Four-handed jokers: trailing by 50 or more while 200 or more above the mercy floor,
+    # the margin is half a trick smaller (`bot.TRAIL_MARGIN`): beside the strong bot the
+    # baseline trails most of its hands and took its overtricks there (issue #28).
+    def first_bid(rules: Ruleset, scores: tuple[int, int]) -> Command:
+        state = start(rules, scores=scores, hand=1)
+        return choose(view(state, state.turn))
+
+    jokers = Ruleset(jokers=True)
+    assert first_bid(jokers, (100, 100)) == PlaceBid(0, 2)
+    assert first_bid(jokers, (100, 160)) == PlaceBid(0, 3)
+    # As far behind, but only 150 above the floor: a set could end the game, no closer.
+    assert first_bid(jokers, (-50, 10)) == PlaceBid(0, 2)
+    # The plain deck's margin is its own (`bot.MARGIN`): trailing changes nothing there.
+    assert first_bid(Ruleset(), (100, 160)) == first_bid(Ruleset(), (100, 100))
