@@ -4,12 +4,10 @@ handled as the client reads them, and a publish written on the loop's next turn.
 nats-py hands each message of a subscription with a callback to an `asyncio.Queue`, and a task
 of the subscription's own takes it from there and awaits the callback: per message a queue put
 and get, a future, a task step and a coroutine. For a handler that never awaits (it files the
-message and returns) that is most of the cost of a message: the gateway receives one per card
-play, the game's frame (which carries the table's answer to the command: two messages before
-issue 32's last cut), and the answers the table still sends on their own (refusals, retries).
-`subscribe_inline` gives the subscription a sink in place of that queue, which calls the
-handler at once, in the client's read loop, in the order the server sent the messages (what
-the queue and its one task did too).
+message and returns) that is most of the cost of a message: the gateway receives two per card
+play, the table's answer and the game's frame. `subscribe_inline` gives the subscription a sink
+in place of that queue, which calls the handler at once, in the client's read loop, in the order
+the server sent the messages (what the queue and its one task did too).
 
 The sink answers what nats-py asks of a subscription's queue (`put_nowait`, `qsize`, `empty`,
 `task_done`, `join`): nothing is ever pending, so no slow-consumer limit is reached and a drain

@@ -9,9 +9,7 @@ forwards those bytes; it decodes only the `Frame` around them (msgpack), never a
 - `Frame`: after each append commits, its owner publishes one frame on the game's audience
   subject (`Subjects.audiences`, core NATS: no stream): every seat's event messages for the
   append's events, the spectators' messages it released (they are kept one trick behind),
-  each seat's ``your_turn`` and the ``clock``, and the answer to the command it applied
-  when the command's gateway receives the frames (one NATS message per play fewer than a
-  frame and an answer of its own). Frames are numbered by the game's seqs, so a
+  each seat's ``your_turn`` and the ``clock``. Frames are numbered by the game's seqs, so a
   gateway sees a gap (the owner died between commit and publish, the partition moved) and
   asks the table for what it missed.
 - `events.contracts.game.Catchup` / `CatchupReply`: request/reply to the partition's owner: the view
@@ -100,16 +98,6 @@ class Frame(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     released: int = 0
     turns: tuple[bytes, ...] = ()
     clock: bytes = b""
-    reply: str = ""
-    """The reply subject of the command this append applied, when its asker receives the
-    frames (`events.contracts.game.SubmitCommand.framed`: a gateway whose room of the game is
-    subscribed; a refusal, a retried command id or a failure is answered on its own, as
-    before): ``answer`` is then the `events.contracts.game.TableReply` it would have been
-    sent (JSON), and no other answer is sent. The asker's gateway hands it to the waiting
-    request after the frame's messages, in the order the two separate messages came before;
-    every other receiver ignores it (it names no card). Added at the end: a gateway that
-    predates it reads the frame as before."""
-    answer: bytes = b""
 
 
 class CatchupReply(msgspec.Struct, frozen=True, kw_only=True):

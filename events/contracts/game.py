@@ -232,14 +232,13 @@ class TableRequest(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Base of the requests a table replica answers."""
 
 
-class SubmitCommand(TableRequest, frozen=True, kw_only=True, omit_defaults=True):
+class SubmitCommand(TableRequest, frozen=True, kw_only=True):
     """A player's command for his seat at a game; ``command_id`` makes retries safe."""
 
     game_id: str
     player_id: str
     command_id: uuid.UUID
     command: AnySeatCommand | Say
-    framed: bool = False  # the asker gets the frames: answer in it (`audience.Frame.reply`)
 
 
 class OpenPractice(TableRequest, frozen=True, kw_only=True):
@@ -306,7 +305,8 @@ class OpenMatch(TableRequest, frozen=True, kw_only=True):
     """Between table replicas: open a MatchFound's rated game on its partition's owner.
 
     Whichever replica consumed the MatchFound forwards it here, so the game is opened (and
-    then driven: timers, bots) by the one replica that owns its partition."""
+    then driven: timers, bots) by the one replica that owns its partition.
+    """
 
     match_id: str
     ladder: str

@@ -45,9 +45,7 @@ from services.runtime.service import Runtime, run_service
 
 def create_app(gateway: Gateway) -> Litestar:
     """Return the litestar application of one gateway replica."""
-    rooms = Rooms(
-        gateway.nc, gateway.js, gateway.subjects, gateway.log, answered=gateway.replies.answer
-    )
+    rooms = Rooms(gateway.nc, gateway.js, gateway.subjects, gateway.log)
     return Litestar(
         route_handlers=[*http_routes(), play],
         lifespan=[

@@ -11,12 +11,10 @@ waits for a table's answer (its ack leaves with the move), or the connection is 
 Only one of the two ever writes: the callback runs only while the writer waits with nothing
 in hand, and the writer runs only once woken.
 
-The move a seat's own command made reaches the gateway with the table's answer to it inside
-(`events.contracts.audience.Frame.reply`; or, answered on its own, in the same read just after
-it), handed over after the move's messages are queued: the callback then waits one more turn of
-the loop (``flush`` answers None), in which the command's task queues the ack, instead of waking
-the writer to wait that turn, and the ack leaves with the move from the callback too, a task
-step fewer per play. A second wait wakes the writer, which
+The move a seat's own command made usually reaches the gateway in the same read as the table's
+answer to it, just after it: the callback then waits one more turn of the loop (``flush``
+answers None) instead of waking the writer to wait that turn, and the ack leaves with the move
+from the callback too, a task step fewer per play. A second wait wakes the writer, which
 waits no longer than it did before (`services.gateway.session.Session._writer`).
 """
 

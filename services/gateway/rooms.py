@@ -81,9 +81,6 @@ class Room:
         self.game_id = game_id
         self.subscribed: asyncio.Task[Subscription | None] | None = None
         """Subscribing to the game's frames; done once the server has the subscription."""
-        self.live = False
-        """The server confirmed the subscription: a command sent now gets its frame, so its
-        answer may come inside it (`events.contracts.game.SubmitCommand.framed`)."""
         self.queues: set[Inbox] = set()
         self.history: deque[Frame] = deque(maxlen=HISTORY_FRAMES)
         self.players: tuple[str, ...] | None = None
@@ -109,21 +106,10 @@ class Rooms:
     """The rooms of every game some session of this replica watches, each fed by its own
     subscription while it has a watcher."""
 
-    def __init__(
-        self,
-        nc: NATS,
-        js: JetStreamContext,
-        subjects: Subjects,
-        log: Any,
-        answered: Callable[[str, bytes], None] | None = None,
-    ) -> None:
+    def __init__(self, nc: NATS, js: JetStreamContext, subjects: Subjects, log: Any) -> None:
         self.nc = nc
         self.subjects = subjects
         self.log = log
-        self.answered = answered
-        """Takes the answer to a command carried inside a frame (`Frame.reply`: the reply
-        subject, and `Frame.answer`), after the frame's messages are queued: the order the
-        frame and an answer of its own came in (`services.gateway.state.Replies.answer`)."""
         self._rooms: dict[str, Room] = {}
         self._ending: set[asyncio.Task[None]] = set()
         self.received = 0
@@ -162,7 +148,6 @@ class Rooms:
             return None
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.nc.flush(), SUBSCRIBE_WAIT)
-            room.live = True
         return sub
 
     def leave(self, game_id: str, queue: Inbox) -> None:
@@ -223,8 +208,6 @@ class Rooms:
         room.keep(frame)
         for queue in room.queues:
             queue.put_nowait(frame)
-        if frame.reply and self.answered is not None:
-            self.answered(frame.reply, frame.answer)
 
 
 Notify = Callable[[MatchFound], None]

@@ -465,8 +465,7 @@ class Session(Announcements):
         if self.claims.expires_at <= time.time():
             refuse("token_expired", "the access token expired: send auth with a fresh one")
             return
-        watch = self.watches.get(game_id)
-        if watch is None:
+        if game_id not in self.watches:
             refuse("not_subscribed", "subscribe to the game before sending commands to it")
             return
         try:
@@ -480,7 +479,6 @@ class Session(Announcements):
             player_id=player,
             command_id=scoped_command_id(player, game_id, command_id),
             command=command,
-            framed=watch.room.live,  # its answer may come in the frame this replica receives
         )
         self.awaiting += 1
         try:

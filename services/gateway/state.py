@@ -151,9 +151,7 @@ def _wake(waiter: asyncio.Future[None]) -> None:
 class Replies:
     """One reply subscription per replica for the requests it may send more than once (see
     `_until_answered`): each request waits on a token of its own under the replica's inbox
-    prefix, and every send of it names the same reply subject. An accepted seat command's
-    answer usually comes inside the game's frame instead (`answer`, fed by
-    `services.gateway.rooms.Rooms`), not on the subscription. Before, each such request
+    prefix, and every send of it names the same reply subject. Before, each such request
     subscribed an inbox of its own: a NATS SUB and UNSUB per table command, about a seventh of
     the gateway's CPU under play (`python -m benchmarks gateway` with SPADES_BENCH_PYSPY)."""
 
@@ -192,17 +190,6 @@ class Replies:
         answers = self.waiting.get(msg.subject.rpartition(".")[2])
         if answers is not None:
             answers.put(msg)
-
-    def answer(self, subject: str, data: bytes) -> None:
-        """Take the answer ``data`` to the request whose reply subject is ``subject``, carried
-        inside a game's frame (`events.contracts.audience.Frame.reply`): as if it had come on
-        its own. Another replica's request (every gateway watching the game gets the frame),
-        or one no longer waited for, is ignored."""
-        prefix, _, token = subject.rpartition(".")
-        if prefix == self.prefix and self.prefix:
-            answers = self.waiting.get(token)
-            if answers is not None:
-                answers.put(Msg(_client=self.nc, subject=subject, data=data))
 
 
 @dataclass

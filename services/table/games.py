@@ -17,10 +17,8 @@ import os
 import time
 import uuid
 
-import msgspec
-
 from events.contracts.audience import FRAMES, Frame
-from events.contracts.game import TableReply, stream_of
+from events.contracts.game import stream_of
 from events.envelope import REGISTRY
 from events.inline import publish_soon
 from events.leases import LeaseGroup
@@ -38,10 +36,6 @@ LEASE_GROUP = "table"
 # Test hook (seconds): every append waits this long after taking its fence, so that a replica
 # paused by a fault test has appends in flight, as a busy one does at any moment.
 APPEND_DELAY = float(os.environ.get("SPADES_TABLE_APPEND_DELAY") or 0)
-
-
-ANSWERS = msgspec.json.Encoder()
-"""Encodes a command's answer carried in its frame (JSON, as an answer of its own is)."""
 
 
 def lease_name(slot: int) -> str:
@@ -157,13 +151,10 @@ class Games:
         id_seed: str,
         actor: str,
         command_id: uuid.UUID | None = None,
-        reply: str = "",
-    ) -> bool:
+    ) -> None:
         """Append ``events`` after the table's version, fenced by the slot's lease, then
         fold the states their deciding computed (never the wire events back through the engine)
-        and publish every audience's messages; with ``reply`` (a command's reply subject,
-        `events.contracts.game.SubmitCommand.framed`), the command's answer inside the frame.
-        Return whether the answer went (False: answer it on its own)."""
+        and publish every audience's messages."""
         fence = self.owner_fence(table.game_id)
         states = events.after
         new = commit.records(
@@ -209,26 +200,18 @@ class Games:
                 epoch=fence.epoch,
                 owner_epoch=stored[0].metadata.epoch,
             )
-        frame = commit.fold(table, stored, events, states, time.time())
-        return await self.publish(table, frame, reply)
+        await self.publish(table, commit.fold(table, stored, events, states, time.time()))
 
-    async def publish(self, table: Table, frame: Frame, reply: str = "") -> bool:
+    async def publish(self, table: Table, frame: Frame) -> None:
         """Publish what each audience is sent of a commit (core NATS, buffered: no flush per
-        message), with the answer to ``reply`` inside (kept out of the table's recent frames);
-        return whether it went. Never fails the command: a gateway that misses a frame sees
-        the gap in the next one (or the nudge of a new owner) and asks for the rest, and the
-        asker whose answer it carried sends the command again (answered ``retry``)."""
+        message). Never fails the command: a gateway that misses a frame sees the gap in the
+        next one (or the nudge of a new owner) and asks for the rest."""
         if frame.last >= frame.first:
             table.recent.append(frame)
         subject = _audiences(self.rt.subjects, table.game_id)
-        if reply:
-            answer = TableReply(ok=True, game_id=table.game_id, version=table.version)
-            frame = msgspec.structs.replace(frame, reply=reply, answer=ANSWERS.encode(answer))
         data = FRAMES.encode(frame)
-        try:  # no flusher step per message
+        try:  # written with the command's answer, without a flusher step per message
             if not publish_soon(self.rt.nc, subject, data):
                 await self.rt.nc.publish(subject, data)
         except Exception as exc:  # NATS away: the frame is lost, the log is not
             self.log.warning("frame not published", error=type(exc).__name__)
-            return False
-        return bool(reply)

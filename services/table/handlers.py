@@ -1,12 +1,10 @@
 """The table's requests on a slot's subject: a seat's command, a view, a catch-up, an open.
 
 Handlers are thin: decode, load, `Table.decide` (the engine), append (`services.table.games`),
-answer: an accepted command whose gateway receives the game's frames (``framed``) is answered
-inside the frame of its append, every other answer on its own. A command that lost the race
-for the game's next version is judged again on the new state (`CONFLICT_ATTEMPTS` times); a
-command id the game has applied already gets the same answer again (``retry``). A database or
-NATS error fails the one request (``unavailable``: send it again, same command id); nothing
-dies of it.
+answer. A command that lost the race for the game's next version is judged again on the new
+state (`CONFLICT_ATTEMPTS` times); a command id the game has applied already gets the same
+answer again (``retry``). A database or NATS error fails the one request (``unavailable``:
+send it again, same command id); nothing dies of it.
 
 Logs: a command logs under its command id as `request_id` with its `game_id`. Lines name the
 command's type and the seat, never a card or the seed.
@@ -82,13 +80,10 @@ class Handlers:
             if isinstance(request, wire.SubmitCommand | wire.LeaveTable)
             else None
         )
-        # the asker receives the game's frames: an accepted command's answer rides in its frame
-        framed = msg.reply if isinstance(request, wire.SubmitCommand) and request.framed else ""
         with logs.work(request_id, game_id=request.game_id):
             async with self.games.lock(request.game_id):
-                reply: wire.TableReply | None
                 try:
-                    reply = await self._answer(request, framed)
+                    reply = await self._answer(request)
                 except Rejected as exc:
                     command = _command_name(request)
                     ops.COMMANDS_REJECTED.labels(command=command, reason=exc.code).inc()
@@ -105,14 +100,11 @@ class Handlers:
                     ).inc()
                     log = self.log.bind(player_id=request.player_id)
                     log.warning("command failed", error=type(exc).__name__)
-            if reply is not None:
-                await replies.send(msg, reply)
+            await replies.send(msg, reply)
 
     async def _answer(
-        self, request: wire.SubmitCommand | wire.GetView | wire.LeaveTable, framed: str = ""
-    ) -> wire.TableReply | None:
-        """Apply or answer ``request``; None when the answer went inside the frame of the
-        append (``framed``: the reply subject, `events.contracts.game.SubmitCommand.framed`)."""
+        self, request: wire.SubmitCommand | wire.GetView | wire.LeaveTable
+    ) -> wire.TableReply:
         games = self.games
         games.owner_fence(request.game_id)
         table = await games.load(request.game_id)
@@ -134,13 +126,12 @@ class Handlers:
             else:
                 events = table.decide(request.player_id, request.command)
             try:
-                answered = await games.append(
+                await games.append(
                     table,
                     events,
                     id_seed=str(request.command_id),
                     actor=request.player_id,
                     command_id=request.command_id,
-                    reply=framed,
                 )
             except Fenced:
                 raise Rejected(
@@ -167,7 +158,7 @@ class Handlers:
             version=table.version,
         )
         self.timers.schedule(table)
-        return None if answered else _answered(table, request, retry=False)
+        return _answered(table, request, retry=False)
 
     async def _catchup(self, request: wire.Catchup) -> CatchupReply:
         """Answer a gateway: the view or the messages after a seq, the turn and the clock."""

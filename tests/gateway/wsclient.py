@@ -37,8 +37,6 @@ class WsClient:
     """Connect with ``?batch=1``: every frame is a JSON array of messages (the browser's way)."""
     frames: int = 0
     """Text frames received."""
-    sent: list[dict[str, Any]] = field(default_factory=list)
-    """The messages sent as dicts, in order."""
     _pending: deque[tuple[float, str, dict[str, Any]]] = field(default_factory=deque)
 
     async def connect(self, *, auth: bool = True) -> dict[str, Any] | None:
@@ -58,8 +56,6 @@ class WsClient:
     async def send(self, message: dict[str, Any] | str) -> None:
         """Send one message (a dict as JSON, a str as it is)."""
         assert self.connection is not None
-        if not isinstance(message, str):
-            self.sent.append(message)
         await self.connection.send(message if isinstance(message, str) else json.dumps(message))
 
     async def recv(self, within: float = 30.0) -> dict[str, Any]:
